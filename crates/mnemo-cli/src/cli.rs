@@ -1,0 +1,167 @@
+//! Command-line grammar: global options and one subcommand per library operation.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Long-term memory for AI assistants and agents.
+#[derive(Debug, Parser)]
+#[command(name = "mnemo", version, about, max_term_width = 100)]
+pub(crate) struct Cli {
+    /// Database file (default: $MNEMO_DB, else mnemo.db in the platform data directory).
+    #[arg(long, global = true, env = "MNEMO_DB", value_name = "PATH")]
+    pub(crate) db: Option<PathBuf>,
+
+    /// Tenant to act in.
+    #[arg(long, global = true, env = "MNEMO_TENANT", default_value = "default")]
+    pub(crate) tenant: String,
+
+    /// User to act for (required by commands that touch a user's memories).
+    #[arg(long, global = true, env = "MNEMO_USER")]
+    pub(crate) user: Option<String>,
+
+    /// Machine-readable JSON output.
+    #[arg(long, global = true)]
+    pub(crate) json: bool,
+
+    /// Clock override (RFC 3339), used by every time-dependent rule.
+    #[arg(long, global = true, value_name = "RFC3339")]
+    pub(crate) now: Option<String>,
+
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Store one statement, through the policy gate and the consistency rules.
+    Remember(Box<RememberArgs>),
+    /// List a user's memories, newest first.
+    List(ListArgs),
+    /// Show one memory.
+    Get {
+        /// Memory id.
+        id: String,
+    },
+    /// Show a memory's earlier versions and the older values it superseded.
+    History {
+        /// Memory id.
+        id: String,
+    },
+    /// Replace a memory's text with a new version (the old one stays in history).
+    Edit {
+        /// Memory id.
+        id: String,
+        /// The new text.
+        text: String,
+    },
+    /// Completely delete one memory (and the older values it superseded), or all of a user's.
+    Forget {
+        /// Memory id.
+        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        id: Option<String>,
+        /// Delete every memory of --user.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Print everything stored about --user as one JSON document.
+    Export,
+    /// Restore an export document (a file, or - for standard input).
+    Import {
+        /// The export file.
+        file: PathBuf,
+    },
+    /// Completely delete expired memories of the tenant (or of --user only).
+    Expire,
+    /// Show or change a user's settings.
+    Settings {
+        /// Switch memory on or off for the user.
+        #[arg(long, value_enum)]
+        memory: Option<Switch>,
+    },
+    /// Show the audit trail of --user, newest first.
+    Audit {
+        /// At most this many entries.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum Switch {
+    On,
+    Off,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RememberArgs {
+    /// The statement to remember.
+    pub(crate) text: String,
+    /// semantic, episodic, procedural or profile.
+    #[arg(long)]
+    pub(crate) kind: Option<String>,
+    /// What the statement is about (with --attribute: a new value supersedes the old).
+    #[arg(long, requires = "attribute")]
+    pub(crate) subject: Option<String>,
+    /// Which property of the subject.
+    #[arg(long, requires = "subject")]
+    pub(crate) attribute: Option<String>,
+    /// 0..1.
+    #[arg(long, allow_negative_numbers = true)]
+    pub(crate) importance: Option<f64>,
+    /// 0..1.
+    #[arg(long, allow_negative_numbers = true)]
+    pub(crate) confidence: Option<f64>,
+    /// Time to live: 45s, 30m, 36h, 10d, 2w, 1d12h.
+    #[arg(long, conflicts_with = "expires")]
+    pub(crate) ttl: Option<String>,
+    /// Absolute expiry (RFC 3339).
+    #[arg(long)]
+    pub(crate) expires: Option<String>,
+    /// When to ask the user to re-confirm (RFC 3339).
+    #[arg(long)]
+    pub(crate) review_after: Option<String>,
+    /// From when the statement holds (RFC 3339; default now).
+    #[arg(long)]
+    pub(crate) valid_from: Option<String>,
+    /// user_stated, user_action, inferred, tool, document, web or system.
+    #[arg(long)]
+    pub(crate) source: Option<String>,
+    /// Conversation, message or document id the statement came from.
+    #[arg(long)]
+    pub(crate) source_ref: Option<String>,
+    /// user, workspace:<id> or project:<id>.
+    #[arg(long)]
+    pub(crate) scope: Option<String>,
+    /// The agent writing it.
+    #[arg(long)]
+    pub(crate) agent: Option<String>,
+    /// The conversation session it belongs to.
+    #[arg(long)]
+    pub(crate) session: Option<String>,
+    /// Marks a sensitive category (health, religion, ...): held as pending without --consent.
+    #[arg(long)]
+    pub(crate) sensitive: bool,
+    /// Records the user's explicit consent to store this statement.
+    #[arg(long)]
+    pub(crate) consent: bool,
+    /// Caller metadata, KEY=VALUE (repeatable).
+    #[arg(long = "meta", value_name = "KEY=VALUE")]
+    pub(crate) metadata: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ListArgs {
+    /// Only this kind.
+    #[arg(long)]
+    pub(crate) kind: Option<String>,
+    /// Only this status: active, pending, superseded or disputed.
+    #[arg(long)]
+    pub(crate) status: Option<String>,
+    /// Only this scope.
+    #[arg(long)]
+    pub(crate) scope: Option<String>,
+    /// Include memories past their expiry.
+    #[arg(long)]
+    pub(crate) include_expired: bool,
+}

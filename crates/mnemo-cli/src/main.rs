@@ -1,0 +1,305 @@
+//! The `mnemo` binary: parses the command line, opens the notebook, runs one library
+//! operation and prints its result. Exit code 0 on success; otherwise a one-line reason on
+//! stderr and the exit code of the error's kind (see `mnemo_api::error_mapping`).
+
+mod cli;
+mod output;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, format_err};
+use clap::Parser;
+use mnemo::core::error::InvalidInput;
+use mnemo::core::export::ExportDocument;
+use mnemo::core::lifecycle::CandidateFields;
+use mnemo::core::policy::UserSettings;
+use mnemo::core::ports::ListFilter;
+use mnemo::core::{
+    Clock, ConsentReceipt, FixedClock, MemoryId, Source, SourceType, Timestamp, UserRef,
+};
+use mnemo::{Mnemo, SystemClock};
+use mnemo_api as api;
+
+use crate::cli::{Cli, Command, ListArgs, RememberArgs, Switch};
+
+const ACTOR: &str = "cli";
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => return usage_error(&error),
+    };
+    match run(&cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            // Library errors repeat their cause in their own message; print each part once.
+            let mut message = String::new();
+            for cause in error.chain().map(ToString::to_string) {
+                if !message.contains(&cause) {
+                    if !message.is_empty() {
+                        message.push_str(": ");
+                    }
+                    message.push_str(&cause);
+                }
+            }
+            output::error(&message);
+            ExitCode::from(exit_code(&error))
+        }
+    }
+}
+
+/// Prints help and version as clap renders them, and any other parse error as one line.
+fn usage_error(error: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind as Clap;
+    if matches!(
+        error.kind(),
+        Clap::DisplayHelp | Clap::DisplayVersion | Clap::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = error.print();
+        return if error.kind() == Clap::DisplayHelpOnMissingArgumentOrSubcommand {
+            ExitCode::from(2)
+        } else {
+            ExitCode::SUCCESS
+        };
+    }
+    let rendered = error.render().to_string();
+    let first = rendered.lines().next().unwrap_or("invalid arguments");
+    output::error(first.trim_start_matches("error: "));
+    ExitCode::from(2)
+}
+
+/// The exit code for an error: that of the first library error in its chain.
+fn exit_code(error: &anyhow::Error) -> u8 {
+    let kind = error.chain().find_map(|cause| {
+        if let Some(e) = cause.downcast_ref::<mnemo::Error>() {
+            Some(e.kind())
+        } else if cause.downcast_ref::<InvalidInput>().is_some() {
+            Some(mnemo::core::ErrorKind::InvalidInput)
+        } else {
+            None
+        }
+    });
+    let code = api::error_mapping(kind.unwrap_or(mnemo::core::ErrorKind::Internal)).exit_code;
+    u8::try_from(code).unwrap_or(1)
+}
+
+fn default_db_path() -> anyhow::Result<PathBuf> {
+    let dirs = directories::ProjectDirs::from("", "", "mnemo")
+        .ok_or_else(|| format_err!("no home directory: pass --db or set MNEMO_DB"))?;
+    let dir = dirs.data_dir();
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create data directory {}", dir.display()))?;
+    Ok(dir.join("mnemo.db"))
+}
+
+fn parse_time(value: Option<&str>, field: &str) -> Result<Option<Timestamp>, InvalidInput> {
+    value.map(|v| Timestamp::parse(v, field)).transpose()
+}
+
+fn user(cli: &Cli) -> anyhow::Result<UserRef> {
+    let user = cli.user.as_deref().ok_or_else(|| {
+        InvalidInput::new("--user", "is required for this command (or set MNEMO_USER)")
+    })?;
+    Ok(UserRef::new(&cli.tenant, user)?)
+}
+
+fn run(cli: &Cli) -> anyhow::Result<()> {
+    let clock: Arc<dyn Clock> = match parse_time(cli.now.as_deref(), "--now")? {
+        Some(now) => Arc::new(FixedClock(now)),
+        None => Arc::new(SystemClock),
+    };
+    let db = match &cli.db {
+        Some(path) => path.clone(),
+        None => default_db_path()?,
+    };
+    let mnemo = Mnemo::open_sqlite(&db, None, clock, ACTOR)
+        .with_context(|| format!("cannot open {}", db.display()))?;
+    match &cli.command {
+        Command::Remember(args) => remember(cli, &mnemo, args),
+        Command::List(args) => list(cli, &mnemo, args),
+        Command::Get { id } => {
+            let memory = mnemo.get(&user(cli)?, &MemoryId(id.clone()))?;
+            if cli.json {
+                output::json(&memory)
+            } else {
+                output::lines(output::memory_detail(&memory))
+            }
+        }
+        Command::History { id } => {
+            let history = mnemo.history(&user(cli)?, &MemoryId(id.clone()))?;
+            if cli.json {
+                output::json(&history)
+            } else {
+                output::lines(output::history_lines(&history))
+            }
+        }
+        Command::Edit { id, text } => {
+            let memory = mnemo.edit(&user(cli)?, &MemoryId(id.clone()), text)?;
+            if cli.json {
+                output::json(&memory)
+            } else {
+                output::lines([format!("edited {} (now version {})", memory.id, memory.version)])
+            }
+        }
+        Command::Forget { id, all } => {
+            let who = user(cli)?;
+            if *all {
+                let count = mnemo.forget_all(&who)?;
+                if cli.json {
+                    output::json(&api::ForgetAllResponse { forgotten_count: count })
+                } else {
+                    output::lines([format!("forgot {count} memories of {}", who.user_id())])
+                }
+            } else {
+                let id = id.clone().ok_or_else(|| InvalidInput::new("id", "is required"))?;
+                let removed = mnemo.forget(&who, &MemoryId(id))?;
+                if cli.json {
+                    output::json(&api::ForgetResponse { forgotten: removed })
+                } else {
+                    output::lines(removed.iter().map(|id| format!("forgot {id}")))
+                }
+            }
+        }
+        Command::Export => output::json_pretty(&mnemo.export(&user(cli)?)?),
+        Command::Import { file } => import(cli, &mnemo, file),
+        Command::Expire => {
+            let removed = mnemo.expire(&cli.tenant, cli.user.as_deref())?;
+            if cli.json {
+                output::json(&api::ExpireResponse { expired: removed })
+            } else {
+                output::lines([format!("expired {} memories", removed.len())])
+            }
+        }
+        Command::Settings { memory } => {
+            let who = user(cli)?;
+            if let Some(switch) = memory {
+                let memory_enabled = matches!(switch, Switch::On);
+                mnemo.set_settings(&who, UserSettings { memory_enabled })?;
+            }
+            let settings = mnemo.settings(&who)?;
+            if cli.json {
+                output::json(&api::SettingsResponse {
+                    user_id: who.user_id().to_owned(),
+                    memory_enabled: settings.memory_enabled,
+                })
+            } else {
+                let state = if settings.memory_enabled { "on" } else { "off" };
+                output::lines([format!("memory for {}: {state}", who.user_id())])
+            }
+        }
+        Command::Audit { limit } => {
+            let entries = mnemo.audit(&user(cli)?, *limit)?;
+            if cli.json {
+                output::json(&api::AuditResponse { entries })
+            } else {
+                output::lines(entries.iter().map(output::audit_line))
+            }
+        }
+    }
+}
+
+fn remember(cli: &Cli, mnemo: &Mnemo, args: &RememberArgs) -> anyhow::Result<()> {
+    let who = user(cli)?;
+    let now = mnemo.now();
+    let expires_at = match (&args.ttl, &args.expires) {
+        (Some(ttl), _) => Some(now.plus(mnemo::core::duration::Ttl::parse(ttl, "--ttl")?)),
+        (None, expires) => parse_time(expires.as_deref(), "--expires")?,
+    };
+    let source_type: SourceType = match &args.source {
+        Some(s) => s.parse()?,
+        None => SourceType::UserStated,
+    };
+    let mut metadata = BTreeMap::new();
+    for pair in &args.metadata {
+        let (key, value) = pair
+            .split_once('=')
+            .ok_or_else(|| InvalidInput::new("--meta", format!("`{pair}` is not KEY=VALUE")))?;
+        metadata.insert(key.to_owned(), value.to_owned());
+    }
+    let fields = CandidateFields {
+        kind: args.kind.as_deref().map(str::parse).transpose()?,
+        scope: args.scope.as_deref().map(str::parse).transpose()?,
+        agent_id: args.agent.clone(),
+        session_id: args.session.clone(),
+        subject: args.subject.clone(),
+        attribute: args.attribute.clone(),
+        content: args.text.clone(),
+        importance: args.importance,
+        confidence: args.confidence,
+        sensitive: args.sensitive,
+        source: Some(Source {
+            source_type,
+            source_ref: args.source_ref.clone(),
+            captured_at: now,
+            extractor: None,
+        }),
+        valid_from: parse_time(args.valid_from.as_deref(), "--valid-from")?,
+        expires_at,
+        review_after: parse_time(args.review_after.as_deref(), "--review-after")?,
+        consent: args.consent.then(|| ConsentReceipt {
+            granted_at: now,
+            method: "explicit_remember".to_owned(),
+            recorded_by: ACTOR.to_owned(),
+        }),
+        metadata,
+    };
+    let result = api::RememberResponse::from(mnemo.remember(&who, fields)?);
+    if cli.json {
+        return output::json(&result);
+    }
+    let mut line = format!("{} ({})", result.outcome, result.reason);
+    if let Some(id) = &result.id {
+        line = format!("{} {id} ({})", result.outcome, result.reason);
+    }
+    let mut lines = vec![line];
+    lines.extend(result.superseded.iter().map(|id| format!("superseded {id}")));
+    output::lines(lines)
+}
+
+fn list(cli: &Cli, mnemo: &Mnemo, args: &ListArgs) -> anyhow::Result<()> {
+    let filter = ListFilter {
+        kind: args.kind.as_deref().map(str::parse).transpose()?,
+        status: args.status.as_deref().map(str::parse).transpose()?,
+        scope: args.scope.as_deref().map(str::parse).transpose()?,
+        include_expired: args.include_expired,
+    };
+    let memories = mnemo.list(&user(cli)?, &filter)?;
+    if cli.json {
+        output::json(&api::MemoryList { memories })
+    } else {
+        output::lines(memories.iter().map(output::memory_line))
+    }
+}
+
+fn import(cli: &Cli, mnemo: &Mnemo, file: &PathBuf) -> anyhow::Result<()> {
+    let name = file.display().to_string();
+    let text = if name == "-" {
+        std::io::read_to_string(std::io::stdin())
+            .map_err(|e| InvalidInput::new("import file", format!("cannot read stdin: {e}")))?
+    } else {
+        std::fs::read_to_string(file)
+            .map_err(|e| InvalidInput::new("import file", format!("cannot read {name}: {e}")))?
+    };
+    let document: ExportDocument = serde_json::from_str(&text).map_err(|e| {
+        InvalidInput::new("import file", format!("{name} is not a mnemo export: {e}"))
+    })?;
+    if let Some(user) = &cli.user
+        && user.trim() != document.user_id
+    {
+        return Err(InvalidInput::new(
+            "--user",
+            format!("`{user}` differs from the export's user `{}`", document.user_id),
+        )
+        .into());
+    }
+    let who = UserRef::new(&cli.tenant, &document.user_id)?;
+    let imported = mnemo.import(&who, document)?;
+    if cli.json {
+        output::json(&api::ImportResponse { imported })
+    } else {
+        output::lines([format!("imported {imported} memories for {}", who.user_id())])
+    }
+}

@@ -1,0 +1,309 @@
+//! The CLI's commands, output shapes, bad-input handling and concurrent writers.
+
+use serde_json::Value;
+
+use crate::Env;
+
+#[test]
+fn remember_reports_outcome_id_reason_and_superseded() {
+    let env = Env::new();
+    let first = env.json(&[
+        "remember",
+        "--user",
+        "alice",
+        "--subject",
+        "user",
+        "--attribute",
+        "home city",
+        "I live in Dallas",
+    ]);
+    assert_eq!((first["outcome"].as_str(), first["reason"].as_str()), (Some("added"), Some("new")));
+    let second = env.json(&[
+        "remember",
+        "--user",
+        "alice",
+        "--subject",
+        "user",
+        "--attribute",
+        "home city",
+        "I moved to Austin",
+    ]);
+    assert_eq!(second["outcome"], "updated");
+    assert_eq!(second["reason"], "new_value");
+    assert_eq!(second["superseded"], Value::Array(vec![first["id"].clone()]));
+    let old = env.json(&["get", "--user", "alice", first["id"].as_str().unwrap()]);
+    assert_eq!(old["status"], "superseded");
+    assert_eq!(old["superseded_by"], second["id"]);
+    let active = env.json(&["list", "--user", "alice", "--status", "active"]);
+    assert_eq!(active["memories"].as_array().unwrap().len(), 1);
+    let history = env.json(&["history", "--user", "alice", second["id"].as_str().unwrap()]);
+    assert_eq!(history["superseded"][0]["content"], "I live in Dallas");
+}
+
+#[test]
+fn memory_json_has_every_spec_field() {
+    let env = Env::new();
+    let id = env.json(&[
+        "remember",
+        "--user",
+        "u",
+        "--kind",
+        "procedural",
+        "--importance",
+        "0.9",
+        "--confidence",
+        "0.8",
+        "--ttl",
+        "10d",
+        "--source",
+        "user_action",
+        "--source-ref",
+        "msg-7",
+        "--scope",
+        "project:apollo",
+        "--agent",
+        "coder",
+        "--now",
+        "2026-02-01T00:00:00Z",
+        "Use TypeScript examples",
+    ])["id"]
+        .clone();
+    let m =
+        env.json(&["get", "--user", "u", "--now", "2026-02-02T00:00:00Z", id.as_str().unwrap()]);
+    for field in [
+        "id",
+        "tenant",
+        "user_id",
+        "scope",
+        "agent_id",
+        "kind",
+        "subject",
+        "attribute",
+        "content",
+        "embedding",
+        "importance",
+        "confidence",
+        "sensitivity",
+        "source",
+        "status",
+        "created_at",
+        "updated_at",
+        "last_used_at",
+        "valid_from",
+        "expires_at",
+        "review_after",
+        "superseded_by",
+        "version",
+        "consent",
+    ] {
+        assert!(m.get(field).is_some(), "missing {field} in {m}");
+    }
+    assert_eq!(m["kind"], "procedural");
+    assert_eq!(m["scope"], "project:apollo");
+    assert_eq!(m["agent_id"], "coder");
+    assert_eq!(m["source"]["type"], "user_action");
+    assert_eq!(m["source"]["ref"], "msg-7");
+    assert_eq!(m["source"]["captured_at"], "2026-02-01T00:00:00.000Z");
+    assert_eq!(m["expires_at"], "2026-02-11T00:00:00.000Z");
+    assert_eq!(m["tenant"], "default");
+}
+
+#[test]
+fn re_remembering_is_skipped() {
+    let env = Env::new();
+    let id = env.remember("u", "Allergic to peanuts");
+    let again = env.json(&["remember", "--user", "u", "  allergic TO peanuts "]);
+    assert_eq!(
+        (again["outcome"].as_str(), again["reason"].as_str()),
+        (Some("skipped"), Some("duplicate"))
+    );
+    assert_eq!(again["id"], id.as_str());
+    assert_eq!(env.json(&["list", "--user", "u"])["memories"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn edit_adds_a_version_and_keeps_the_old_one() {
+    let env = Env::new();
+    let id = env.remember("u", "Works at Acme");
+    let edited = env.json(&["edit", "--user", "u", &id, "Works at Acme Corp"]);
+    assert_eq!(
+        (edited["version"].as_u64(), edited["content"].as_str()),
+        (Some(2), Some("Works at Acme Corp"))
+    );
+    let history = env.json(&["history", "--user", "u", &id]);
+    assert_eq!(history["versions"][0]["content"], "Works at Acme");
+    assert_eq!(history["versions"][0]["version"], 1);
+}
+
+#[test]
+fn expired_memories_are_never_read_and_expire_deletes_them() {
+    let env = Env::new();
+    let t0 = "2026-03-02T09:00:00Z";
+    let id = env.json(&[
+        "remember",
+        "--user",
+        "u",
+        "--now",
+        t0,
+        "--ttl",
+        "36h",
+        "In Lisbon until Wednesday",
+    ])["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let later = "2026-03-03T22:00:00Z";
+    assert_eq!(env.run(&["get", "--user", "u", "--now", later, &id]).code, 3);
+    assert_eq!(env.run(&["history", "--user", "u", "--now", later, &id]).code, 3);
+    assert!(
+        env.json(&["list", "--user", "u", "--now", later])["memories"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    let with_expired = env.json(&["list", "--user", "u", "--now", later, "--include-expired"]);
+    assert_eq!(with_expired["memories"].as_array().unwrap().len(), 1);
+    let expired = env.json(&["expire", "--now", later]);
+    assert_eq!(expired["expired"], Value::Array(vec![Value::String(id)]));
+    let with_expired = env.json(&["list", "--user", "u", "--now", later, "--include-expired"]);
+    assert!(with_expired["memories"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn memory_off_refuses_and_writes_nothing() {
+    let env = Env::new();
+    let settings = env.json(&["settings", "--user", "u", "--memory", "off"]);
+    assert_eq!(settings["memory_enabled"], false);
+    let out = env.json(&["remember", "--user", "u", "Likes jazz"]);
+    assert_eq!(out["outcome"], "refused");
+    assert_eq!(out["reason"], "memory_disabled");
+    assert_eq!(out["id"], Value::Null);
+    assert!(!env.file_contains("Likes jazz"));
+    let listed = env.json(&["list", "--user", "u", "--include-expired"]);
+    assert!(listed["memories"].as_array().unwrap().is_empty());
+    env.json(&["settings", "--user", "u", "--memory", "on"]);
+    assert_eq!(env.json(&["remember", "--user", "u", "Likes jazz"])["outcome"], "added");
+}
+
+#[test]
+fn export_import_round_trips_through_an_empty_database() {
+    let env = Env::new();
+    let now = ["--now", "2026-04-01T12:00:00Z"];
+    let run = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend_from_slice(&now);
+        env.json(&all)
+    };
+    run(&["remember", "--user", "u", "--subject", "user", "--attribute", "city", "Lives in Oslo"]);
+    let mut later = vec!["remember", "--user", "u", "--subject", "user", "--attribute", "city"];
+    later.extend(["--ttl", "30d", "--meta", "origin=chat", "Lives in Bergen"]);
+    let id = run(&later)["id"].as_str().unwrap().to_owned();
+    run(&["edit", "--user", "u", &id, "Lives in Bergen, Norway"]);
+    run(&[
+        "remember",
+        "--user",
+        "u",
+        "--source",
+        "document",
+        "--source-ref",
+        "doc-9",
+        "Budget is 40k",
+    ]);
+    run(&["remember", "--user", "u", "--sensitive", "--consent", "Has asthma"]);
+    let exported = env.run(&["export", "--user", "u", "--now", "2026-04-01T12:00:00Z"]);
+    assert_eq!(exported.code, 0, "{}", exported.stderr);
+    let file = env.path().join("export.json");
+    std::fs::write(&file, &exported.stdout).unwrap();
+    let doc: Value = serde_json::from_str(&exported.stdout).unwrap();
+    assert_eq!(doc["memories"].as_array().unwrap().len(), 4);
+
+    let fresh = Env::new();
+    let imported = fresh.json(&["import", file.to_str().unwrap(), "--now", "2026-04-01T12:00:00Z"]);
+    assert_eq!(imported["imported"], 4);
+    let again = fresh.run(&["export", "--user", "u", "--now", "2026-04-01T12:00:00Z"]);
+    assert_eq!(again.stdout, exported.stdout, "export -> import -> export differs");
+}
+
+#[test]
+fn bad_input_fails_with_one_line_and_changes_nothing() {
+    let env = Env::new();
+    let id = env.remember("u", "Baseline fact");
+    let before = env.run(&["export", "--user", "u", "--now", "2026-01-01T00:00:00Z"]).stdout;
+    let junk = env.path().join("junk.json");
+    std::fs::write(&junk, "{\"format\": \"mnemo-export\", \"memories\": 3}").unwrap();
+    let missing = env.path().join("missing.json");
+    let long = "x".repeat(8 * 1024 + 1);
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["remember", "--user", "u", "   "], "content"),
+        (vec!["remember", "--user", "u", &long], "content"),
+        (vec!["remember", "--user", "u", "--importance", "1.5", "x"], "importance"),
+        (vec!["remember", "--user", "u", "--confidence", "-0.1", "x"], "confidence"),
+        (vec!["remember", "--user", "u", "--ttl", "ten days", "x"], "--ttl"),
+        (vec!["remember", "--user", "u", "--expires", "tomorrow", "x"], "--expires"),
+        (vec!["remember", "--user", "u", "--kind", "fact", "x"], "kind"),
+        (vec!["remember", "--user", "u", "--source", "rumour", "x"], "source"),
+        (vec!["remember", "--user", "u", "--scope", "team:x", "x"], "scope"),
+        (vec!["remember", "--user", "u", "--now", "noon", "x"], "--now"),
+        (vec!["remember", "x"], "--user"),
+        (vec!["list", "--user", "u", "--status", "archived"], "status"),
+        (vec!["list", "--user", "u", "--kind", "facts"], "kind"),
+        (vec!["get", "--user", "u", "no-such-id"], "no-such-id"),
+        (vec!["edit", "--user", "u", "no-such-id", "text"], "no-such-id"),
+        (vec!["edit", "--user", "u", &id, ""], "content"),
+        (vec!["forget", "--user", "u", "no-such-id"], "no-such-id"),
+        (vec!["history", "--user", "u", "no-such-id"], "no-such-id"),
+        (vec!["import", missing.to_str().unwrap()], "missing.json"),
+        (vec!["import", junk.to_str().unwrap()], "junk.json"),
+    ];
+    for (args, names) in cases {
+        let run = env.run(&args);
+        assert_ne!(run.code, 0, "{args:?} succeeded");
+        let lines: Vec<_> = run.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{args:?}: expected one line, got {:?}", run.stderr);
+        assert!(lines[0].starts_with("error: "), "{args:?}: {}", lines[0]);
+        assert!(lines[0].contains(names), "{args:?}: `{}` does not name `{names}`", lines[0]);
+        assert!(run.stdout.is_empty(), "{args:?} printed {}", run.stdout);
+    }
+    let after = env.run(&["export", "--user", "u", "--now", "2026-01-01T00:00:00Z"]).stdout;
+    assert_eq!(before, after, "a failed command changed the database");
+}
+
+#[test]
+fn parallel_writers_in_separate_processes_lose_nothing() {
+    let env = Env::new();
+    env.remember("warmup", "creates the schema first");
+    let writers: Vec<_> = (0..4)
+        .map(|w| {
+            let mut cmd = env.command();
+            let script: Vec<String> =
+                (0..15).map(|i| format!("writer {w} fact number {i}")).collect();
+            // Each process writes its facts one by one through separate invocations.
+            std::thread::spawn(move || {
+                for text in script {
+                    let out = cmd_output(&mut cmd, &text);
+                    assert_eq!(out, 0);
+                }
+            })
+        })
+        .collect();
+    for writer in writers {
+        writer.join().unwrap();
+    }
+    let listed = env.json(&["list", "--user", "shared"]);
+    assert_eq!(listed["memories"].as_array().unwrap().len(), 60);
+}
+
+fn cmd_output(template: &mut std::process::Command, text: &str) -> i32 {
+    let program = template.get_program().to_owned();
+    let args: Vec<_> = template.get_args().map(ToOwned::to_owned).collect();
+    let status = std::process::Command::new(program)
+        .args(args)
+        .args(["remember", "--user", "shared", text])
+        .env_remove("MNEMO_USER")
+        .output()
+        .unwrap();
+    if !status.status.success() {
+        eprintln!("{}", String::from_utf8_lossy(&status.stderr));
+    }
+    status.status.code().unwrap_or(-1)
+}

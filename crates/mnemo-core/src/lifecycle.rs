@@ -1,0 +1,584 @@
+//! Lifecycle and consistency rules: validating a candidate, normalising text for duplicate
+//! detection, and deciding (SPEC §3.4) whether a candidate is skipped, held, inserted, or
+//! supersedes an older value of the same subject + attribute.
+//!
+//! The store calls [`decide`] inside its write transaction with the neighbours it read there,
+//! so the decision and the write are atomic: two writers of one key never both end active.
+
+use std::collections::BTreeMap;
+
+use crate::clock::Timestamp;
+use crate::error::InvalidInput;
+use crate::limits::{MAX_CONTENT_BYTES, MAX_REF_BYTES};
+use crate::policy::{GateInput, GateVerdict, ReasonCode, UserSettings, gate};
+use crate::record::{ConsentReceipt, Kind, Memory, MemoryId, Sensitivity, Source, Status};
+use crate::scope::{Scope, validate_key};
+
+/// Cosine similarity at or above which two statements of one user and kind are duplicates.
+pub const NEAR_DUPLICATE_COSINE: f32 = 0.9;
+
+/// Normalises text for exact-duplicate detection: lowercase, whitespace runs collapsed to one
+/// space, trimmed.
+pub fn normalize(text: &str) -> String {
+    text.split_whitespace().map(str::to_lowercase).collect::<Vec<_>>().join(" ")
+}
+
+/// Normalises a subject or attribute key: trimmed, lowercase, inner whitespace as `_`.
+pub fn normalize_key(text: &str) -> String {
+    text.split_whitespace().map(str::to_lowercase).collect::<Vec<_>>().join("_")
+}
+
+/// Checks memory text: non-empty after trimming and at most [`MAX_CONTENT_BYTES`].
+pub fn validate_content(content: &str) -> Result<String, InvalidInput> {
+    let trimmed = content.trim();
+    if trimmed.is_empty() {
+        return Err(InvalidInput::new("content", "must not be empty"));
+    }
+    if trimmed.len() > MAX_CONTENT_BYTES {
+        return Err(InvalidInput::new(
+            "content",
+            format!("is {} bytes, over the maximum of {MAX_CONTENT_BYTES}", trimmed.len()),
+        ));
+    }
+    Ok(trimmed.to_owned())
+}
+
+/// Checks a score in 0..=1.
+pub fn validate_unit(value: f64, field: &str) -> Result<f64, InvalidInput> {
+    if value.is_finite() && (0.0..=1.0).contains(&value) {
+        Ok(value)
+    } else {
+        Err(InvalidInput::new(field, format!("{value} is outside 0..1")))
+    }
+}
+
+/// A validated statement on its way into the store.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    /// Memory kind.
+    pub kind: Kind,
+    /// Scope within the user.
+    pub scope: Scope,
+    /// Writing agent.
+    pub agent_id: Option<String>,
+    /// Conversation session.
+    pub session_id: Option<String>,
+    /// Supersession key: subject and attribute, both normalised, or neither.
+    pub key: Option<(String, String)>,
+    /// The statement.
+    pub content: String,
+    /// 0..1.
+    pub importance: f64,
+    /// 0..1.
+    pub confidence: f64,
+    /// Normal or sensitive.
+    pub sensitivity: Sensitivity,
+    /// Provenance.
+    pub source: Source,
+    /// From when it holds.
+    pub valid_from: Timestamp,
+    /// When it expires.
+    pub expires_at: Option<Timestamp>,
+    /// When to re-confirm.
+    pub review_after: Option<Timestamp>,
+    /// Consent for sensitive content.
+    pub consent: Option<ConsentReceipt>,
+    /// Caller metadata.
+    pub metadata: BTreeMap<String, String>,
+}
+
+/// Unvalidated write fields, as front ends collect them.
+#[derive(Debug, Clone, Default)]
+pub struct CandidateFields {
+    /// Memory kind (default semantic).
+    pub kind: Option<Kind>,
+    /// Scope (default user).
+    pub scope: Option<Scope>,
+    /// Writing agent.
+    pub agent_id: Option<String>,
+    /// Conversation session.
+    pub session_id: Option<String>,
+    /// Subject of a keyed fact.
+    pub subject: Option<String>,
+    /// Attribute of a keyed fact.
+    pub attribute: Option<String>,
+    /// The statement.
+    pub content: String,
+    /// 0..1 (default 0.5).
+    pub importance: Option<f64>,
+    /// 0..1 (default 1.0 for user statements, 0.7 otherwise).
+    pub confidence: Option<f64>,
+    /// Sensitive category.
+    pub sensitive: bool,
+    /// Source channel and reference.
+    pub source: Option<Source>,
+    /// From when it holds (default now).
+    pub valid_from: Option<Timestamp>,
+    /// Absolute expiry.
+    pub expires_at: Option<Timestamp>,
+    /// Re-confirm after.
+    pub review_after: Option<Timestamp>,
+    /// Consent receipt.
+    pub consent: Option<ConsentReceipt>,
+    /// Caller metadata.
+    pub metadata: BTreeMap<String, String>,
+}
+
+impl Candidate {
+    /// Validates raw fields into a candidate, resolving defaults against `now`.
+    pub fn validate(fields: CandidateFields, now: Timestamp) -> Result<Self, InvalidInput> {
+        let content = validate_content(&fields.content)?;
+        let key = match (fields.subject, fields.attribute) {
+            (Some(subject), Some(attribute)) => Some((
+                normalize_key(&validate_key(&subject, "subject")?),
+                normalize_key(&validate_key(&attribute, "attribute")?),
+            )),
+            (None, None) => None,
+            (Some(_), None) => {
+                return Err(InvalidInput::new("attribute", "is required when subject is given"));
+            }
+            (None, Some(_)) => {
+                return Err(InvalidInput::new("subject", "is required when attribute is given"));
+            }
+        };
+        let source = fields.source.unwrap_or(Source {
+            source_type: crate::record::SourceType::UserStated,
+            source_ref: None,
+            captured_at: now,
+            extractor: None,
+        });
+        if let Some(reference) = &source.source_ref
+            && (reference.is_empty() || reference.len() > MAX_REF_BYTES)
+        {
+            return Err(InvalidInput::new(
+                "source_ref",
+                format!("must be 1..={MAX_REF_BYTES} bytes"),
+            ));
+        }
+        let importance = validate_unit(fields.importance.unwrap_or(0.5), "importance")?;
+        let default_confidence = if source.source_type.trust() >= 3 { 1.0 } else { 0.7 };
+        let confidence =
+            validate_unit(fields.confidence.unwrap_or(default_confidence), "confidence")?;
+        let agent_id = fields.agent_id.map(|a| validate_key(&a, "agent")).transpose()?;
+        let session_id = fields.session_id.map(|s| validate_key(&s, "session")).transpose()?;
+        let valid_from = fields.valid_from.unwrap_or(now);
+        if let Some(expires_at) = fields.expires_at
+            && expires_at <= valid_from.min(now)
+        {
+            return Err(InvalidInput::new("expires_at", "is not after the record's start"));
+        }
+        for (name, value) in &fields.metadata {
+            validate_key(name, "metadata key")?;
+            if value.len() > MAX_REF_BYTES {
+                return Err(InvalidInput::new(
+                    format!("metadata.{name}"),
+                    format!("longer than {MAX_REF_BYTES} bytes"),
+                ));
+            }
+        }
+        Ok(Self {
+            kind: fields.kind.unwrap_or(Kind::Semantic),
+            scope: fields.scope.unwrap_or_default(),
+            agent_id,
+            session_id,
+            key,
+            content,
+            importance,
+            confidence,
+            sensitivity: if fields.sensitive {
+                Sensitivity::Sensitive
+            } else {
+                Sensitivity::Normal
+            },
+            source,
+            valid_from,
+            expires_at: fields.expires_at,
+            review_after: fields.review_after,
+            consent: fields.consent,
+            metadata: fields.metadata,
+        })
+    }
+
+    /// The normalised content used for exact-duplicate detection.
+    pub fn normalized_content(&self) -> String {
+        normalize(&self.content)
+    }
+
+    /// Builds the stored record for this candidate.
+    pub fn into_memory(
+        self,
+        id: MemoryId,
+        tenant: &str,
+        user_id: &str,
+        status: Status,
+        now: Timestamp,
+    ) -> Memory {
+        let (subject, attribute) = match self.key {
+            Some((s, a)) => (Some(s), Some(a)),
+            None => (None, None),
+        };
+        Memory {
+            id,
+            tenant: tenant.to_owned(),
+            user_id: user_id.to_owned(),
+            scope: self.scope,
+            agent_id: self.agent_id,
+            session_id: self.session_id,
+            kind: self.kind,
+            subject,
+            attribute,
+            content: self.content,
+            embedding: None,
+            importance: self.importance,
+            confidence: self.confidence,
+            sensitivity: self.sensitivity,
+            source: self.source,
+            status,
+            created_at: now,
+            updated_at: now,
+            last_used_at: None,
+            valid_from: self.valid_from,
+            expires_at: self.expires_at,
+            review_after: self.review_after,
+            superseded_by: None,
+            version: 1,
+            consent: self.consent,
+            metadata: self.metadata,
+        }
+    }
+}
+
+/// What the store found near a candidate, read inside the write transaction.
+#[derive(Debug, Default)]
+pub struct WriteContext {
+    /// The user's settings.
+    pub settings: UserSettings,
+    /// Active records with the candidate's scope and subject + attribute key (expired included,
+    /// so they are superseded too).
+    pub same_key: Vec<Memory>,
+    /// Active or pending, unexpired records of the same kind and scope whose normalised
+    /// content equals the candidate's.
+    pub same_content: Vec<Memory>,
+    /// Active, unexpired records of the same kind and scope with their cosine similarity to
+    /// the candidate, most similar first (empty when the store or embedder has no vectors).
+    pub similar: Vec<(Memory, f32)>,
+}
+
+/// The outcome of the consistency rules for one candidate.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    /// Store nothing.
+    Refuse(ReasonCode),
+    /// Store nothing: an equivalent record exists.
+    Skip {
+        /// The record that already says it.
+        existing: MemoryId,
+        /// `duplicate` or `near_duplicate`.
+        reason: ReasonCode,
+    },
+    /// Store the candidate with `status`, superseding `supersede`.
+    Insert {
+        /// `active` or `pending`.
+        status: Status,
+        /// Why.
+        reason: ReasonCode,
+        /// Records of the same key that become `superseded` (only when `status` is active).
+        supersede: Vec<MemoryId>,
+    },
+}
+
+/// Applies the policy gate, duplicate detection and conflict precedence to a candidate.
+///
+/// Precedence: a direct user statement replaces any older value of its key; any other
+/// candidate that is less trusted or less confident than a stored value of its key waits as
+/// `pending` instead of replacing it.
+pub fn decide(candidate: &Candidate, context: &WriteContext, now: Timestamp) -> Decision {
+    let verdict = gate(GateInput {
+        settings: context.settings,
+        source: candidate.source.source_type,
+        sensitivity: candidate.sensitivity,
+        has_consent: candidate.consent.is_some(),
+    });
+    let status = match verdict {
+        GateVerdict::Refuse(reason) => return Decision::Refuse(reason),
+        GateVerdict::Allow => Status::Active,
+        GateVerdict::Hold(_) => Status::Pending,
+    };
+    if let Some(existing) = context.same_content.iter().find(|m| !m.is_expired(now)) {
+        return Decision::Skip { existing: existing.id.clone(), reason: ReasonCode::Duplicate };
+    }
+    if let Some((existing, _)) = context
+        .similar
+        .iter()
+        .find(|(m, cosine)| *cosine >= NEAR_DUPLICATE_COSINE && !m.is_expired(now))
+    {
+        return Decision::Skip { existing: existing.id.clone(), reason: ReasonCode::NearDuplicate };
+    }
+    if let GateVerdict::Hold(reason) = verdict {
+        return Decision::Insert { status, reason, supersede: Vec::new() };
+    }
+    let direct = candidate.source.source_type.trust() >= 3;
+    let outranked = context.same_key.iter().any(|old| {
+        !old.is_expired(now)
+            && !direct
+            && (candidate.source.source_type.trust() < old.source.source_type.trust()
+                || candidate.confidence < old.confidence)
+    });
+    if outranked {
+        return Decision::Insert {
+            status: Status::Pending,
+            reason: ReasonCode::ConflictsWithTrusted,
+            supersede: Vec::new(),
+        };
+    }
+    let supersede: Vec<MemoryId> = context.same_key.iter().map(|m| m.id.clone()).collect();
+    let reason = if context.same_key.iter().any(|m| !m.is_expired(now)) {
+        ReasonCode::NewValue
+    } else {
+        ReasonCode::New
+    };
+    Decision::Insert { status, reason, supersede }
+}
+
+/// What a write did, as reported to callers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Stored as a new active record.
+    Added,
+    /// Stored as the new value of a key; older records superseded.
+    Updated,
+    /// Not stored: already known.
+    Skipped,
+    /// Stored as pending, awaiting the user's confirmation.
+    Pending,
+    /// Not stored.
+    Refused,
+}
+
+impl Outcome {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Added => "added",
+            Outcome::Updated => "updated",
+            Outcome::Skipped => "skipped",
+            Outcome::Pending => "pending",
+            Outcome::Refused => "refused",
+        }
+    }
+}
+
+/// The result of [`Mnemo::remember`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Remembered {
+    /// What happened.
+    pub outcome: Outcome,
+    /// The stored record (or, when skipped, the existing one); `None` when refused.
+    pub id: Option<MemoryId>,
+    /// Why.
+    pub reason: ReasonCode,
+    /// Records this write superseded.
+    pub superseded: Vec<MemoryId>,
+}
+
+impl From<(Decision, Option<MemoryId>)> for Remembered {
+    fn from((decision, id): (Decision, Option<MemoryId>)) -> Self {
+        match decision {
+            Decision::Refuse(reason) => {
+                Remembered { outcome: Outcome::Refused, id: None, reason, superseded: vec![] }
+            }
+            Decision::Skip { existing, reason } => Remembered {
+                outcome: Outcome::Skipped,
+                id: Some(existing),
+                reason,
+                superseded: vec![],
+            },
+            Decision::Insert { status: Status::Pending, reason, .. } => {
+                Remembered { outcome: Outcome::Pending, id, reason, superseded: vec![] }
+            }
+            Decision::Insert { reason, supersede, .. } => Remembered {
+                outcome: if supersede.is_empty() { Outcome::Added } else { Outcome::Updated },
+                id,
+                reason,
+                superseded: supersede,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::SourceType;
+
+    const NOW: Timestamp = Timestamp::from_millis(1_800_000_000_000);
+
+    fn candidate(content: &str, key: Option<(&str, &str)>, source: SourceType) -> Candidate {
+        Candidate::validate(
+            CandidateFields {
+                content: content.into(),
+                subject: key.map(|k| k.0.into()),
+                attribute: key.map(|k| k.1.into()),
+                source: Some(Source {
+                    source_type: source,
+                    source_ref: None,
+                    captured_at: NOW,
+                    extractor: None,
+                }),
+                ..Default::default()
+            },
+            NOW,
+        )
+        .unwrap()
+    }
+
+    fn stored(id: &str, c: Candidate) -> Memory {
+        c.into_memory(MemoryId(id.into()), "t", "u", Status::Active, NOW)
+    }
+
+    #[test]
+    fn normalize_folds_case_and_whitespace() {
+        assert_eq!(normalize("  I  like\tTEA \n"), "i like tea");
+        assert_eq!(normalize_key(" Home City "), "home_city");
+    }
+
+    #[test]
+    fn validation_names_the_bad_field() {
+        let err = |fields: CandidateFields| Candidate::validate(fields, NOW).unwrap_err().field;
+        assert_eq!(err(CandidateFields { content: "  ".into(), ..Default::default() }), "content");
+        assert_eq!(
+            err(CandidateFields {
+                content: "x".repeat(MAX_CONTENT_BYTES + 1),
+                ..Default::default()
+            }),
+            "content"
+        );
+        assert_eq!(
+            err(CandidateFields {
+                content: "a".into(),
+                importance: Some(1.5),
+                ..Default::default()
+            }),
+            "importance"
+        );
+        assert_eq!(
+            err(CandidateFields {
+                content: "a".into(),
+                confidence: Some(f64::NAN),
+                ..Default::default()
+            }),
+            "confidence"
+        );
+        assert_eq!(
+            err(CandidateFields {
+                content: "a".into(),
+                subject: Some("user".into()),
+                ..Default::default()
+            }),
+            "attribute"
+        );
+        assert_eq!(
+            err(CandidateFields {
+                content: "a".into(),
+                expires_at: Some(Timestamp::from_millis(NOW.as_millis() - 1)),
+                ..Default::default()
+            }),
+            "expires_at"
+        );
+    }
+
+    #[test]
+    fn new_statement_is_inserted() {
+        let c = candidate("I like tea", None, SourceType::UserStated);
+        let d = decide(&c, &WriteContext::default(), NOW);
+        assert_eq!(
+            d,
+            Decision::Insert { status: Status::Active, reason: ReasonCode::New, supersede: vec![] }
+        );
+    }
+
+    #[test]
+    fn same_normalised_content_is_skipped() {
+        let c = candidate("i LIKE   tea", None, SourceType::UserStated);
+        let ctx = WriteContext {
+            same_content: vec![stored("a", candidate("I like tea", None, SourceType::UserStated))],
+            ..Default::default()
+        };
+        assert_eq!(
+            decide(&c, &ctx, NOW),
+            Decision::Skip { existing: MemoryId("a".into()), reason: ReasonCode::Duplicate }
+        );
+    }
+
+    #[test]
+    fn near_duplicate_by_cosine_is_skipped() {
+        let c = candidate("I really like tea", None, SourceType::UserStated);
+        let old = stored("a", candidate("I like tea", None, SourceType::UserStated));
+        let ctx = WriteContext { similar: vec![(old.clone(), 0.93)], ..Default::default() };
+        assert!(matches!(
+            decide(&c, &ctx, NOW),
+            Decision::Skip { reason: ReasonCode::NearDuplicate, .. }
+        ));
+        let ctx = WriteContext { similar: vec![(old, 0.89)], ..Default::default() };
+        assert!(matches!(decide(&c, &ctx, NOW), Decision::Insert { .. }));
+    }
+
+    #[test]
+    fn new_value_for_key_supersedes_old() {
+        let key = Some(("user", "home_city"));
+        let old = stored("a", candidate("I live in Dallas", key, SourceType::UserStated));
+        let c = candidate("I live in Austin", key, SourceType::UserStated);
+        let ctx = WriteContext { same_key: vec![old], ..Default::default() };
+        assert_eq!(
+            decide(&c, &ctx, NOW),
+            Decision::Insert {
+                status: Status::Active,
+                reason: ReasonCode::NewValue,
+                supersede: vec![MemoryId("a".into())]
+            }
+        );
+    }
+
+    #[test]
+    fn inference_never_silently_replaces_a_user_statement() {
+        let key = Some(("user", "home_city"));
+        let old = stored("a", candidate("I live in Dallas", key, SourceType::UserStated));
+        let c = candidate("Lives in Austin", key, SourceType::Inferred);
+        let ctx = WriteContext { same_key: vec![old], ..Default::default() };
+        assert_eq!(
+            decide(&c, &ctx, NOW),
+            Decision::Insert {
+                status: Status::Pending,
+                reason: ReasonCode::ConflictsWithTrusted,
+                supersede: vec![]
+            }
+        );
+    }
+
+    #[test]
+    fn held_candidates_never_supersede() {
+        let key = Some(("user", "employer"));
+        let old = stored("a", candidate("Works at Acme", key, SourceType::UserStated));
+        let c = candidate("Works at Initech", key, SourceType::Web);
+        let ctx = WriteContext { same_key: vec![old], ..Default::default() };
+        assert_eq!(
+            decide(&c, &ctx, NOW),
+            Decision::Insert {
+                status: Status::Pending,
+                reason: ReasonCode::UntrustedSource,
+                supersede: vec![]
+            }
+        );
+    }
+
+    #[test]
+    fn memory_off_refuses_before_anything_else() {
+        let c = candidate("I like tea", None, SourceType::UserStated);
+        let ctx = WriteContext {
+            settings: UserSettings { memory_enabled: false },
+            same_content: vec![stored("a", candidate("I like tea", None, SourceType::UserStated))],
+            ..Default::default()
+        };
+        assert_eq!(decide(&c, &ctx, NOW), Decision::Refuse(ReasonCode::MemoryDisabled));
+    }
+}

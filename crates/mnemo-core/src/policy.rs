@@ -1,0 +1,170 @@
+//! The policy gate (SPEC §3.3): rules enforced in code that decide whether a candidate may
+//! become a memory at all, and with which status. Every refusal or hold carries a reason code.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::record::{Sensitivity, SourceType, Status};
+
+/// Stable, snake_case reason codes attached to every write decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasonCode {
+    /// A new statement, stored.
+    New,
+    /// A new value for an existing subject + attribute; the old record was superseded.
+    NewValue,
+    /// The same statement is already stored.
+    Duplicate,
+    /// A statement nearly identical to a stored one (cosine at or above the threshold).
+    NearDuplicate,
+    /// Memory is switched off for this user.
+    MemoryDisabled,
+    /// The session is incognito.
+    Incognito,
+    /// Content from a tool, document or web page needs the user's confirmation.
+    UntrustedSource,
+    /// A sensitive category needs the user's explicit consent.
+    NeedsConsent,
+    /// Sensitive facts are never stored from inference.
+    SensitiveInference,
+    /// The content holds a secret (key, token, password, card number).
+    Secret,
+    /// The content reads like an instruction; a poisoning suspect held for confirmation.
+    InstructionLike,
+    /// A less trusted or less confident candidate conflicts with a stored fact.
+    ConflictsWithTrusted,
+}
+
+impl ReasonCode {
+    /// The wire spelling.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ReasonCode::New => "new",
+            ReasonCode::NewValue => "new_value",
+            ReasonCode::Duplicate => "duplicate",
+            ReasonCode::NearDuplicate => "near_duplicate",
+            ReasonCode::MemoryDisabled => "memory_disabled",
+            ReasonCode::Incognito => "incognito",
+            ReasonCode::UntrustedSource => "untrusted_source",
+            ReasonCode::NeedsConsent => "needs_consent",
+            ReasonCode::SensitiveInference => "sensitive_inference",
+            ReasonCode::Secret => "secret",
+            ReasonCode::InstructionLike => "instruction_like",
+            ReasonCode::ConflictsWithTrusted => "conflicts_with_trusted",
+        }
+    }
+}
+
+impl fmt::Display for ReasonCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A user's memory settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserSettings {
+    /// When false, nothing is read from or written to the user's memory.
+    pub memory_enabled: bool,
+}
+
+impl Default for UserSettings {
+    fn default() -> Self {
+        Self { memory_enabled: true }
+    }
+}
+
+/// What the gate lets through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GateVerdict {
+    /// May be stored as an active record (subject to conflict rules).
+    Allow,
+    /// May be stored only as `pending`, awaiting the user.
+    Hold(ReasonCode),
+    /// Must not be stored.
+    Refuse(ReasonCode),
+}
+
+impl GateVerdict {
+    /// The record status a candidate would get, if stored at all.
+    pub fn status(self) -> Option<Status> {
+        match self {
+            GateVerdict::Allow => Some(Status::Active),
+            GateVerdict::Hold(_) => Some(Status::Pending),
+            GateVerdict::Refuse(_) => None,
+        }
+    }
+}
+
+/// The facts about a candidate the gate looks at.
+#[derive(Debug, Clone, Copy)]
+pub struct GateInput {
+    /// The user's settings, read inside the write transaction.
+    pub settings: UserSettings,
+    /// Where the content came from.
+    pub source: SourceType,
+    /// Whether it falls in a sensitive category.
+    pub sensitivity: Sensitivity,
+    /// Whether the user consented to storing it.
+    pub has_consent: bool,
+}
+
+/// Applies the gate's rules, in order of precedence.
+pub fn gate(input: GateInput) -> GateVerdict {
+    if !input.settings.memory_enabled {
+        return GateVerdict::Refuse(ReasonCode::MemoryDisabled);
+    }
+    let sensitive = input.sensitivity == Sensitivity::Sensitive;
+    if sensitive && input.source == SourceType::Inferred {
+        return GateVerdict::Refuse(ReasonCode::SensitiveInference);
+    }
+    if !input.source.is_trusted() {
+        return GateVerdict::Hold(ReasonCode::UntrustedSource);
+    }
+    if sensitive && !input.has_consent {
+        return GateVerdict::Hold(ReasonCode::NeedsConsent);
+    }
+    GateVerdict::Allow
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(
+        enabled: bool,
+        source: SourceType,
+        sensitive: bool,
+        consent: bool,
+        expected: GateVerdict,
+    ) {
+        let input = GateInput {
+            settings: UserSettings { memory_enabled: enabled },
+            source,
+            sensitivity: if sensitive { Sensitivity::Sensitive } else { Sensitivity::Normal },
+            has_consent: consent,
+        };
+        assert_eq!(gate(input), expected, "{input:?}");
+    }
+
+    #[test]
+    fn gate_table() {
+        use GateVerdict::*;
+        use ReasonCode::*;
+        use SourceType::*;
+        check(true, UserStated, false, false, Allow);
+        check(true, UserAction, false, false, Allow);
+        check(true, System, false, false, Allow);
+        check(true, Inferred, false, false, Allow);
+        check(true, Tool, false, false, Hold(UntrustedSource));
+        check(true, Document, false, false, Hold(UntrustedSource));
+        check(true, Web, false, false, Hold(UntrustedSource));
+        check(true, UserStated, true, false, Hold(NeedsConsent));
+        check(true, UserStated, true, true, Allow);
+        check(true, Inferred, true, true, Refuse(SensitiveInference));
+        check(false, UserStated, false, false, Refuse(MemoryDisabled));
+        check(false, Tool, true, false, Refuse(MemoryDisabled));
+    }
+}

@@ -1,0 +1,333 @@
+//! Port traits: what the library needs from storage and embedding, implemented by adapters.
+//!
+//! Ports are narrow, domain-level and dyn-compatible (`Arc<dyn Store>`). Every [`Store`]
+//! method takes the [`UserRef`] it acts for first (or a tenant, for tenant-wide jobs), and the
+//! implementation must apply it in the storage query itself: a record of another tenant or
+//! user is indistinguishable from one that does not exist.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::clock::Timestamp;
+use crate::error::ErrorKind;
+use crate::lifecycle::{Candidate, Decision, WriteContext};
+use crate::policy::{ReasonCode, UserSettings};
+use crate::record::{Kind, Memory, MemoryId, MemoryVersion, Status};
+use crate::scope::{Scope, UserRef};
+
+/// An error from an adapter, classified by [`ErrorKind`] at the adapter's boundary.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct PortError {
+    /// Whose fault it is.
+    pub kind: ErrorKind,
+    /// A one-line description.
+    pub message: String,
+    /// The underlying error, if any.
+    #[source]
+    pub source: Option<Box<dyn std::error::Error + Send + Sync>>,
+}
+
+impl PortError {
+    /// An error of `kind` with a message.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self { kind, message: message.into(), source: None }
+    }
+
+    /// An internal error wrapping `source`.
+    pub fn internal(
+        message: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        Self { kind: ErrorKind::Internal, message: message.into(), source: Some(Box::new(source)) }
+    }
+}
+
+/// A vector and the embedder that made it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Embedded {
+    /// The embedder id.
+    pub model: String,
+    /// The vector; its length is the dimension count.
+    pub vector: Vec<f32>,
+}
+
+/// A record to write: its new id, the validated candidate and its vector.
+#[derive(Debug, Clone)]
+pub struct NewRecord {
+    /// Id to give the record if it is stored.
+    pub id: MemoryId,
+    /// The validated statement.
+    pub candidate: Candidate,
+    /// Its embedding, if an embedder is configured.
+    pub embedding: Option<Embedded>,
+}
+
+/// What a write did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WriteReceipt {
+    /// The decision taken inside the transaction.
+    pub decision: Decision,
+    /// The stored record's id (the new one, or the existing one when skipped).
+    pub id: Option<MemoryId>,
+}
+
+/// A new version of a record's content.
+#[derive(Debug, Clone)]
+pub struct Edit {
+    /// The new, validated content.
+    pub content: String,
+    /// Its embedding.
+    pub embedding: Option<Embedded>,
+}
+
+/// Filters for listing a user's records.
+#[derive(Debug, Clone, Default)]
+pub struct ListFilter {
+    /// Only this kind.
+    pub kind: Option<Kind>,
+    /// Only this status (default: every status).
+    pub status: Option<Status>,
+    /// Only this scope.
+    pub scope: Option<Scope>,
+    /// Include records past their expiry.
+    pub include_expired: bool,
+}
+
+/// A record with its version history and the older records it superseded.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct History {
+    /// The record as it is now.
+    pub memory: Memory,
+    /// Earlier versions of this record, oldest first.
+    pub versions: Vec<MemoryVersion>,
+    /// Records this one superseded, directly or transitively, newest first.
+    pub superseded: Vec<Memory>,
+}
+
+/// A record as exported: every field, the vector, and its version history.
+///
+/// Serialized in export files: changing it is an export-format change.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExportedMemory {
+    /// The record, with `embedding.vector` present when it has one.
+    #[serde(flatten)]
+    pub memory: Memory,
+    /// Earlier versions, oldest first.
+    pub history: Vec<MemoryVersion>,
+}
+
+/// What an audit entry records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AuditAction {
+    /// A record was stored as active.
+    Added,
+    /// A record was stored as the new value of a key.
+    Updated,
+    /// A record was replaced by a newer value.
+    Superseded,
+    /// A write was skipped as a duplicate.
+    Skipped,
+    /// A record was stored as pending.
+    Pending,
+    /// A write was refused.
+    Refused,
+    /// A pending record was confirmed.
+    Confirmed,
+    /// A pending record was rejected.
+    Rejected,
+    /// A record's content was edited.
+    Edited,
+    /// A record was forgotten.
+    Forgotten,
+    /// A record expired and was removed.
+    Expired,
+    /// A record was imported.
+    Imported,
+    /// The user's settings changed.
+    SettingsChanged,
+}
+
+impl AuditAction {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuditAction::Added => "added",
+            AuditAction::Updated => "updated",
+            AuditAction::Superseded => "superseded",
+            AuditAction::Skipped => "skipped",
+            AuditAction::Pending => "pending",
+            AuditAction::Refused => "refused",
+            AuditAction::Confirmed => "confirmed",
+            AuditAction::Rejected => "rejected",
+            AuditAction::Edited => "edited",
+            AuditAction::Forgotten => "forgotten",
+            AuditAction::Expired => "expired",
+            AuditAction::Imported => "imported",
+            AuditAction::SettingsChanged => "settings_changed",
+        }
+    }
+}
+
+impl fmt::Display for AuditAction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One audit entry. It never holds memory content.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditEntry {
+    /// When.
+    pub at: Timestamp,
+    /// What happened.
+    pub action: AuditAction,
+    /// Which record, if any.
+    pub memory_id: Option<MemoryId>,
+    /// The reason code, if any.
+    pub reason: Option<ReasonCode>,
+    /// Who or what did it (e.g. `cli`, a key id, an extractor).
+    pub actor: String,
+}
+
+/// What a store supports beyond the required operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoreCaps {
+    /// Lexical (BM25) search.
+    pub full_text: bool,
+    /// Vector similarity search.
+    pub vectors: bool,
+    /// Deleted text is overwritten in the underlying files when a deletion commits.
+    pub secure_delete: bool,
+}
+
+/// Persistent storage of memories, history, vectors, settings and audit.
+pub trait Store: Send + Sync {
+    /// What this store supports.
+    fn capabilities(&self) -> StoreCaps;
+
+    /// Reads the user's settings (defaults when never set).
+    fn settings(&self, who: &UserRef) -> Result<UserSettings, PortError>;
+
+    /// Replaces the user's settings.
+    fn set_settings(
+        &self,
+        who: &UserRef,
+        settings: UserSettings,
+        now: Timestamp,
+        actor: &str,
+    ) -> Result<(), PortError>;
+
+    /// Atomically reads the candidate's neighbours, asks `decide`, and applies the decision
+    /// (insert, supersede, skip) with its audit entry, in one transaction.
+    fn write(
+        &self,
+        who: &UserRef,
+        record: NewRecord,
+        now: Timestamp,
+        actor: &str,
+        decide: &dyn Fn(&Candidate, &WriteContext) -> Decision,
+    ) -> Result<WriteReceipt, PortError>;
+
+    /// One record by id, unless expired at `now`.
+    fn get(
+        &self,
+        who: &UserRef,
+        id: &MemoryId,
+        now: Timestamp,
+    ) -> Result<Option<Memory>, PortError>;
+
+    /// The user's records matching `filter`, newest first.
+    fn list(
+        &self,
+        who: &UserRef,
+        filter: &ListFilter,
+        now: Timestamp,
+    ) -> Result<Vec<Memory>, PortError>;
+
+    /// A record's versions and supersession chain, unless expired at `now`.
+    fn history(
+        &self,
+        who: &UserRef,
+        id: &MemoryId,
+        now: Timestamp,
+    ) -> Result<Option<History>, PortError>;
+
+    /// Writes a new version of an unexpired active or pending record; the old version is kept
+    /// in history. `Ok(None)` when the id does not exist for `who`.
+    fn edit(
+        &self,
+        who: &UserRef,
+        id: &MemoryId,
+        edit: Edit,
+        now: Timestamp,
+        actor: &str,
+    ) -> Result<Option<Memory>, PortError>;
+
+    /// Completely deletes a record, its versions, its index entries and vector, and every older
+    /// record it superseded; returns the ids removed (empty when the id does not exist).
+    fn forget(
+        &self,
+        who: &UserRef,
+        id: &MemoryId,
+        now: Timestamp,
+        actor: &str,
+    ) -> Result<Vec<MemoryId>, PortError>;
+
+    /// Completely deletes every record of the user; returns how many.
+    fn forget_all(&self, who: &UserRef, now: Timestamp, actor: &str) -> Result<usize, PortError>;
+
+    /// Completely deletes every record of `tenant` (or of one user of it) expired at `now`.
+    fn expire(
+        &self,
+        tenant: &str,
+        user_id: Option<&str>,
+        now: Timestamp,
+        actor: &str,
+    ) -> Result<Vec<MemoryId>, PortError>;
+
+    /// Every record of the user, with vectors and history, oldest first.
+    fn export(&self, who: &UserRef) -> Result<Vec<ExportedMemory>, PortError>;
+
+    /// Inserts exported records for the user in one transaction; a record whose id already
+    /// exists is a `Conflict` and nothing is imported.
+    fn import(
+        &self,
+        who: &UserRef,
+        records: Vec<ExportedMemory>,
+        now: Timestamp,
+        actor: &str,
+    ) -> Result<usize, PortError>;
+
+    /// The user's audit entries, newest first, at most `limit`.
+    fn audit(&self, who: &UserRef, limit: usize) -> Result<Vec<AuditEntry>, PortError>;
+}
+
+/// Turns text into vectors.
+pub trait Embedder: Send + Sync {
+    /// A stable id naming the model and its version; stored with every vector.
+    fn id(&self) -> &str;
+
+    /// The vector length.
+    fn dims(&self) -> usize;
+
+    /// Embeds each text; the output has one unit-length vector per input.
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, PortError>;
+}
+
+/// Reason codes paired with the audit action a decision produces.
+pub fn audit_action_for(decision: &Decision) -> (AuditAction, Option<ReasonCode>) {
+    match decision {
+        Decision::Refuse(reason) => (AuditAction::Refused, Some(*reason)),
+        Decision::Skip { reason, .. } => (AuditAction::Skipped, Some(*reason)),
+        Decision::Insert { status: Status::Pending, reason, .. } => {
+            (AuditAction::Pending, Some(*reason))
+        }
+        Decision::Insert { supersede, reason, .. } if !supersede.is_empty() => {
+            (AuditAction::Updated, Some(*reason))
+        }
+        Decision::Insert { reason, .. } => (AuditAction::Added, Some(*reason)),
+    }
+}

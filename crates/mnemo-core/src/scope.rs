@@ -1,0 +1,141 @@
+//! Who a memory belongs to: the tenant and user every query is scoped by, and the optional
+//! workspace or project scope within that user.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::error::InvalidInput;
+use crate::limits::MAX_KEY_BYTES;
+
+/// Checks an identifier: non-empty after trimming, at most [`MAX_KEY_BYTES`], no control
+/// characters. Returns the trimmed value.
+pub fn validate_key(value: &str, field: &str) -> Result<String, InvalidInput> {
+    let trimmed = value.trim();
+    if trimmed.is_empty() {
+        return Err(InvalidInput::new(field, "must not be empty"));
+    }
+    if trimmed.len() > MAX_KEY_BYTES {
+        return Err(InvalidInput::new(field, format!("longer than {MAX_KEY_BYTES} bytes")));
+    }
+    if trimmed.chars().any(char::is_control) {
+        return Err(InvalidInput::new(field, "contains control characters"));
+    }
+    Ok(trimmed.to_owned())
+}
+
+/// The tenant and user a request acts for. Every store operation takes one, first.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct UserRef {
+    tenant: String,
+    user_id: String,
+}
+
+impl UserRef {
+    /// Validates and builds a user reference.
+    pub fn new(tenant: &str, user_id: &str) -> Result<Self, InvalidInput> {
+        Ok(Self {
+            tenant: validate_key(tenant, "tenant")?,
+            user_id: validate_key(user_id, "user")?,
+        })
+    }
+
+    /// The tenant id.
+    pub fn tenant(&self) -> &str {
+        &self.tenant
+    }
+
+    /// The user id within the tenant.
+    pub fn user_id(&self) -> &str {
+        &self.user_id
+    }
+}
+
+impl fmt::Display for UserRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.tenant, self.user_id)
+    }
+}
+
+/// The scope of a memory within its user: personal, or tied to a workspace or project.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub enum Scope {
+    /// The user's personal memory (the default).
+    #[default]
+    User,
+    /// Memory shared within a workspace of the user.
+    Workspace(String),
+    /// Memory about one project of the user.
+    Project(String),
+}
+
+impl FromStr for Scope {
+    type Err = InvalidInput;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let text = text.trim();
+        let bad = || {
+            InvalidInput::new(
+                "scope",
+                format!("`{text}` is not a scope (use user, workspace:<id> or project:<id>)"),
+            )
+        };
+        if text == "user" {
+            return Ok(Scope::User);
+        }
+        let (prefix, id) = text.split_once(':').ok_or_else(bad)?;
+        let id = validate_key(id, "scope").map_err(|_| bad())?;
+        match prefix {
+            "workspace" => Ok(Scope::Workspace(id)),
+            "project" => Ok(Scope::Project(id)),
+            _ => Err(bad()),
+        }
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Scope::User => f.write_str("user"),
+            Scope::Workspace(id) => write!(f, "workspace:{id}"),
+            Scope::Project(id) => write!(f, "project:{id}"),
+        }
+    }
+}
+
+impl Serialize for Scope {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Scope {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer)?.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scope_parses_and_prints() {
+        for text in ["user", "workspace:acme", "project:p-1"] {
+            let scope: Scope = text.parse().unwrap();
+            assert_eq!(scope.to_string(), text);
+        }
+        for bad in ["", "team:x", "workspace:", "project", "user:1"] {
+            assert!(bad.parse::<Scope>().is_err(), "{bad:?} should be rejected");
+        }
+    }
+
+    #[test]
+    fn user_ref_rejects_empty_and_control_characters() {
+        assert!(UserRef::new("t", " ").is_err());
+        assert!(UserRef::new("", "u").is_err());
+        assert!(UserRef::new("t", "a\u{0}b").is_err());
+        assert_eq!(UserRef::new(" t ", "u").unwrap().tenant(), "t");
+    }
+}

@@ -1,0 +1,916 @@
+//! mnemo's embedded default store: one SQLite file in WAL mode holding records, their
+//! versions, a contentless FTS5 index, vectors, settings and the audit log.
+//!
+//! Every query filters on `tenant` and `user_id` in SQL. Writes run in `BEGIN IMMEDIATE`
+//! transactions with a busy timeout, so several processes can share one file. Deletion is
+//! complete: `secure_delete` zeroes freed pages, FTS5 `secure-delete` removes index terms, and
+//! the write-ahead log is checkpointed and truncated once a deletion commits.
+
+mod codec;
+mod migrate;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use mnemo_core::lifecycle::{Candidate, Decision, WriteContext};
+use mnemo_core::policy::{ReasonCode, UserSettings};
+use mnemo_core::ports::{
+    AuditAction, AuditEntry, Edit, Embedded, ExportedMemory, History, ListFilter, NewRecord,
+    PortError, Store, StoreCaps, WriteReceipt, audit_action_for,
+};
+use mnemo_core::{
+    ErrorKind, Memory, MemoryId, MemoryVersion, Status, Timestamp, UserRef, lifecycle,
+};
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
+
+use codec::{
+    MEMORY_COLUMNS, MEMORY_FROM, blob_to_vector, content_hash, memory_from_row, to_json,
+    vector_to_blob,
+};
+pub use migrate::LATEST_VERSION as SCHEMA_VERSION;
+
+/// How long a writer waits for another process's lock before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Errors raised inside the SQLite store; converted to [`PortError`] at the port boundary.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// An SQLite call failed.
+    #[error("sqlite: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// A migration failed to apply.
+    #[error("migration {version} failed: {source}")]
+    Migration {
+        /// The migration's version.
+        version: u32,
+        /// The SQLite error.
+        source: rusqlite::Error,
+    },
+    /// The file was written by a newer mnemo.
+    #[error("database schema version {found} is newer than this mnemo supports ({supported})")]
+    SchemaTooNew {
+        /// Version found in the file.
+        found: u32,
+        /// Newest version this build knows.
+        supported: u32,
+    },
+    /// The database file could not be opened.
+    #[error("cannot open database {path}: {source}")]
+    Open {
+        /// The path.
+        path: PathBuf,
+        /// The SQLite error.
+        source: rusqlite::Error,
+    },
+    /// A JSON column could not be encoded.
+    #[error("json: {0}")]
+    Json(serde_json::Error),
+    /// A write conflicts with stored state.
+    #[error("{0}")]
+    Conflict(String),
+    /// A vector's embedder or dimensions do not match the stored ones.
+    #[error("{0}")]
+    VectorMismatch(String),
+    /// A deletion committed but the write-ahead log still holds old pages.
+    #[error(
+        "deleted, but the write-ahead log could not be scrubbed because another connection is \
+         reading; it will be scrubbed at the next deletion or checkpoint"
+    )]
+    ScrubIncomplete,
+}
+
+impl StoreError {
+    fn kind(&self) -> ErrorKind {
+        match self {
+            StoreError::Sqlite(rusqlite::Error::SqliteFailure(e, _))
+                if matches!(
+                    e.code,
+                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                ) =>
+            {
+                ErrorKind::Unavailable { retry_after: Some(Duration::from_secs(1)) }
+            }
+            StoreError::Sqlite(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::ConstraintViolation =>
+            {
+                ErrorKind::Conflict
+            }
+            StoreError::Conflict(_) => ErrorKind::Conflict,
+            StoreError::VectorMismatch(_) => ErrorKind::InvalidInput,
+            StoreError::ScrubIncomplete => ErrorKind::Unavailable { retry_after: None },
+            StoreError::SchemaTooNew { .. } | StoreError::Open { .. } => {
+                ErrorKind::Unavailable { retry_after: None }
+            }
+            _ => ErrorKind::Internal,
+        }
+    }
+}
+
+impl From<StoreError> for PortError {
+    fn from(error: StoreError) -> Self {
+        let kind = error.kind();
+        PortError { kind, message: error.to_string(), source: Some(Box::new(error)) }
+    }
+}
+
+type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// The SQLite store. One connection per process, guarded by a mutex; other processes may open
+/// the same file concurrently.
+pub struct SqliteStore {
+    conn: Mutex<Connection>,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore").field("path", &self.path).finish()
+    }
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the database at `path` and applies pending migrations.
+    pub fn open(path: &Path, now: Timestamp) -> Result<Self> {
+        let mut conn = Connection::open(path)
+            .map_err(|source| StoreError::Open { path: path.to_owned(), source })?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        // WAL for concurrent readers; FULL sync so an acknowledged commit survives power loss;
+        // secure_delete so freed pages hold no old text.
+        let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(StoreError::Conflict(format!(
+                "{} could not be put in WAL mode (got {mode})",
+                path.display()
+            )));
+        }
+        conn.execute_batch(
+            "PRAGMA synchronous = FULL;
+             PRAGMA secure_delete = ON;
+             PRAGMA foreign_keys = ON;",
+        )?;
+        migrate::migrate(&mut conn, now.as_millis())?;
+        Ok(Self { conn: Mutex::new(conn), path: path.to_owned() })
+    }
+
+    /// The database file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The schema version recorded in the file.
+    pub fn schema_version(&self) -> Result<u32> {
+        migrate::current_version(&self.lock())
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        // A poisoned lock only means another thread panicked mid-call; SQLite rolled back any
+        // open transaction when its guard dropped, so the connection is still consistent.
+        self.conn.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn write_tx<T>(&self, body: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+        let mut conn = self.lock();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let value = body(&tx)?;
+        tx.commit()?;
+        Ok(value)
+    }
+
+    /// Runs a deletion transaction, then checkpoints and truncates the write-ahead log so no
+    /// copy of the deleted text stays in it.
+    fn delete_tx<T>(&self, body: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+        let mut conn = self.lock();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let value = body(&tx)?;
+        tx.commit()?;
+        scrub_wal(&conn)?;
+        Ok(value)
+    }
+}
+
+/// Copies every WAL frame into the main file and truncates the WAL to zero bytes.
+fn scrub_wal(conn: &Connection) -> Result<()> {
+    let (busy, _log, _checkpointed): (i64, i64, i64) =
+        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })?;
+    if busy != 0 {
+        return Err(StoreError::ScrubIncomplete);
+    }
+    Ok(())
+}
+
+fn owner_params(who: &UserRef) -> [&str; 2] {
+    [who.tenant(), who.user_id()]
+}
+
+/// Who acts, for whom and when: the fixed part of audit entries written in one operation.
+struct Auditor<'a> {
+    tenant: &'a str,
+    user_id: &'a str,
+    now: Timestamp,
+    actor: &'a str,
+}
+
+impl<'a> Auditor<'a> {
+    /// An auditor for operations on `who`.
+    fn for_user(who: &'a UserRef, now: Timestamp, actor: &'a str) -> Self {
+        Self { tenant: who.tenant(), user_id: who.user_id(), now, actor }
+    }
+
+    /// Appends one audit entry; it never holds memory content.
+    fn log(
+        &self,
+        tx: &Transaction<'_>,
+        action: AuditAction,
+        memory_id: Option<&MemoryId>,
+        reason: Option<ReasonCode>,
+    ) -> Result<()> {
+        tx.execute(
+            "INSERT INTO audit_log (tenant, user_id, at, action, memory_id, reason, actor)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                self.tenant,
+                self.user_id,
+                self.now.as_millis(),
+                action.as_str(),
+                memory_id.map(|id| id.0.as_str()),
+                reason.map(ReasonCode::as_str),
+                self.actor
+            ],
+        )?;
+        Ok(())
+    }
+}
+
+fn query_memories(
+    conn: &Connection,
+    where_clause: &str,
+    params: &[&dyn rusqlite::ToSql],
+) -> Result<Vec<(i64, Memory)>> {
+    let sql = format!("SELECT {MEMORY_COLUMNS} FROM {MEMORY_FROM} WHERE {where_clause}");
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(params, memory_from_row)?;
+    Ok(rows.collect::<Result<Vec<_>, _>>()?)
+}
+
+/// Reads one record of `who` by id, expired or not.
+fn find(conn: &Connection, who: &UserRef, id: &MemoryId) -> Result<Option<(i64, Memory)>> {
+    let [tenant, user] = owner_params(who);
+    Ok(query_memories(
+        conn,
+        "m.tenant = ?1 AND m.user_id = ?2 AND m.id = ?3",
+        &[&tenant, &user, &id.0],
+    )?
+    .pop())
+}
+
+fn read_settings(conn: &Connection, who: &UserRef) -> Result<UserSettings> {
+    let enabled: Option<bool> = conn
+        .query_row(
+            "SELECT memory_enabled FROM user_settings WHERE tenant = ?1 AND user_id = ?2",
+            owner_params(who),
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(enabled.map(|memory_enabled| UserSettings { memory_enabled }).unwrap_or_default())
+}
+
+fn check_vector(conn: &Connection, embedded: &Embedded) -> Result<()> {
+    // Every vector in one file comes from one embedder: comparing vectors of two models would
+    // silently give meaningless similarities.
+    let existing: Option<(String, i64)> = conn
+        .query_row("SELECT model, dims FROM memory_vectors LIMIT 1", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .optional()?;
+    if let Some((model, dims)) = existing
+        && (model != embedded.model || usize::try_from(dims).ok() != Some(embedded.vector.len()))
+    {
+        return Err(StoreError::VectorMismatch(format!(
+            "embedder mismatch: this database holds {dims}-d vectors from `{model}`, \
+             got {}-d vectors from `{}`",
+            embedded.vector.len(),
+            embedded.model
+        )));
+    }
+    Ok(())
+}
+
+fn put_vector(tx: &Transaction<'_>, rowid: i64, embedded: &Embedded) -> Result<()> {
+    check_vector(tx, embedded)?;
+    tx.execute(
+        "INSERT OR REPLACE INTO memory_vectors (memory_rowid, model, dims, vector)
+         VALUES (?1, ?2, ?3, ?4)",
+        params![
+            rowid,
+            embedded.model,
+            embedded.vector.len() as i64,
+            vector_to_blob(&embedded.vector)
+        ],
+    )?;
+    Ok(())
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let (mut dot, mut na, mut nb) = (0.0_f32, 0.0_f32, 0.0_f32);
+    for (x, y) in a.iter().zip(b) {
+        dot += x * y;
+        na += x * x;
+        nb += y * y;
+    }
+    if na == 0.0 || nb == 0.0 { 0.0 } else { dot / (na.sqrt() * nb.sqrt()) }
+}
+
+/// Inserts a full record row (as given, including status and timestamps) and its index
+/// entries; returns the new rowid.
+fn insert_memory(tx: &Transaction<'_>, memory: &Memory, vector: Option<&Embedded>) -> Result<i64> {
+    let consent = memory.consent.as_ref().map(to_json).transpose()?;
+    let metadata = to_json(&memory.metadata)?;
+    tx.execute(
+        "INSERT INTO memories (id, tenant, user_id, scope, agent_id, session_id, kind, subject,
+             attribute, content, content_hash, importance, confidence, sensitivity, source_type,
+             source_ref, source_captured_at, source_extractor, status, created_at, updated_at,
+             last_used_at, valid_from, expires_at, review_after, superseded_by, version, consent,
+             metadata)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
+             ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)",
+        params![
+            memory.id.0,
+            memory.tenant,
+            memory.user_id,
+            memory.scope.to_string(),
+            memory.agent_id,
+            memory.session_id,
+            memory.kind.as_str(),
+            memory.subject,
+            memory.attribute,
+            memory.content,
+            content_hash(&memory.content),
+            memory.importance,
+            memory.confidence,
+            memory.sensitivity.as_str(),
+            memory.source.source_type.as_str(),
+            memory.source.source_ref,
+            memory.source.captured_at.as_millis(),
+            memory.source.extractor,
+            memory.status.as_str(),
+            memory.created_at.as_millis(),
+            memory.updated_at.as_millis(),
+            memory.last_used_at.map(Timestamp::as_millis),
+            memory.valid_from.as_millis(),
+            memory.expires_at.map(Timestamp::as_millis),
+            memory.review_after.map(Timestamp::as_millis),
+            memory.superseded_by.as_ref().map(|id| id.0.as_str()),
+            memory.version,
+            consent,
+            metadata,
+        ],
+    )
+    .map_err(|e| match e {
+        rusqlite::Error::SqliteFailure(f, _)
+            if f.code == rusqlite::ErrorCode::ConstraintViolation =>
+        {
+            StoreError::Conflict(format!(
+                "memory {} conflicts with a stored record (same id, or a second active record \
+                 for its subject and attribute)",
+                memory.id
+            ))
+        }
+        other => StoreError::Sqlite(other),
+    })?;
+    let rowid = tx.last_insert_rowid();
+    tx.execute(
+        "INSERT INTO memory_fts (rowid, content) VALUES (?1, ?2)",
+        params![rowid, memory.content],
+    )?;
+    if let Some(embedded) = vector {
+        put_vector(tx, rowid, embedded)?;
+    }
+    Ok(rowid)
+}
+
+/// Removes a row's terms from the full-text index. The index is contentless, so the text that
+/// was indexed must be given back for its terms to be found and erased.
+fn unindex(tx: &Transaction<'_>, rowid: i64, content: &str) -> Result<()> {
+    tx.execute(
+        "INSERT INTO memory_fts (memory_fts, rowid, content) VALUES ('delete', ?1, ?2)",
+        params![rowid, content],
+    )?;
+    Ok(())
+}
+
+/// Deletes records and everything derived from them, by rowid.
+fn purge(tx: &Transaction<'_>, rowids: &[i64]) -> Result<()> {
+    for rowid in rowids {
+        let content: String =
+            tx.query_row("SELECT content FROM memories WHERE rowid = ?1", [rowid], |r| r.get(0))?;
+        unindex(tx, *rowid, &content)?;
+        tx.execute("DELETE FROM memory_vectors WHERE memory_rowid = ?1", [rowid])?;
+        tx.execute("DELETE FROM memory_versions WHERE memory_rowid = ?1", [rowid])?;
+        tx.execute("DELETE FROM memories WHERE rowid = ?1", [rowid])?;
+    }
+    Ok(())
+}
+
+/// The rowids and ids of a record and of every record it superseded, transitively.
+fn chain(tx: &Transaction<'_>, rowid: i64) -> Result<Vec<(i64, MemoryId, String)>> {
+    let mut stmt = tx.prepare_cached(
+        "WITH RECURSIVE chain(rowid, id, tenant, user_id) AS (
+             SELECT rowid, id, tenant, user_id FROM memories WHERE rowid = ?1
+             UNION
+             SELECT m.rowid, m.id, m.tenant, m.user_id FROM memories m
+               JOIN chain c ON m.superseded_by = c.id
+              WHERE m.tenant = c.tenant AND m.user_id = c.user_id
+         )
+         SELECT rowid, id, user_id FROM chain",
+    )?;
+    let rows = stmt.query_map([rowid], |r| Ok((r.get(0)?, MemoryId(r.get(1)?), r.get(2)?)))?;
+    Ok(rows.collect::<Result<Vec<_>, _>>()?)
+}
+
+fn versions(conn: &Connection, rowid: i64) -> Result<Vec<MemoryVersion>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT snapshot FROM memory_versions WHERE memory_rowid = ?1 ORDER BY version",
+    )?;
+    let rows = stmt.query_map([rowid], |r| r.get::<_, String>(0))?;
+    rows.map(|text| {
+        let text = text?;
+        serde_json::from_str(&text).map_err(StoreError::Json)
+    })
+    .collect()
+}
+
+fn vector_of(conn: &Connection, rowid: i64) -> Result<Option<Vec<f32>>> {
+    let blob: Option<Vec<u8>> = conn
+        .query_row("SELECT vector FROM memory_vectors WHERE memory_rowid = ?1", [rowid], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    Ok(blob.and_then(|b| blob_to_vector(&b)))
+}
+
+/// Reads the neighbours of a candidate that the consistency rules need.
+fn write_context(
+    tx: &Transaction<'_>,
+    who: &UserRef,
+    candidate: &Candidate,
+    embedding: Option<&Embedded>,
+    now: Timestamp,
+) -> Result<WriteContext> {
+    let [tenant, user] = owner_params(who);
+    let scope = candidate.scope.to_string();
+    let same_key = match &candidate.key {
+        Some((subject, attribute)) => query_memories(
+            tx,
+            "m.tenant = ?1 AND m.user_id = ?2 AND m.scope = ?3 AND m.subject = ?4
+             AND m.attribute = ?5 AND m.status = 'active'",
+            &[&tenant, &user, &scope, subject, attribute],
+        )?
+        .into_iter()
+        .map(|(_, m)| m)
+        .collect(),
+        None => Vec::new(),
+    };
+    let normalized = candidate.normalized_content();
+    let same_content = query_memories(
+        tx,
+        "m.tenant = ?1 AND m.user_id = ?2 AND m.content_hash = ?3 AND m.kind = ?4
+         AND m.scope = ?5 AND m.status IN ('active', 'pending')
+         AND (m.expires_at IS NULL OR m.expires_at > ?6)",
+        &[
+            &tenant,
+            &user,
+            &content_hash(&candidate.content),
+            &candidate.kind.as_str(),
+            &scope,
+            &now.as_millis(),
+        ],
+    )?
+    .into_iter()
+    .map(|(_, m)| m)
+    .filter(|m| lifecycle::normalize(&m.content) == normalized)
+    .collect();
+    let mut similar = Vec::new();
+    if let Some(embedded) = embedding {
+        let mut stmt = tx.prepare_cached(
+            "SELECT m.rowid, v.vector FROM memories m
+               JOIN memory_vectors v ON v.memory_rowid = m.rowid
+              WHERE m.tenant = ?1 AND m.user_id = ?2 AND m.kind = ?3 AND m.scope = ?4
+                AND m.status = 'active' AND (m.expires_at IS NULL OR m.expires_at > ?5)",
+        )?;
+        let mut best: Option<(i64, f32)> = None;
+        let rows = stmt.query_map(
+            params![tenant, user, candidate.kind.as_str(), scope, now.as_millis()],
+            |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?)),
+        )?;
+        for row in rows {
+            let (rowid, blob) = row?;
+            if let Some(vector) = blob_to_vector(&blob) {
+                let sim = cosine(&embedded.vector, &vector);
+                if best.is_none_or(|(_, b)| sim > b) {
+                    best = Some((rowid, sim));
+                }
+            }
+        }
+        if let Some((rowid, sim)) = best {
+            let found = query_memories(tx, "m.rowid = ?1", &[&rowid])?;
+            similar.extend(found.into_iter().map(|(_, m)| (m, sim)));
+        }
+    }
+    Ok(WriteContext { settings: read_settings(tx, who)?, same_key, same_content, similar })
+}
+
+impl Store for SqliteStore {
+    fn capabilities(&self) -> StoreCaps {
+        StoreCaps { full_text: true, vectors: true, secure_delete: true }
+    }
+
+    fn settings(&self, who: &UserRef) -> Result<UserSettings, PortError> {
+        Ok(read_settings(&self.lock(), who)?)
+    }
+
+    fn set_settings(
+        &self,
+        who: &UserRef,
+        settings: UserSettings,
+        now: Timestamp,
+        actor: &str,
+    ) -> Result<(), PortError> {
+        Ok(self.write_tx(|tx| {
+            tx.execute(
+                "INSERT INTO user_settings (tenant, user_id, memory_enabled, updated_at)
+                 VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (tenant, user_id)
+                 DO UPDATE SET memory_enabled = excluded.memory_enabled,
+                               updated_at = excluded.updated_at",
+                params![who.tenant(), who.user_id(), settings.memory_enabled, now.as_millis()],
+            )?;
+            Auditor::for_user(who, now, actor).log(tx, AuditAction::SettingsChanged, None, None)
+        })?)
+    }
+
+    fn write(
+        &self,
+        who: &UserRef,
+        record: NewRecord,
+        now: Timestamp,
+        actor: &str,
+        decide: &dyn Fn(&Candidate, &WriteContext) -> Decision,
+    ) -> Result<WriteReceipt, PortError> {
+        Ok(self.write_tx(|tx| {
+            let context =
+                write_context(tx, who, &record.candidate, record.embedding.as_ref(), now)?;
+            let decision = decide(&record.candidate, &context);
+            let (action, reason) = audit_action_for(&decision);
+            let id = match &decision {
+                // Memory switched off means no trace at all, not even an audit line.
+                Decision::Refuse(ReasonCode::MemoryDisabled) => {
+                    return Ok(WriteReceipt { decision, id: None });
+                }
+                Decision::Refuse(_) => None,
+                Decision::Skip { existing, .. } => Some(existing.clone()),
+                Decision::Insert { status, supersede, .. } => {
+                    let mut memory = record.candidate.clone().into_memory(
+                        record.id.clone(),
+                        who.tenant(),
+                        who.user_id(),
+                        *status,
+                        now,
+                    );
+                    // Supersede first, so the unique active-key index never sees two.
+                    for old in supersede {
+                        tx.execute(
+                            "UPDATE memories SET status = 'superseded', superseded_by = ?1,
+                                    updated_at = ?2
+                              WHERE tenant = ?3 AND user_id = ?4 AND id = ?5",
+                            params![
+                                memory.id.0,
+                                now.as_millis(),
+                                who.tenant(),
+                                who.user_id(),
+                                old.0
+                            ],
+                        )?;
+                        Auditor::for_user(who, now, actor).log(
+                            tx,
+                            AuditAction::Superseded,
+                            Some(old),
+                            reason,
+                        )?;
+                    }
+                    memory.embedding = None;
+                    insert_memory(tx, &memory, record.embedding.as_ref())?;
+                    Some(memory.id)
+                }
+            };
+            Auditor::for_user(who, now, actor).log(tx, action, id.as_ref(), reason)?;
+            Ok(WriteReceipt { decision, id })
+        })?)
+    }
+
+    fn get(
+        &self,
+        who: &UserRef,
+        id: &MemoryId,
+        now: Timestamp,
+    ) -> Result<Option<Memory>, PortError> {
+        let conn = self.lock();
+        Ok(find(&conn, who, id)?.map(|(_, m)| m).filter(|m| !m.is_expired(now)))
+    }
+
+    fn list(
+        &self,
+        who: &UserRef,
+        filter: &ListFilter,
+        now: Timestamp,
+    ) -> Result<Vec<Memory>, PortError> {
+        let conn = self.lock();
+        let [tenant, user] = owner_params(who);
+        let kind = filter.kind.map(|k| k.as_str());
+        let status = filter.status.map(|s| s.as_str());
+        let scope = filter.scope.as_ref().map(ToString::to_string);
+        let rows = query_memories(
+            &conn,
+            "m.tenant = ?1 AND m.user_id = ?2
+             AND (?3 IS NULL OR m.kind = ?3)
+             AND (?4 IS NULL OR m.status = ?4)
+             AND (?5 IS NULL OR m.scope = ?5)
+             AND (?6 OR m.expires_at IS NULL OR m.expires_at > ?7)
+             ORDER BY m.created_at DESC, m.rowid DESC",
+            &[&tenant, &user, &kind, &status, &scope, &filter.include_expired, &now.as_millis()],
+        )?;
+        Ok(rows.into_iter().map(|(_, m)| m).collect())
+    }
+
+    fn history(
+        &self,
+        who: &UserRef,
+        id: &MemoryId,
+        now: Timestamp,
+    ) -> Result<Option<History>, PortError> {
+        let mut conn = self.lock();
+        let tx = conn.transaction().map_err(StoreError::from)?;
+        let Some((rowid, memory)) = find(&tx, who, id)? else { return Ok(None) };
+        if memory.is_expired(now) {
+            return Ok(None);
+        }
+        let versions = versions(&tx, rowid)?;
+        let mut superseded = Vec::new();
+        for (old_rowid, _, _) in chain(&tx, rowid)?.into_iter().filter(|(r, _, _)| *r != rowid) {
+            superseded.extend(
+                query_memories(&tx, "m.rowid = ?1", &[&old_rowid])?.into_iter().map(|(_, m)| m),
+            );
+        }
+        superseded.sort_by_key(|m| std::cmp::Reverse(m.created_at));
+        Ok(Some(History { memory, versions, superseded }))
+    }
+
+    fn edit(
+        &self,
+        who: &UserRef,
+        id: &MemoryId,
+        edit: Edit,
+        now: Timestamp,
+        actor: &str,
+    ) -> Result<Option<Memory>, PortError> {
+        Ok(self.write_tx(|tx| {
+            let Some((rowid, memory)) = find(tx, who, id)? else { return Ok(None) };
+            if memory.is_expired(now) {
+                return Ok(None);
+            }
+            if !matches!(memory.status, Status::Active | Status::Pending) {
+                return Err(StoreError::Conflict(format!(
+                    "memory {id} is {}; only active or pending memories can be edited{}",
+                    memory.status,
+                    memory
+                        .superseded_by
+                        .as_ref()
+                        .map(|by| format!(" (edit {by} instead)"))
+                        .unwrap_or_default()
+                )));
+            }
+            let snapshot = MemoryVersion {
+                version: memory.version,
+                content: memory.content.clone(),
+                status: memory.status,
+                importance: memory.importance,
+                confidence: memory.confidence,
+                updated_at: memory.updated_at,
+                replaced_at: now,
+            };
+            tx.execute(
+                "INSERT INTO memory_versions (memory_rowid, version, snapshot) VALUES (?1, ?2, ?3)",
+                params![rowid, memory.version, to_json(&snapshot)?],
+            )?;
+            tx.execute(
+                "UPDATE memories SET content = ?1, content_hash = ?2, version = version + 1,
+                        updated_at = ?3
+                  WHERE rowid = ?4",
+                params![edit.content, content_hash(&edit.content), now.as_millis(), rowid],
+            )?;
+            unindex(tx, rowid, &memory.content)?;
+            tx.execute(
+                "INSERT INTO memory_fts (rowid, content) VALUES (?1, ?2)",
+                params![rowid, edit.content],
+            )?;
+            match &edit.embedding {
+                Some(embedded) => put_vector(tx, rowid, embedded)?,
+                None => {
+                    tx.execute("DELETE FROM memory_vectors WHERE memory_rowid = ?1", [rowid])?;
+                }
+            }
+            Auditor::for_user(who, now, actor).log(tx, AuditAction::Edited, Some(id), None)?;
+            Ok(find(tx, who, id)?.map(|(_, m)| m))
+        })?)
+    }
+
+    fn forget(
+        &self,
+        who: &UserRef,
+        id: &MemoryId,
+        now: Timestamp,
+        actor: &str,
+    ) -> Result<Vec<MemoryId>, PortError> {
+        Ok(self.delete_tx(|tx| {
+            let Some((rowid, _)) = find(tx, who, id)? else { return Ok(Vec::new()) };
+            let doomed = chain(tx, rowid)?;
+            let rowids: Vec<i64> = doomed.iter().map(|(r, _, _)| *r).collect();
+            purge(tx, &rowids)?;
+            for (_, gone, _) in &doomed {
+                Auditor::for_user(who, now, actor).log(
+                    tx,
+                    AuditAction::Forgotten,
+                    Some(gone),
+                    None,
+                )?;
+            }
+            Ok(doomed.into_iter().map(|(_, id, _)| id).collect())
+        })?)
+    }
+
+    fn forget_all(&self, who: &UserRef, now: Timestamp, actor: &str) -> Result<usize, PortError> {
+        Ok(self.delete_tx(|tx| {
+            let rowids: Vec<i64> = {
+                let mut stmt = tx.prepare_cached(
+                    "SELECT rowid FROM memories WHERE tenant = ?1 AND user_id = ?2",
+                )?;
+                let rows = stmt.query_map(owner_params(who), |r| r.get(0))?;
+                rows.collect::<Result<_, _>>()?
+            };
+            purge(tx, &rowids)?;
+            Auditor::for_user(who, now, actor).log(tx, AuditAction::Forgotten, None, None)?;
+            Ok(rowids.len())
+        })?)
+    }
+
+    fn expire(
+        &self,
+        tenant: &str,
+        user_id: Option<&str>,
+        now: Timestamp,
+        actor: &str,
+    ) -> Result<Vec<MemoryId>, PortError> {
+        Ok(self.delete_tx(|tx| {
+            let expired: Vec<i64> = {
+                let mut stmt = tx.prepare_cached(
+                    "SELECT rowid FROM memories
+                      WHERE tenant = ?1 AND (?2 IS NULL OR user_id = ?2)
+                        AND expires_at IS NOT NULL AND expires_at <= ?3",
+                )?;
+                let rows =
+                    stmt.query_map(params![tenant, user_id, now.as_millis()], |r| r.get(0))?;
+                rows.collect::<Result<_, _>>()?
+            };
+            let mut removed = Vec::new();
+            for rowid in expired {
+                let doomed = chain(tx, rowid)?;
+                let rowids: Vec<i64> = doomed.iter().map(|(r, _, _)| *r).collect();
+                purge(tx, &rowids)?;
+                for (_, gone, owner) in doomed {
+                    Auditor { tenant, user_id: &owner, now, actor }.log(
+                        tx,
+                        AuditAction::Expired,
+                        Some(&gone),
+                        None,
+                    )?;
+                    removed.push(gone);
+                }
+            }
+            Ok(removed)
+        })?)
+    }
+
+    fn export(&self, who: &UserRef) -> Result<Vec<ExportedMemory>, PortError> {
+        let mut conn = self.lock();
+        let tx = conn.transaction().map_err(StoreError::from)?;
+        let [tenant, user] = owner_params(who);
+        let rows = query_memories(
+            &tx,
+            "m.tenant = ?1 AND m.user_id = ?2 ORDER BY m.created_at, m.id",
+            &[&tenant, &user],
+        )?;
+        let mut out = Vec::with_capacity(rows.len());
+        for (rowid, mut memory) in rows {
+            if let Some(info) = memory.embedding.as_mut() {
+                info.vector = vector_of(&tx, rowid)?;
+            }
+            out.push(ExportedMemory { history: versions(&tx, rowid)?, memory });
+        }
+        Ok(out)
+    }
+
+    fn import(
+        &self,
+        who: &UserRef,
+        records: Vec<ExportedMemory>,
+        now: Timestamp,
+        actor: &str,
+    ) -> Result<usize, PortError> {
+        Ok(self.write_tx(|tx| {
+            let count = records.len();
+            // Insert records that are superseded first, so the active-key index holds at every
+            // step, then link them (superseded_by may name a record imported later).
+            let mut ordered = records;
+            ordered.sort_by_key(|r| r.memory.status == Status::Active);
+            for record in &ordered {
+                let mut memory = record.memory.clone();
+                memory.tenant = who.tenant().to_owned();
+                memory.user_id = who.user_id().to_owned();
+                let embedded = match &memory.embedding {
+                    Some(info) => match &info.vector {
+                        Some(vector) if vector.len() == info.dims as usize => {
+                            Some(Embedded { model: info.model.clone(), vector: vector.clone() })
+                        }
+                        _ => {
+                            return Err(StoreError::VectorMismatch(format!(
+                                "memory {}: embedding has no vector of {} dimensions",
+                                memory.id, info.dims
+                            )));
+                        }
+                    },
+                    None => None,
+                };
+                let rowid = insert_memory(tx, &memory, embedded.as_ref())?;
+                for version in &record.history {
+                    tx.execute(
+                        "INSERT INTO memory_versions (memory_rowid, version, snapshot)
+                         VALUES (?1, ?2, ?3)",
+                        params![rowid, version.version, to_json(version)?],
+                    )?;
+                }
+                Auditor::for_user(who, now, actor).log(
+                    tx,
+                    AuditAction::Imported,
+                    Some(&memory.id),
+                    None,
+                )?;
+            }
+            Ok(count)
+        })?)
+    }
+
+    fn audit(&self, who: &UserRef, limit: usize) -> Result<Vec<AuditEntry>, PortError> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT at, action, memory_id, reason, actor FROM audit_log
+                  WHERE tenant = ?1 AND user_id = ?2 ORDER BY seq DESC LIMIT ?3",
+            )
+            .map_err(StoreError::from)?;
+        let rows = stmt
+            .query_map(params![who.tenant(), who.user_id(), limit as i64], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, Option<String>>(2)?,
+                    r.get::<_, Option<String>>(3)?,
+                    r.get::<_, String>(4)?,
+                ))
+            })
+            .map_err(StoreError::from)?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (at, action, memory_id, reason, actor) = row.map_err(StoreError::from)?;
+            let decode = |text: String| -> Result<serde_json::Value, PortError> {
+                Ok(serde_json::Value::String(text))
+            };
+            let action = serde_json::from_value(decode(action)?)
+                .map_err(|e| PortError::internal("bad audit action", e))?;
+            let reason = reason
+                .map(|r| serde_json::from_value(serde_json::Value::String(r)))
+                .transpose()
+                .map_err(|e| PortError::internal("bad audit reason", e))?;
+            out.push(AuditEntry {
+                at: Timestamp::from_millis(at),
+                action,
+                memory_id: memory_id.map(MemoryId),
+                reason,
+                actor,
+            });
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,54 @@
+//! Forward-only schema migrations, recorded in `schema_migrations`.
+//!
+//! Each migration runs in its own immediate transaction and re-checks the recorded version
+//! inside it, so processes opening one file at the same moment apply each step exactly once.
+
+use rusqlite::{Connection, TransactionBehavior, params};
+
+use crate::StoreError;
+
+/// The migrations, in order. Never edit a released one: add a new file.
+const MIGRATIONS: &[(u32, &str, &str)] =
+    &[(1, "initial", include_str!("../migrations/0001_initial.sql"))];
+
+/// The newest schema version this build knows.
+pub const LATEST_VERSION: u32 = 1;
+
+/// The schema version recorded in the database (0 for a new file).
+pub(crate) fn current_version(conn: &Connection) -> Result<u32, StoreError> {
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (
+             version    INTEGER PRIMARY KEY,
+             name       TEXT    NOT NULL,
+             applied_at INTEGER NOT NULL
+         )",
+    )?;
+    let version: Option<u32> =
+        conn.query_row("SELECT max(version) FROM schema_migrations", [], |row| row.get(0))?;
+    Ok(version.unwrap_or(0))
+}
+
+/// Applies every migration newer than the database's version.
+pub(crate) fn migrate(conn: &mut Connection, now_millis: i64) -> Result<u32, StoreError> {
+    let found = current_version(conn)?;
+    if found > LATEST_VERSION {
+        return Err(StoreError::SchemaTooNew { found, supported: LATEST_VERSION });
+    }
+    for &(version, name, sql) in MIGRATIONS {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let applied: u32 =
+            tx.query_row("SELECT coalesce(max(version), 0) FROM schema_migrations", [], |row| {
+                row.get(0)
+            })?;
+        if applied >= version {
+            continue;
+        }
+        tx.execute_batch(sql).map_err(|source| StoreError::Migration { version, source })?;
+        tx.execute(
+            "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?1, ?2, ?3)",
+            params![version, name, now_millis],
+        )?;
+        tx.commit()?;
+    }
+    current_version(conn)
+}

@@ -1,0 +1,538 @@
+//! The store conformance suite: one set of behaviours every [`Store`] backend must show, run
+//! by each store crate through [`conformance_tests!`](crate::conformance_tests). A behaviour
+//! that differs between backends fails here.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use mnemo_core::lifecycle::{Decision, Outcome, Remembered};
+use mnemo_core::policy::{ReasonCode, UserSettings};
+use mnemo_core::ports::{AuditAction, Edit, ListFilter, Store};
+use mnemo_core::{Kind, MemoryId, SourceType, Status, Timestamp, UserRef};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+
+use crate::{T0, day, from_source, keyed, stated, who, write};
+
+/// A fresh, empty store under test, and a way to read its backing files.
+pub trait Harness {
+    /// The store.
+    fn store(&self) -> Arc<dyn Store>;
+
+    /// Every byte of the store's backing files (database and logs), or `None` for a backend
+    /// whose files cannot be read directly.
+    fn raw_bytes(&self) -> Option<Vec<u8>>;
+}
+
+/// Generates one `#[test]` per conformance check, each on a fresh harness from `$make`.
+#[macro_export]
+macro_rules! conformance_tests {
+    ($make:expr) => {
+        $crate::conformance_tests!(@each $make;
+            write_get_round_trips_every_field,
+            same_key_supersedes_leaving_one_active,
+            duplicate_statement_is_skipped,
+            expired_records_are_never_read_and_expire_deletes_them,
+            other_users_ids_do_not_exist,
+            forget_scrubs_every_copy_of_the_text,
+            forget_all_scrubs_every_copy_of_the_text,
+            expire_scrubs_every_copy_of_the_text,
+            forget_scrubs_in_a_large_index,
+            export_import_round_trips,
+            edit_keeps_old_version_in_history,
+            memory_off_writes_nothing,
+            audit_never_copies_content,
+            vectors_from_another_embedder_are_rejected,
+            isolation_property,
+        );
+    };
+    (@each $make:expr; $($check:ident),+ $(,)?) => {
+        $(
+            #[test]
+            fn $check() {
+                let harness = $make();
+                $crate::conformance::$check(&harness);
+            }
+        )+
+    };
+}
+
+fn outcome(receipt: mnemo_core::ports::WriteReceipt) -> Remembered {
+    (receipt.decision, receipt.id).into()
+}
+
+fn id(text: &str) -> MemoryId {
+    MemoryId(text.to_owned())
+}
+
+fn contains(haystack: &[u8], needle: &str) -> bool {
+    let needle = needle.as_bytes();
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Every field written comes back unchanged.
+pub fn write_get_round_trips_every_field(h: &dyn Harness) {
+    let store = h.store();
+    let alice = who("acme", "alice");
+    let mut fields = keyed("Prefers tea over coffee", "user", "hot drink");
+    fields.kind = Some(Kind::Semantic);
+    fields.importance = Some(0.8);
+    fields.confidence = Some(0.9);
+    fields.scope = Some("project:p1".parse().unwrap());
+    fields.agent_id = Some("helper".into());
+    fields.session_id = Some("s1".into());
+    fields.expires_at = Some(day(30));
+    fields.review_after = Some(day(10));
+    fields.metadata.insert("lang".into(), "en".into());
+    let mut fields = from_source(fields, SourceType::UserAction, T0);
+    if let Some(source) = fields.source.as_mut() {
+        source.source_ref = Some("msg-1".into());
+        source.extractor = Some("rules/v1".into());
+    }
+    let receipt = write(&*store, &alice, "m1", fields, T0);
+    assert_eq!(outcome(receipt).outcome, Outcome::Added);
+    let m = store.get(&alice, &id("m1"), T0).unwrap().expect("stored");
+    assert_eq!(m.id, id("m1"));
+    assert_eq!((m.tenant.as_str(), m.user_id.as_str()), ("acme", "alice"));
+    assert_eq!(m.scope.to_string(), "project:p1");
+    assert_eq!(m.agent_id.as_deref(), Some("helper"));
+    assert_eq!(m.session_id.as_deref(), Some("s1"));
+    assert_eq!(m.kind, Kind::Semantic);
+    assert_eq!(m.key(), Some(("user", "hot_drink")));
+    assert_eq!(m.content, "Prefers tea over coffee");
+    assert_eq!((m.importance, m.confidence), (0.8, 0.9));
+    assert_eq!(m.source.source_type, SourceType::UserAction);
+    assert_eq!(m.source.source_ref.as_deref(), Some("msg-1"));
+    assert_eq!(m.source.extractor.as_deref(), Some("rules/v1"));
+    assert_eq!(m.source.captured_at, T0);
+    assert_eq!(m.status, Status::Active);
+    assert_eq!((m.created_at, m.updated_at, m.valid_from), (T0, T0, T0));
+    assert_eq!((m.expires_at, m.review_after), (Some(day(30)), Some(day(10))));
+    assert_eq!((m.superseded_by.clone(), m.version, m.last_used_at), (None, 1, None));
+    assert_eq!(m.metadata.get("lang").map(String::as_str), Some("en"));
+    let info = m.embedding.expect("vector recorded");
+    assert_eq!((info.model.as_str(), info.dims, info.vector), ("fake-words", 64, None));
+}
+
+/// A new value for a key supersedes the old one, linked, kept in history; one stays active.
+pub fn same_key_supersedes_leaving_one_active(h: &dyn Harness) {
+    let store = h.store();
+    let alice = who("acme", "alice");
+    write(&*store, &alice, "m1", keyed("Lives in Dallas", "user", "home_city"), T0);
+    let receipt =
+        write(&*store, &alice, "m2", keyed("Lives in Austin", "user", "home_city"), day(1));
+    let r = outcome(receipt);
+    assert_eq!((r.outcome, r.reason), (Outcome::Updated, ReasonCode::NewValue));
+    assert_eq!(r.superseded, vec![id("m1")]);
+    let old = store.get(&alice, &id("m1"), day(1)).unwrap().unwrap();
+    assert_eq!((old.status, old.superseded_by), (Status::Superseded, Some(id("m2"))));
+    let active = store
+        .list(&alice, &ListFilter { status: Some(Status::Active), ..Default::default() }, day(1))
+        .unwrap();
+    assert_eq!(active.iter().map(|m| m.id.clone()).collect::<Vec<_>>(), vec![id("m2")]);
+    write(&*store, &alice, "m3", keyed("Lives in Boston", "user", "home_city"), day(2));
+    let history = store.history(&alice, &id("m3"), day(2)).unwrap().unwrap();
+    let chain: Vec<_> = history.superseded.iter().map(|m| m.id.clone()).collect();
+    assert_eq!(chain, vec![id("m2"), id("m1")]);
+}
+
+/// Re-remembering a statement (any case and spacing) is skipped, not copied.
+pub fn duplicate_statement_is_skipped(h: &dyn Harness) {
+    let store = h.store();
+    let alice = who("acme", "alice");
+    write(&*store, &alice, "m1", stated("Allergic to  peanuts"), T0);
+    let r = outcome(write(&*store, &alice, "m2", stated("allergic to PEANUTS "), day(1)));
+    assert_eq!(
+        (r.outcome, r.id, r.reason),
+        (Outcome::Skipped, Some(id("m1")), ReasonCode::Duplicate)
+    );
+    assert_eq!(store.list(&alice, &ListFilter::default(), day(1)).unwrap().len(), 1);
+}
+
+/// Reads never return an expired record; `expire` deletes it.
+pub fn expired_records_are_never_read_and_expire_deletes_them(h: &dyn Harness) {
+    let store = h.store();
+    let alice = who("acme", "alice");
+    let mut fields = stated("In Lisbon until Friday");
+    fields.expires_at = Some(day(3));
+    write(&*store, &alice, "m1", fields, T0);
+    write(&*store, &alice, "m2", stated("Likes jazz"), T0);
+    assert!(store.get(&alice, &id("m1"), day(2)).unwrap().is_some());
+    assert!(store.get(&alice, &id("m1"), day(3)).unwrap().is_none());
+    assert!(store.history(&alice, &id("m1"), day(4)).unwrap().is_none());
+    let listed = store.list(&alice, &ListFilter::default(), day(4)).unwrap();
+    assert_eq!(listed.iter().map(|m| m.id.clone()).collect::<Vec<_>>(), vec![id("m2")]);
+    let with_expired = ListFilter { include_expired: true, ..Default::default() };
+    assert_eq!(store.list(&alice, &with_expired, day(4)).unwrap().len(), 2);
+    assert_eq!(store.expire("acme", None, day(4), "test").unwrap(), vec![id("m1")]);
+    assert_eq!(store.list(&alice, &with_expired, day(4)).unwrap().len(), 1);
+}
+
+/// Another tenant's or user's ids behave exactly like ids that do not exist.
+pub fn other_users_ids_do_not_exist(h: &dyn Harness) {
+    let store = h.store();
+    let alice = who("acme", "alice");
+    write(&*store, &alice, "m1", stated("Secret project codename is Bluebird"), T0);
+    for intruder in [who("acme", "bob"), who("globex", "alice")] {
+        assert!(store.get(&intruder, &id("m1"), T0).unwrap().is_none());
+        assert!(store.history(&intruder, &id("m1"), T0).unwrap().is_none());
+        assert!(store.list(&intruder, &ListFilter::default(), T0).unwrap().is_empty());
+        assert!(store.export(&intruder).unwrap().is_empty());
+        assert!(store.audit(&intruder, 100).unwrap().is_empty());
+        let edit = Edit { content: "hijacked".into(), embedding: None };
+        assert!(store.edit(&intruder, &id("m1"), edit, T0, "test").unwrap().is_none());
+        assert!(store.forget(&intruder, &id("m1"), T0, "test").unwrap().is_empty());
+        assert_eq!(store.forget_all(&intruder, T0, "test").unwrap(), 0);
+        // The same statement written by the intruder is new to them, not a duplicate.
+        let r = outcome(write(
+            &*store,
+            &intruder,
+            &format!("x-{intruder}"),
+            stated("Secret project codename is Bluebird"),
+            T0,
+        ));
+        assert_eq!(r.outcome, Outcome::Added);
+    }
+    let m = store.get(&alice, &id("m1"), T0).unwrap().unwrap();
+    assert_eq!((m.content.as_str(), m.version), ("Secret project codename is Bluebird", 1));
+    assert!(store.expire("globex", None, day(1000), "test").unwrap().is_empty());
+}
+
+fn assert_scrubbed(h: &dyn Harness, needle: &str, when: &str) {
+    if let Some(bytes) = h.raw_bytes() {
+        assert!(!contains(&bytes, needle), "`{needle}` still readable in the files after {when}");
+        assert!(
+            !contains(&bytes, &needle.to_lowercase()),
+            "lowercased `{needle}` left after {when}"
+        );
+    }
+}
+
+fn assert_present(h: &dyn Harness, needle: &str) {
+    if let Some(bytes) = h.raw_bytes() {
+        assert!(contains(&bytes, needle), "scan is blind: `{needle}` not found before deletion");
+    }
+}
+
+/// After `forget`, no byte of the text (nor of its old versions or superseded values)
+/// remains in the files.
+pub fn forget_scrubs_every_copy_of_the_text(h: &dyn Harness) {
+    let store = h.store();
+    let alice = who("acme", "alice");
+    write(&*store, &alice, "keep", stated("Keeps a pet iguana named Zorblax"), T0);
+    write(&*store, &alice, "old", keyed("Codeword Quixotica7731 first", "user", "codeword"), T0);
+    write(
+        &*store,
+        &alice,
+        "m1",
+        keyed("Codeword Vellichor4412 second", "user", "codeword"),
+        day(1),
+    );
+    let edit = Edit { content: "Codeword Petrichor9925 edited".into(), embedding: None };
+    store.edit(&alice, &id("m1"), edit, day(2), "test").unwrap().unwrap();
+    for needle in ["Quixotica7731", "Vellichor4412", "Petrichor9925"] {
+        assert_present(h, needle);
+    }
+    let removed: BTreeSet<_> =
+        store.forget(&alice, &id("m1"), day(3), "test").unwrap().into_iter().collect();
+    assert_eq!(removed, BTreeSet::from([id("m1"), id("old")]));
+    for needle in ["Quixotica7731", "Vellichor4412", "Petrichor9925"] {
+        assert_scrubbed(h, needle, "forget");
+    }
+    assert!(store.get(&alice, &id("m1"), day(3)).unwrap().is_none());
+    assert!(store.get(&alice, &id("old"), day(3)).unwrap().is_none());
+    assert_present(h, "Zorblax");
+}
+
+/// After `forget_all`, none of the user's texts remain in the files.
+pub fn forget_all_scrubs_every_copy_of_the_text(h: &dyn Harness) {
+    let store = h.store();
+    let alice = who("acme", "alice");
+    let bob = who("acme", "bob");
+    for (i, word) in ["Brontide5501", "Susurrus6602", "Apricity7703"].iter().enumerate() {
+        write(&*store, &alice, &format!("a{i}"), stated(&format!("Remember {word} please")), T0);
+    }
+    write(&*store, &bob, "b1", stated("Bob keeps Halcyon8804"), T0);
+    assert_present(h, "Susurrus6602");
+    assert_eq!(store.forget_all(&alice, day(1), "test").unwrap(), 3);
+    for word in ["Brontide5501", "Susurrus6602", "Apricity7703"] {
+        assert_scrubbed(h, word, "forget_all");
+    }
+    assert!(
+        store
+            .list(&alice, &ListFilter { include_expired: true, ..Default::default() }, day(1))
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(store.list(&bob, &ListFilter::default(), day(1)).unwrap().len(), 1);
+    assert_present(h, "Halcyon8804");
+}
+
+/// After `expire`, no byte of the expired text remains in the files.
+pub fn expire_scrubs_every_copy_of_the_text(h: &dyn Harness) {
+    let store = h.store();
+    let alice = who("acme", "alice");
+    let mut fields = stated("Temporary gate code Limerence3306");
+    fields.expires_at = Some(day(1));
+    write(&*store, &alice, "m1", fields, T0);
+    assert_present(h, "Limerence3306");
+    assert_eq!(store.expire("acme", Some("alice"), day(2), "test").unwrap(), vec![id("m1")]);
+    assert_scrubbed(h, "Limerence3306", "expire");
+}
+
+/// Deletion stays complete when the full-text index spans many pages and segments, where a
+/// term can also appear as a page separator key.
+pub fn forget_scrubs_in_a_large_index(h: &dyn Harness) {
+    let store = h.store();
+    let alice = who("acme", "alice");
+    let words = ["amber", "basil", "cedar", "delta", "ember", "fjord", "grove", "heron"];
+    let mut stored = 0;
+    for i in 0..1200 {
+        let text = format!(
+            "note{i:04} mentions {} and {} with token{:03}",
+            words[i % words.len()],
+            words[(i / 8) % words.len()],
+            i % 257
+        );
+        let r = outcome(write(&*store, &alice, &format!("n{i}"), stated(&text), T0));
+        stored += usize::from(r.outcome == Outcome::Added);
+        if i == 600 {
+            write(&*store, &alice, "needle", stated("Vault code Mmmsecretword0613 inside"), T0);
+        }
+    }
+    assert_present(h, "Mmmsecretword0613");
+    store.forget(&alice, &id("needle"), day(1), "test").unwrap();
+    assert_scrubbed(h, "Mmmsecretword0613", "forget in a large index");
+    assert!(stored > 1000, "only {stored} filler notes stored");
+    assert_eq!(store.list(&alice, &ListFilter::default(), day(1)).unwrap().len(), stored);
+}
+
+/// Export, import into an empty tenant, export again: the same records.
+pub fn export_import_round_trips(h: &dyn Harness) {
+    let store = h.store();
+    let alice = who("acme", "alice");
+    write(&*store, &alice, "m1", keyed("Lives in Dallas", "user", "home_city"), T0);
+    write(&*store, &alice, "m2", keyed("Lives in Austin", "user", "home_city"), day(1));
+    let mut fields = stated("Pending web fact");
+    fields = from_source(fields, SourceType::Web, T0);
+    write(&*store, &alice, "m3", fields, day(1));
+    let edit = Edit { content: "Lives in Austin, Texas".into(), embedding: None };
+    store.edit(&alice, &id("m2"), edit, day(2), "test").unwrap().unwrap();
+    let first = store.export(&alice).unwrap();
+    assert_eq!(first.len(), 3);
+    assert_eq!(first[1].history.len(), 1);
+    // Import under another tenant (ids are global, so the original must go first).
+    store.forget_all(&alice, day(3), "test").unwrap();
+    let restored = who("acme", "alice");
+    assert_eq!(store.import(&restored, first.clone(), day(3), "test").unwrap(), 3);
+    let second = store.export(&restored).unwrap();
+    assert_eq!(serde_json::to_value(&first).unwrap(), serde_json::to_value(&second).unwrap());
+    // Importing the same ids again conflicts and writes nothing.
+    let err = store.import(&restored, first, day(4), "test").unwrap_err();
+    assert_eq!(err.kind, mnemo_core::ErrorKind::Conflict);
+    assert_eq!(store.export(&restored).unwrap().len(), 3);
+}
+
+/// `edit` writes a new version and keeps the old one in history.
+pub fn edit_keeps_old_version_in_history(h: &dyn Harness) {
+    let store = h.store();
+    let alice = who("acme", "alice");
+    write(&*store, &alice, "m1", stated("Works at Acme"), T0);
+    let edit = Edit { content: "Works at Acme Corp".into(), embedding: None };
+    let m = store.edit(&alice, &id("m1"), edit, day(1), "test").unwrap().unwrap();
+    assert_eq!((m.content.as_str(), m.version, m.updated_at), ("Works at Acme Corp", 2, day(1)));
+    let history = store.history(&alice, &id("m1"), day(1)).unwrap().unwrap();
+    assert_eq!(history.versions.len(), 1);
+    assert_eq!(
+        (history.versions[0].content.as_str(), history.versions[0].version),
+        ("Works at Acme", 1)
+    );
+    // A superseded record cannot be edited.
+    write(&*store, &alice, "k1", keyed("Tea", "user", "drink"), T0);
+    write(&*store, &alice, "k2", keyed("Coffee", "user", "drink"), day(1));
+    let edit = Edit { content: "Water".into(), embedding: None };
+    let err = store.edit(&alice, &id("k1"), edit, day(2), "test").unwrap_err();
+    assert_eq!(err.kind, mnemo_core::ErrorKind::Conflict);
+}
+
+/// With memory off, a write is refused and leaves no record and no audit line.
+pub fn memory_off_writes_nothing(h: &dyn Harness) {
+    let store = h.store();
+    let alice = who("acme", "alice");
+    store.set_settings(&alice, UserSettings { memory_enabled: false }, T0, "test").unwrap();
+    let audit_before = store.audit(&alice, 100).unwrap().len();
+    let receipt = write(&*store, &alice, "m1", stated("Likes tea"), T0);
+    assert_eq!(receipt.decision, Decision::Refuse(ReasonCode::MemoryDisabled));
+    assert!(
+        store
+            .list(&alice, &ListFilter { include_expired: true, ..Default::default() }, T0)
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(store.audit(&alice, 100).unwrap().len(), audit_before);
+    store.set_settings(&alice, UserSettings::default(), T0, "test").unwrap();
+    assert_eq!(
+        outcome(write(&*store, &alice, "m1", stated("Likes tea"), T0)).outcome,
+        Outcome::Added
+    );
+}
+
+/// Audit entries name decisions and ids, never content.
+pub fn audit_never_copies_content(h: &dyn Harness) {
+    let store = h.store();
+    let alice = who("acme", "alice");
+    write(&*store, &alice, "m1", keyed("Blood type Zeta", "user", "blood"), T0);
+    write(&*store, &alice, "m2", keyed("Blood type Omega", "user", "blood"), day(1));
+    store.forget(&alice, &id("m2"), day(2), "test").unwrap();
+    let entries = store.audit(&alice, 100).unwrap();
+    let actions: Vec<_> = entries.iter().rev().map(|e| e.action).collect();
+    assert_eq!(
+        actions,
+        vec![
+            AuditAction::Added,
+            AuditAction::Superseded,
+            AuditAction::Updated,
+            AuditAction::Forgotten,
+            AuditAction::Forgotten,
+        ]
+    );
+    let json = serde_json::to_string(&entries).unwrap();
+    assert!(!json.contains("Zeta") && !json.contains("Omega"), "{json}");
+}
+
+/// A vector from a different embedder (or of other dimensions) is an error, never mixed in.
+pub fn vectors_from_another_embedder_are_rejected(h: &dyn Harness) {
+    let store = h.store();
+    let alice = who("acme", "alice");
+    write(&*store, &alice, "m1", stated("First"), T0);
+    let candidate = mnemo_core::lifecycle::Candidate::validate(stated("Second"), T0).unwrap();
+    let record = mnemo_core::ports::NewRecord {
+        id: id("m2"),
+        candidate,
+        embedding: Some(mnemo_core::ports::Embedded {
+            model: "other".into(),
+            vector: vec![1.0; 8],
+        }),
+    };
+    let err = store
+        .write(&alice, record, T0, "test", &|c, ctx| mnemo_core::lifecycle::decide(c, ctx, T0))
+        .unwrap_err();
+    assert_eq!(err.kind, mnemo_core::ErrorKind::InvalidInput);
+    assert!(err.message.contains("embedder mismatch"), "{}", err.message);
+    assert!(store.get(&alice, &id("m2"), T0).unwrap().is_none());
+}
+
+/// One step of the isolation property: an operation by one of several users.
+#[derive(Debug, Clone)]
+enum Op {
+    Write { user: usize, key: Option<u8>, text: u8 },
+    Edit { user: usize, target: usize },
+    Forget { user: usize, target: usize },
+    ForgetAll { user: usize },
+}
+
+const USERS: [(&str, &str); 3] = [("t1", "u1"), ("t1", "u2"), ("t2", "u1")];
+
+fn op_strategy() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (0..3usize, proptest::option::of(0..3u8), 0..6u8)
+            .prop_map(|(user, key, text)| Op::Write { user, key, text }),
+        2 => (0..3usize, 0..64usize).prop_map(|(user, target)| Op::Edit { user, target }),
+        2 => (0..3usize, 0..64usize).prop_map(|(user, target)| Op::Forget { user, target }),
+        1 => (0..3usize).prop_map(|user| Op::ForgetAll { user }),
+    ]
+}
+
+/// Property: under any sequence of writes, edits and deletions by several tenants and users,
+/// every read returns only the reader's own records, an operation on another's id changes
+/// nothing, and no key ever has two active records.
+pub fn isolation_property(h: &dyn Harness) {
+    let mut runner = TestRunner::new(Config { cases: 24, ..Config::default() });
+    let round = std::cell::Cell::new(0usize);
+    let result = runner.run(&proptest::collection::vec(op_strategy(), 1..24), |ops| {
+        round.set(round.get() + 1);
+        let round = round.get();
+        let store = h.store();
+        let users: Vec<UserRef> = USERS.iter().map(|(t, u)| who(t, u)).collect();
+        let mut owner: Vec<(MemoryId, usize)> = Vec::new();
+        for (step, op) in ops.iter().enumerate() {
+            let now = Timestamp::from_millis(T0.as_millis() + step as i64 * 1000);
+            match op {
+                Op::Write { user, key, text } => {
+                    let content = format!("fact {text} of {user}");
+                    let fields = match key {
+                        Some(k) => keyed(&content, "user", &format!("attr{k}")),
+                        None => stated(&content),
+                    };
+                    let new_id = format!("r{round}-{step}");
+                    let r = outcome(write(&*store, &users[*user], &new_id, fields, now));
+                    if matches!(r.outcome, Outcome::Added | Outcome::Updated | Outcome::Pending) {
+                        owner.push((MemoryId(new_id), *user));
+                    }
+                }
+                Op::Edit { user, target } => {
+                    if let Some((target_id, target_owner)) = owner.get(*target % owner.len().max(1))
+                    {
+                        let edit = Edit { content: format!("edited by {user}"), embedding: None };
+                        let result = store.edit(&users[*user], target_id, edit, now, "test");
+                        if *user != *target_owner {
+                            prop_assert!(matches!(result, Ok(None)), "foreign edit: {result:?}");
+                        }
+                    }
+                }
+                Op::Forget { user, target } => {
+                    if let Some((target_id, target_owner)) = owner.get(*target % owner.len().max(1))
+                    {
+                        let removed = store.forget(&users[*user], target_id, now, "test").unwrap();
+                        if *user != *target_owner {
+                            prop_assert!(removed.is_empty(), "foreign forget removed {removed:?}");
+                        }
+                    }
+                }
+                Op::ForgetAll { user } => {
+                    store.forget_all(&users[*user], now, "test").unwrap();
+                }
+            }
+            let later = Timestamp::from_millis(now.as_millis() + 1);
+            for (index, user) in users.iter().enumerate() {
+                let all = ListFilter { include_expired: true, ..Default::default() };
+                let listed = store.list(user, &all, later).unwrap();
+                for m in &listed {
+                    prop_assert_eq!(
+                        (&m.tenant, &m.user_id),
+                        (&user.tenant().to_owned(), &user.user_id().to_owned())
+                    );
+                    let own_edit = format!("edited by {index}");
+                    prop_assert!(
+                        !m.content.starts_with("edited by") || m.content == own_edit,
+                        "foreign edit visible: {}",
+                        m.content
+                    );
+                }
+                let mut active_keys = BTreeSet::new();
+                for m in listed.iter().filter(|m| m.status == Status::Active) {
+                    if let Some(key) = m.key() {
+                        prop_assert!(
+                            active_keys.insert((
+                                m.scope.to_string(),
+                                key.0.to_owned(),
+                                key.1.to_owned()
+                            )),
+                            "two active records for {key:?}"
+                        );
+                    }
+                }
+                for (other_id, other_owner) in &owner {
+                    if *other_owner != index {
+                        prop_assert!(store.get(user, other_id, later).unwrap().is_none());
+                        prop_assert!(store.history(user, other_id, later).unwrap().is_none());
+                    }
+                }
+            }
+        }
+        Ok(())
+    });
+    if let Err(failure) = result {
+        panic!("isolation property failed: {failure}");
+    }
+}

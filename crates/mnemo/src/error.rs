@@ -1,0 +1,31 @@
+//! The library's error type.
+
+use mnemo_core::error::InvalidInput;
+use mnemo_core::ports::PortError;
+use mnemo_core::{ErrorKind, MemoryId};
+
+/// Why a library operation failed. Policy refusals are not errors: they are outcomes.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The caller's input is malformed or out of range.
+    #[error("invalid {0}")]
+    InvalidInput(#[from] InvalidInput),
+    /// No such record for this tenant and user.
+    #[error("memory {0} not found")]
+    NotFound(MemoryId),
+    /// A store or embedder failed.
+    #[error(transparent)]
+    Port(#[from] PortError),
+}
+
+impl Error {
+    /// Whose fault it is.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::InvalidInput(_) => ErrorKind::InvalidInput,
+            Error::NotFound(_) => ErrorKind::NotFound,
+            Error::Port(e) => e.kind,
+        }
+    }
+}

@@ -1,0 +1,230 @@
+//! mnemo, the embeddable library: [`Mnemo`] runs the write path, reads, lifecycle jobs,
+//! export and import over the ports of `mnemo-core`, with the default adapters chosen by
+//! cargo feature.
+//!
+//! Every front end (CLI, HTTP, MCP) calls these operations; none re-implements their rules.
+#![warn(missing_docs)]
+
+mod error;
+
+use std::path::Path;
+use std::sync::Arc;
+
+pub use error::Error;
+pub use mnemo_core as core;
+use mnemo_core::export::{EXPORT_FORMAT, EXPORT_VERSION, ExportDocument};
+use mnemo_core::lifecycle::{self, Candidate, CandidateFields, Outcome, Remembered};
+use mnemo_core::policy::{ReasonCode, UserSettings};
+use mnemo_core::ports::{
+    AuditEntry, Edit, Embedded, Embedder, ExportedMemory, History, ListFilter, NewRecord, Store,
+};
+use mnemo_core::{Clock, Memory, MemoryId, Timestamp, UserRef};
+
+/// The result type of library operations.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The wall clock.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Timestamp {
+        Timestamp::from_offset_date_time(time::OffsetDateTime::now_utc())
+    }
+}
+
+/// A memory notebook over a store, an optional embedder and a clock.
+#[derive(Clone)]
+pub struct Mnemo {
+    store: Arc<dyn Store>,
+    embedder: Option<Arc<dyn Embedder>>,
+    clock: Arc<dyn Clock>,
+    actor: String,
+}
+
+impl std::fmt::Debug for Mnemo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mnemo")
+            .field("embedder", &self.embedder.as_ref().map(|e| e.id().to_owned()))
+            .field("actor", &self.actor)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Mnemo {
+    /// Builds a notebook from its parts. `actor` names who acts in audit entries (e.g. `cli`).
+    pub fn new(
+        store: Arc<dyn Store>,
+        embedder: Option<Arc<dyn Embedder>>,
+        clock: Arc<dyn Clock>,
+        actor: impl Into<String>,
+    ) -> Self {
+        Self { store, embedder, clock, actor: actor.into() }
+    }
+
+    /// Opens the embedded SQLite store at `path` (created if missing).
+    #[cfg(feature = "sqlite")]
+    pub fn open_sqlite(
+        path: &Path,
+        embedder: Option<Arc<dyn Embedder>>,
+        clock: Arc<dyn Clock>,
+        actor: impl Into<String>,
+    ) -> Result<Self> {
+        let store = mnemo_store_sqlite::SqliteStore::open(path, clock.now())
+            .map_err(|e| Error::Port(e.into()))?;
+        Ok(Self::new(Arc::new(store), embedder, clock, actor))
+    }
+
+    /// The current time according to this notebook's clock.
+    pub fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    fn embed_one(&self, text: &str) -> Result<Option<Embedded>> {
+        let Some(embedder) = &self.embedder else { return Ok(None) };
+        let mut vectors = embedder.embed(&[text])?;
+        let vector = vectors.pop().ok_or_else(|| {
+            Error::Port(mnemo_core::ports::PortError::new(
+                mnemo_core::ErrorKind::Internal,
+                format!("embedder {} returned no vector", embedder.id()),
+            ))
+        })?;
+        Ok(Some(Embedded { model: embedder.id().to_owned(), vector }))
+    }
+
+    /// Writes one statement through the policy gate and the consistency rules.
+    pub fn remember(&self, who: &UserRef, fields: CandidateFields) -> Result<Remembered> {
+        let now = self.now();
+        let candidate = Candidate::validate(fields, now)?;
+        // Memory switched off: refuse before computing anything from the content.
+        if !self.store.settings(who)?.memory_enabled {
+            return Ok(Remembered {
+                outcome: Outcome::Refused,
+                id: None,
+                reason: ReasonCode::MemoryDisabled,
+                superseded: vec![],
+            });
+        }
+        let embedding = self.embed_one(&candidate.content)?;
+        let record = NewRecord { id: new_id(), candidate, embedding };
+        let receipt = self
+            .store
+            .write(who, record, now, &self.actor, &|c, ctx| lifecycle::decide(c, ctx, now))?;
+        Ok((receipt.decision, receipt.id).into())
+    }
+
+    /// One record, unless it does not exist for `who` or has expired.
+    pub fn get(&self, who: &UserRef, id: &MemoryId) -> Result<Memory> {
+        self.store.get(who, id, self.now())?.ok_or_else(|| Error::NotFound(id.clone()))
+    }
+
+    /// The user's records, newest first.
+    pub fn list(&self, who: &UserRef, filter: &ListFilter) -> Result<Vec<Memory>> {
+        Ok(self.store.list(who, filter, self.now())?)
+    }
+
+    /// A record's versions and the records it superseded.
+    pub fn history(&self, who: &UserRef, id: &MemoryId) -> Result<History> {
+        self.store.history(who, id, self.now())?.ok_or_else(|| Error::NotFound(id.clone()))
+    }
+
+    /// Replaces a record's content with a new version; the old one stays in its history.
+    pub fn edit(&self, who: &UserRef, id: &MemoryId, content: &str) -> Result<Memory> {
+        let content = lifecycle::validate_content(content)?;
+        let embedding = self.embed_one(&content)?;
+        self.store
+            .edit(who, id, Edit { content, embedding }, self.now(), &self.actor)?
+            .ok_or_else(|| Error::NotFound(id.clone()))
+    }
+
+    /// Completely deletes a record and the older records it superseded; returns their ids.
+    pub fn forget(&self, who: &UserRef, id: &MemoryId) -> Result<Vec<MemoryId>> {
+        let removed = self.store.forget(who, id, self.now(), &self.actor)?;
+        if removed.is_empty() {
+            return Err(Error::NotFound(id.clone()));
+        }
+        Ok(removed)
+    }
+
+    /// Completely deletes every record of the user; returns how many.
+    pub fn forget_all(&self, who: &UserRef) -> Result<usize> {
+        Ok(self.store.forget_all(who, self.now(), &self.actor)?)
+    }
+
+    /// Completely deletes expired records of a tenant, or of one user of it.
+    pub fn expire(&self, tenant: &str, user_id: Option<&str>) -> Result<Vec<MemoryId>> {
+        let tenant = mnemo_core::scope::validate_key(tenant, "tenant")?;
+        let user_id = user_id.map(|u| mnemo_core::scope::validate_key(u, "user")).transpose()?;
+        Ok(self.store.expire(&tenant, user_id.as_deref(), self.now(), &self.actor)?)
+    }
+
+    /// The user's settings.
+    pub fn settings(&self, who: &UserRef) -> Result<UserSettings> {
+        Ok(self.store.settings(who)?)
+    }
+
+    /// Replaces the user's settings.
+    pub fn set_settings(&self, who: &UserRef, settings: UserSettings) -> Result<()> {
+        Ok(self.store.set_settings(who, settings, self.now(), &self.actor)?)
+    }
+
+    /// The user's audit trail, newest first.
+    pub fn audit(&self, who: &UserRef, limit: usize) -> Result<Vec<AuditEntry>> {
+        Ok(self.store.audit(who, limit)?)
+    }
+
+    /// Everything stored about the user, as one machine-readable document.
+    pub fn export(&self, who: &UserRef) -> Result<ExportDocument> {
+        Ok(ExportDocument {
+            format: EXPORT_FORMAT.to_owned(),
+            version: EXPORT_VERSION,
+            tenant: who.tenant().to_owned(),
+            user_id: who.user_id().to_owned(),
+            exported_at: self.now(),
+            settings: self.store.settings(who)?,
+            memories: self.store.export(who)?,
+        })
+    }
+
+    /// Restores an export document into `who`, atomically: all of it or nothing.
+    ///
+    /// Vectors made by another embedder than the configured one are recomputed; records
+    /// without a usable vector get one when an embedder is configured.
+    pub fn import(&self, who: &UserRef, document: ExportDocument) -> Result<usize> {
+        document.validate()?;
+        let now = self.now();
+        let mut records: Vec<ExportedMemory> = document.memories;
+        if let Some(embedder) = &self.embedder {
+            for record in &mut records {
+                let current = record.memory.embedding.as_ref().is_some_and(|info| {
+                    info.model == embedder.id()
+                        && info.dims as usize == embedder.dims()
+                        && info.vector.is_some()
+                });
+                if !current {
+                    let embedded = self.embed_one(&record.memory.content)?;
+                    record.memory.embedding = embedded.map(|e| mnemo_core::EmbeddingInfo {
+                        model: e.model,
+                        dims: e.vector.len() as u32,
+                        vector: Some(e.vector),
+                    });
+                }
+            }
+        }
+        let count = self.store.import(who, records, now, &self.actor)?;
+        if document.settings != UserSettings::default() {
+            self.store.set_settings(who, document.settings, now, &self.actor)?;
+        }
+        Ok(count)
+    }
+}
+
+/// A new, time-ordered record id.
+fn new_id() -> MemoryId {
+    MemoryId(uuid::Uuid::now_v7().to_string())
+}
