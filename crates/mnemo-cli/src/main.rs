@@ -115,7 +115,8 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Some(path) => path.clone(),
         None => default_db_path()?,
     };
-    let mnemo = Mnemo::open_sqlite(&db, None, clock, ACTOR)
+    let embedder = mnemo::builtin_embedder()?;
+    let mnemo = Mnemo::open_sqlite(&db, Some(embedder), clock, ACTOR)
         .with_context(|| format!("cannot open {}", db.display()))?;
     match &cli.command {
         Command::Remember(args) => remember(cli, &mnemo, args),

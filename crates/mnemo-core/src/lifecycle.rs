@@ -28,6 +28,15 @@ pub fn normalize_key(text: &str) -> String {
     text.split_whitespace().map(str::to_lowercase).collect::<Vec<_>>().join("_")
 }
 
+/// The number-like tokens of a text (any word containing a digit). Embeddings barely
+/// distinguish "PIN 1234" from "PIN 5678", so two statements are near-duplicates only if
+/// their numbers agree.
+pub fn numbers(text: &str) -> std::collections::BTreeSet<&str> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().any(|c| c.is_ascii_digit()))
+        .collect()
+}
+
 /// Checks memory text: non-empty after trimming and at most [`MAX_CONTENT_BYTES`].
 pub fn validate_content(content: &str) -> Result<String, InvalidInput> {
     let trimmed = content.trim();
@@ -307,10 +316,15 @@ pub fn decide(candidate: &Candidate, context: &WriteContext, now: Timestamp) -> 
     if let Some(existing) = context.same_content.iter().find(|m| !m.is_expired(now)) {
         return Decision::Skip { existing: existing.id.clone(), reason: ReasonCode::Duplicate };
     }
-    if let Some((existing, _)) = context
-        .similar
-        .iter()
-        .find(|(m, cosine)| *cosine >= NEAR_DUPLICATE_COSINE && !m.is_expired(now))
+    let live_same_key = context.same_key.iter().any(|m| !m.is_expired(now));
+    // A keyed statement is settled by its key: a different value is an update, however
+    // similar its wording, so the near-duplicate rule applies only without a live key match.
+    if !live_same_key
+        && let Some((existing, _)) = context.similar.iter().find(|(m, cosine)| {
+            *cosine >= NEAR_DUPLICATE_COSINE
+                && !m.is_expired(now)
+                && numbers(&m.content) == numbers(&candidate.content)
+        })
     {
         return Decision::Skip { existing: existing.id.clone(), reason: ReasonCode::NearDuplicate };
     }
@@ -332,11 +346,7 @@ pub fn decide(candidate: &Candidate, context: &WriteContext, now: Timestamp) -> 
         };
     }
     let supersede: Vec<MemoryId> = context.same_key.iter().map(|m| m.id.clone()).collect();
-    let reason = if context.same_key.iter().any(|m| !m.is_expired(now)) {
-        ReasonCode::NewValue
-    } else {
-        ReasonCode::New
-    };
+    let reason = if live_same_key { ReasonCode::NewValue } else { ReasonCode::New };
     Decision::Insert { status, reason, supersede }
 }
 
@@ -521,6 +531,30 @@ mod tests {
         ));
         let ctx = WriteContext { similar: vec![(old, 0.89)], ..Default::default() };
         assert!(matches!(decide(&c, &ctx, NOW), Decision::Insert { .. }));
+    }
+
+    #[test]
+    fn near_duplicates_must_agree_on_numbers() {
+        let c = candidate("My PIN is 5678", None, SourceType::UserStated);
+        let old = stored("a", candidate("My PIN is 1234", None, SourceType::UserStated));
+        let ctx = WriteContext { similar: vec![(old, 0.99)], ..Default::default() };
+        assert!(matches!(decide(&c, &ctx, NOW), Decision::Insert { .. }));
+    }
+
+    #[test]
+    fn a_similar_new_value_for_a_key_is_an_update_not_a_duplicate() {
+        let key = Some(("user", "home_city"));
+        let old = stored("a", candidate("I live in Dallas", key, SourceType::UserStated));
+        let c = candidate("I live in Austin", key, SourceType::UserStated);
+        let ctx = WriteContext {
+            same_key: vec![old.clone()],
+            similar: vec![(old, 0.95)],
+            ..Default::default()
+        };
+        assert!(matches!(
+            decide(&c, &ctx, NOW),
+            Decision::Insert { reason: ReasonCode::NewValue, .. }
+        ));
     }
 
     #[test]

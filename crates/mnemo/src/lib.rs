@@ -224,6 +224,12 @@ impl Mnemo {
     }
 }
 
+/// The built-in offline embedder (a static model distilled from all-MiniLM-L6-v2).
+#[cfg(feature = "builtin-embedder")]
+pub fn builtin_embedder() -> Result<Arc<dyn Embedder>> {
+    Ok(mnemo_embed::StaticModel::builtin()?)
+}
+
 /// A new, time-ordered record id.
 fn new_id() -> MemoryId {
     MemoryId(uuid::Uuid::now_v7().to_string())

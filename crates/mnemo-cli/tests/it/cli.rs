@@ -122,6 +122,25 @@ fn re_remembering_is_skipped() {
 }
 
 #[test]
+fn near_duplicates_are_skipped_with_the_builtin_model() {
+    let env = Env::new();
+    let id = env.remember("u", "I am allergic to peanuts");
+    let again = env.json(&["remember", "--user", "u", "I'm allergic to peanuts"]);
+    assert_eq!(
+        (again["outcome"].as_str(), again["reason"].as_str()),
+        (Some("skipped"), Some("near_duplicate"))
+    );
+    assert_eq!(again["id"], id.as_str());
+    // Same wording with a different number is new information, not a duplicate.
+    env.remember("u", "My locker number is 1234");
+    let other = env.json(&["remember", "--user", "u", "My locker number is 5678"]);
+    assert_eq!(other["outcome"], "added");
+    let m = env.json(&["get", "--user", "u", &id]);
+    assert_eq!(m["embedding"]["model"], "minilm-l6-m2v-256");
+    assert_eq!(m["embedding"]["dims"], 256);
+}
+
+#[test]
 fn edit_adds_a_version_and_keeps_the_old_one() {
     let env = Env::new();
     let id = env.remember("u", "Works at Acme");
@@ -272,38 +291,47 @@ fn bad_input_fails_with_one_line_and_changes_nothing() {
 fn parallel_writers_in_separate_processes_lose_nothing() {
     let env = Env::new();
     env.remember("warmup", "creates the schema first");
+    let topics = ["sailing", "pottery", "chess", "baking", "cycling", "astronomy", "origami"];
     let writers: Vec<_> = (0..4)
         .map(|w| {
-            let mut cmd = env.command();
-            let script: Vec<String> =
-                (0..15).map(|i| format!("writer {w} fact number {i}")).collect();
-            // Each process writes its facts one by one through separate invocations.
+            let template = env.command();
+            let texts: Vec<String> = (0..15)
+                .map(|i| {
+                    format!("Writer {w} enjoys {} on day {}", topics[i % topics.len()], w * 100 + i)
+                })
+                .collect();
             std::thread::spawn(move || {
-                for text in script {
-                    let out = cmd_output(&mut cmd, &text);
-                    assert_eq!(out, 0);
-                }
+                texts.iter().map(|t| remember_json(&template, t)).collect::<Vec<_>>()
             })
         })
         .collect();
+    let mut added = std::collections::BTreeSet::new();
     for writer in writers {
-        writer.join().unwrap();
+        for out in writer.join().unwrap() {
+            assert!(matches!(out["outcome"].as_str(), Some("added" | "skipped")), "{out}");
+            if out["outcome"] == "added" {
+                added.insert(out["id"].as_str().unwrap().to_owned());
+            }
+        }
     }
+    assert!(added.len() >= 50, "only {} distinct statements added", added.len());
     let listed = env.json(&["list", "--user", "shared"]);
-    assert_eq!(listed["memories"].as_array().unwrap().len(), 60);
+    let stored: std::collections::BTreeSet<String> = listed["memories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(stored, added, "an acknowledged write is missing");
 }
 
-fn cmd_output(template: &mut std::process::Command, text: &str) -> i32 {
-    let program = template.get_program().to_owned();
-    let args: Vec<_> = template.get_args().map(ToOwned::to_owned).collect();
-    let status = std::process::Command::new(program)
-        .args(args)
-        .args(["remember", "--user", "shared", text])
-        .env_remove("MNEMO_USER")
+/// Runs `remember --json` for user `shared` with the template's program and database.
+fn remember_json(template: &std::process::Command, text: &str) -> Value {
+    let output = std::process::Command::new(template.get_program())
+        .args(template.get_args())
+        .args(["--json", "remember", "--user", "shared", text])
         .output()
         .unwrap();
-    if !status.status.success() {
-        eprintln!("{}", String::from_utf8_lossy(&status.stderr));
-    }
-    status.status.code().unwrap_or(-1)
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    serde_json::from_slice(&output.stdout).unwrap()
 }

