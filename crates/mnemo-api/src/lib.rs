@@ -5,8 +5,12 @@
 //! Only these types (and the core record they embed) are serialized for clients.
 #![warn(missing_docs)]
 
+use std::collections::BTreeMap;
+
+use mnemo_core::context::ContextBlock;
 use mnemo_core::lifecycle::Remembered;
 use mnemo_core::ports::{AuditEntry, History};
+use mnemo_core::retrieval::Hit;
 use mnemo_core::{ErrorKind, Memory, MemoryId};
 use serde::Serialize;
 
@@ -39,6 +43,123 @@ impl From<Remembered> for RememberResponse {
 pub struct MemoryList {
     /// The records.
     pub memories: Vec<Memory>,
+}
+
+/// One search result: the memory's fields plus its score parts.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchResult {
+    /// The memory (its `importance` field is the importance used in the score).
+    #[serde(flatten)]
+    pub memory: Memory,
+    /// The blended score.
+    pub score: f64,
+    /// Relevance, 0..1.
+    pub relevance: f64,
+    /// Recency factor, 0..1.
+    pub recency: f64,
+    /// Raw retriever scores, with `--explain`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<Explain>,
+}
+
+/// Raw retriever scores behind a result's relevance.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Explain {
+    /// BM25 score, when the full-text retriever found it.
+    pub bm25: Option<f64>,
+    /// Cosine similarity, when the vector retriever found it.
+    pub cosine: Option<f64>,
+    /// Weighted relevance term.
+    pub relevance_term: f64,
+    /// Weighted recency term.
+    pub recency_term: f64,
+    /// Weighted importance term.
+    pub importance_term: f64,
+}
+
+/// Search results: `{"results":[...]}`, best first.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchResponse {
+    /// The results.
+    pub results: Vec<SearchResult>,
+}
+
+impl SearchResponse {
+    /// Builds the response; `weights` (relevance, recency, importance) fill `explain` when given.
+    pub fn new(hits: Vec<Hit>, explain_weights: Option<(f64, f64, f64)>) -> Self {
+        let results = hits
+            .into_iter()
+            .map(|hit| SearchResult {
+                explain: explain_weights.map(|(wr, wc, wi)| Explain {
+                    bm25: hit.bm25,
+                    cosine: hit.cosine,
+                    relevance_term: wr * hit.parts.relevance,
+                    recency_term: wc * hit.parts.recency,
+                    importance_term: wi * hit.parts.importance,
+                }),
+                score: hit.parts.score,
+                relevance: hit.parts.relevance,
+                recency: hit.parts.recency,
+                memory: hit.memory,
+            })
+            .collect();
+        Self { results }
+    }
+}
+
+/// One section of a context block.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ContextPartBody {
+    /// The section's text.
+    pub text: String,
+    /// Its tokens.
+    pub tokens: usize,
+    /// Memory ids in it.
+    pub memory_ids: Vec<MemoryId>,
+}
+
+/// A context block: `{"parts": {...}, "total_tokens", "rendered", "memory_ids", ...}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ContextResponse {
+    /// Sections by name.
+    pub parts: BTreeMap<String, ContextPartBody>,
+    /// Tokens of `rendered`.
+    pub total_tokens: usize,
+    /// The budget.
+    pub budget: usize,
+    /// The tokenizer that counted.
+    pub tokenizer: String,
+    /// The block to put into a prompt (empty when nothing is relevant or fits).
+    pub rendered: String,
+    /// Every memory id in the block.
+    pub memory_ids: Vec<MemoryId>,
+}
+
+impl ContextResponse {
+    /// Builds the response from a block and the tokenizer's name.
+    pub fn new(block: ContextBlock, tokenizer: &str) -> Self {
+        Self {
+            parts: block
+                .parts
+                .into_iter()
+                .map(|p| {
+                    (
+                        p.name,
+                        ContextPartBody {
+                            text: p.text,
+                            tokens: p.tokens,
+                            memory_ids: p.memory_ids,
+                        },
+                    )
+                })
+                .collect(),
+            total_tokens: block.total_tokens,
+            budget: block.budget,
+            tokenizer: tokenizer.to_owned(),
+            rendered: block.rendered,
+            memory_ids: block.memory_ids,
+        }
+    }
 }
 
 /// A record's history: the record, its earlier versions and the records it superseded.

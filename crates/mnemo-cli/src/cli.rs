@@ -36,6 +36,10 @@ pub(crate) struct Cli {
 pub(crate) enum Command {
     /// Store one statement, through the policy gate and the consistency rules.
     Remember(Box<RememberArgs>),
+    /// Find the memories relevant to a query (hybrid full-text + vector, blended score).
+    Search(SearchArgs),
+    /// Print a prompt-ready memory block for a query, within a token budget.
+    Context(ContextArgs),
     /// List a user's memories, newest first.
     List(ListArgs),
     /// Show one memory.
@@ -164,4 +168,37 @@ pub(crate) struct ListArgs {
     /// Include memories past their expiry.
     #[arg(long)]
     pub(crate) include_expired: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SearchArgs {
+    /// The query.
+    pub(crate) query: String,
+    /// How many results at most.
+    #[arg(short = 'k', long, default_value_t = 10)]
+    pub(crate) k: usize,
+    /// Only this kind.
+    #[arg(long)]
+    pub(crate) kind: Option<String>,
+    /// Only this scope.
+    #[arg(long)]
+    pub(crate) scope: Option<String>,
+    /// Minimum relevance (0..1) before blending.
+    #[arg(long)]
+    pub(crate) min_relevance: Option<f64>,
+    /// Show the raw retriever scores and weighted terms behind each score.
+    #[arg(long)]
+    pub(crate) explain: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ContextArgs {
+    /// The request the context is for.
+    pub(crate) query: String,
+    /// Token budget for the whole block.
+    #[arg(long, default_value_t = 1000)]
+    pub(crate) budget: usize,
+    /// Tokenizer that counts the budget: cl100k or o200k.
+    #[arg(long, default_value = "o200k")]
+    pub(crate) tokenizer: String,
 }

@@ -23,7 +23,7 @@ use mnemo::core::{
 use mnemo::{Mnemo, SystemClock};
 use mnemo_api as api;
 
-use crate::cli::{Cli, Command, ListArgs, RememberArgs, Switch};
+use crate::cli::{Cli, Command, ContextArgs, ListArgs, RememberArgs, SearchArgs, Switch};
 
 const ACTOR: &str = "cli";
 
@@ -121,6 +121,8 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
     match &cli.command {
         Command::Remember(args) => remember(cli, &mnemo, args),
         Command::List(args) => list(cli, &mnemo, args),
+        Command::Search(args) => search(cli, &mnemo, args),
+        Command::Context(args) => context(cli, &mnemo, args),
         Command::Get { id } => {
             let memory = mnemo.get(&user(cli)?, &MemoryId(id.clone()))?;
             if cli.json {
@@ -257,6 +259,46 @@ fn remember(cli: &Cli, mnemo: &Mnemo, args: &RememberArgs) -> anyhow::Result<()>
     }
     let mut lines = vec![line];
     lines.extend(result.superseded.iter().map(|id| format!("superseded {id}")));
+    output::lines(lines)
+}
+
+fn search(cli: &Cli, mnemo: &Mnemo, args: &SearchArgs) -> anyhow::Result<()> {
+    let request = mnemo::SearchRequest {
+        query: args.query.clone(),
+        k: args.k,
+        filter: mnemo::core::ports::SearchFilter {
+            kind: args.kind.as_deref().map(str::parse).transpose()?,
+            scope: args.scope.as_deref().map(str::parse).transpose()?,
+            exclude_sensitive: false,
+        },
+        min_relevance: args.min_relevance,
+    };
+    let hits = mnemo.search(&user(cli)?, &request)?;
+    let w = mnemo.retrieval().weights;
+    let weights = args.explain.then_some((w.relevance, w.recency, w.importance));
+    let response = api::SearchResponse::new(hits, weights);
+    if cli.json {
+        return output::json(&response);
+    }
+    output::lines(response.results.iter().map(output::search_line))
+}
+
+fn context(cli: &Cli, mnemo: &Mnemo, args: &ContextArgs) -> anyhow::Result<()> {
+    let tokenizer = mnemo::Tokenizer::new(args.tokenizer.parse()?)?;
+    let block = mnemo.context(&user(cli)?, &args.query, args.budget, &tokenizer)?;
+    let response =
+        api::ContextResponse::new(block, mnemo::core::context::TokenCounter::name(&tokenizer));
+    if cli.json {
+        return output::json(&response);
+    }
+    let mut lines = vec![response.rendered.clone()];
+    lines.push(format!(
+        "({} of {} tokens, {}; memories: {})",
+        response.total_tokens,
+        response.budget,
+        response.tokenizer,
+        response.memory_ids.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+    ));
     output::lines(lines)
 }
 

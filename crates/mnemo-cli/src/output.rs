@@ -44,6 +44,27 @@ pub(crate) fn memory_line(m: &Memory) -> String {
     format!("{}  [{} {}{}]  {}{}", m.id, m.kind, m.status, key, m.content, expiry)
 }
 
+/// One line per search result, with its score and, with `--explain`, how it was made.
+pub(crate) fn search_line(r: &mnemo_api::SearchResult) -> String {
+    let mut line =
+        format!("{:.3}  {}  [{}]  {}", r.score, r.memory.id, r.memory.kind, r.memory.content);
+    if let Some(e) = &r.explain {
+        let opt = |v: Option<f64>| v.map_or("-".to_owned(), |x| format!("{x:.3}"));
+        line.push_str(&format!(
+            "\n       relevance {:.3} (bm25 {}, cosine {}) -> {:.3}; recency {:.3} -> {:.3}; importance {:.2} -> {:.3}",
+            r.relevance,
+            opt(e.bm25),
+            opt(e.cosine),
+            e.relevance_term,
+            r.recency,
+            e.recency_term,
+            r.memory.importance,
+            e.importance_term
+        ));
+    }
+    line
+}
+
 /// Every field of a memory, one per line.
 pub(crate) fn memory_detail(m: &Memory) -> Vec<String> {
     let opt = |v: Option<String>| v.unwrap_or_else(|| "-".to_owned());

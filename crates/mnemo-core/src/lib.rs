@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 pub mod clock;
+pub mod context;
 pub mod duration;
 pub mod error;
 pub mod export;
@@ -15,6 +16,7 @@ pub mod limits;
 pub mod policy;
 pub mod ports;
 pub mod record;
+pub mod retrieval;
 pub mod scope;
 pub mod scoring;
 

@@ -303,6 +303,52 @@ pub trait Store: Send + Sync {
 
     /// The user's audit entries, newest first, at most `limit`.
     fn audit(&self, who: &UserRef, limit: usize) -> Result<Vec<AuditEntry>, PortError>;
+
+    /// Full-text (BM25) candidates among the user's retrievable records (see
+    /// [`SearchFilter`]), best first, at most `limit`. `terms` are plain words; any of them
+    /// may match. Scores are positive, higher is better.
+    fn search_lexical(
+        &self,
+        who: &UserRef,
+        terms: &[String],
+        filter: &SearchFilter,
+        now: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<Scored>, PortError>;
+
+    /// Vector candidates among the user's retrievable records, by cosine similarity to
+    /// `query` (which must come from the store's embedder), best first, at most `limit`.
+    fn search_vector(
+        &self,
+        who: &UserRef,
+        query: &Embedded,
+        filter: &SearchFilter,
+        now: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<Scored>, PortError>;
+
+    /// Records that `ids` were used in a response at `now` (their `last_used_at`).
+    fn mark_used(&self, who: &UserRef, ids: &[MemoryId], now: Timestamp) -> Result<(), PortError>;
+}
+
+/// Which records a search may return. Only `active`, unexpired records are ever candidates.
+#[derive(Debug, Clone, Default)]
+pub struct SearchFilter {
+    /// Only this kind.
+    pub kind: Option<Kind>,
+    /// Only this scope.
+    pub scope: Option<Scope>,
+    /// Leave out `sensitive` records.
+    pub exclude_sensitive: bool,
+}
+
+/// A candidate record and its raw score from one retriever.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scored {
+    /// The record.
+    pub memory: Memory,
+    /// The retriever's score (BM25 or cosine); higher is better.
+    pub score: f64,
 }
 
 /// Turns text into vectors.

@@ -17,12 +17,14 @@ use mnemo_core::lifecycle::{Candidate, Decision, WriteContext};
 use mnemo_core::policy::{ReasonCode, UserSettings};
 use mnemo_core::ports::{
     AuditAction, AuditEntry, Edit, Embedded, ExportedMemory, History, ListFilter, NewRecord,
-    PortError, Store, StoreCaps, WriteReceipt, audit_action_for,
+    PortError, Scored, SearchFilter, Store, StoreCaps, WriteReceipt, audit_action_for,
 };
 use mnemo_core::{
     ErrorKind, Memory, MemoryId, MemoryVersion, Status, Timestamp, UserRef, lifecycle,
 };
-use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
+use rusqlite::{
+    Connection, OptionalExtension, Transaction, TransactionBehavior, named_params, params,
+};
 
 use codec::{
     MEMORY_COLUMNS, MEMORY_FROM, blob_to_vector, content_hash, memory_from_row, to_json,
@@ -188,6 +190,27 @@ impl SqliteStore {
         scrub_wal(&conn)?;
         Ok(value)
     }
+}
+
+/// Which records a search may return, over the named parameters `:tenant`, `:user`, `:now`,
+/// `:kind` and `:scope` (NULL for any) and `:exclude_sensitive`.
+const RETRIEVABLE: &str = "m.tenant = :tenant AND m.user_id = :user
+    AND m.status = 'active'
+    AND (m.expires_at IS NULL OR m.expires_at > :now)
+    AND (:kind IS NULL OR m.kind = :kind)
+    AND (:scope IS NULL OR m.scope = :scope)
+    AND (NOT :exclude_sensitive OR m.sensitivity = 'normal')";
+
+/// An FTS5 query matching any of `terms`, each quoted so no term is read as syntax; `None`
+/// when no term has a letter or digit.
+fn fts_query(terms: &[String]) -> Option<String> {
+    let quoted: Vec<String> = terms
+        .iter()
+        .map(|t| t.chars().filter(|c| c.is_alphanumeric()).collect::<String>())
+        .filter(|t| !t.is_empty())
+        .map(|t| format!("\"{t}\""))
+        .collect();
+    (!quoted.is_empty()).then(|| quoted.join(" OR "))
 }
 
 /// Copies every WAL frame into the main file and truncates the WAL to zero bytes.
@@ -912,5 +935,109 @@ impl Store for SqliteStore {
             });
         }
         Ok(out)
+    }
+
+    fn search_lexical(
+        &self,
+        who: &UserRef,
+        terms: &[String],
+        filter: &SearchFilter,
+        now: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<Scored>, PortError> {
+        let Some(query) = fts_query(terms) else { return Ok(Vec::new()) };
+        let conn = self.lock();
+        let kind = filter.kind.map(|k| k.as_str());
+        let scope = filter.scope.as_ref().map(ToString::to_string);
+        let sql = format!(
+            "SELECT {MEMORY_COLUMNS}, -bm25(memory_fts) AS score
+               FROM memory_fts f
+               JOIN memories m ON m.rowid = f.rowid
+               LEFT JOIN memory_vectors v ON v.memory_rowid = m.rowid
+              WHERE memory_fts MATCH :query AND {RETRIEVABLE}
+              ORDER BY bm25(memory_fts) LIMIT :limit"
+        );
+        let run = || -> Result<Vec<Scored>> {
+            let mut stmt = conn.prepare_cached(&sql)?;
+            let rows = stmt.query_map(
+                named_params! {
+                    ":query": query,
+                    ":tenant": who.tenant(),
+                    ":user": who.user_id(),
+                    ":now": now.as_millis(),
+                    ":kind": kind,
+                    ":scope": scope,
+                    ":exclude_sensitive": filter.exclude_sensitive,
+                    ":limit": limit as i64,
+                },
+                |r| Ok(Scored { memory: memory_from_row(r)?.1, score: r.get(31)? }),
+            )?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        };
+        Ok(run()?)
+    }
+
+    fn search_vector(
+        &self,
+        who: &UserRef,
+        query: &Embedded,
+        filter: &SearchFilter,
+        now: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<Scored>, PortError> {
+        let conn = self.lock();
+        check_vector(&conn, query)?;
+        let kind = filter.kind.map(|k| k.as_str());
+        let scope = filter.scope.as_ref().map(ToString::to_string);
+        let sql = format!(
+            "SELECT m.rowid, v.vector FROM memories m
+               JOIN memory_vectors v ON v.memory_rowid = m.rowid
+              WHERE {RETRIEVABLE}"
+        );
+        let mut best: Vec<(i64, f32)> = Vec::new();
+        {
+            let mut stmt = conn.prepare_cached(&sql).map_err(StoreError::from)?;
+            let rows = stmt
+                .query_map(
+                    named_params! {
+                        ":tenant": who.tenant(),
+                        ":user": who.user_id(),
+                        ":now": now.as_millis(),
+                        ":kind": kind,
+                        ":scope": scope,
+                        ":exclude_sensitive": filter.exclude_sensitive,
+                    },
+                    |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?)),
+                )
+                .map_err(StoreError::from)?;
+            for row in rows {
+                let (rowid, blob) = row.map_err(StoreError::from)?;
+                if let Some(vector) = blob_to_vector(&blob) {
+                    best.push((rowid, cosine(&query.vector, &vector)));
+                }
+            }
+        }
+        best.sort_by(|a, b| b.1.total_cmp(&a.1));
+        best.truncate(limit);
+        let mut out = Vec::with_capacity(best.len());
+        for (rowid, similarity) in best {
+            if let Some((_, memory)) = query_memories(&conn, "m.rowid = ?1", &[&rowid])?.pop() {
+                out.push(Scored { memory, score: f64::from(similarity) });
+            }
+        }
+        Ok(out)
+    }
+
+    fn mark_used(&self, who: &UserRef, ids: &[MemoryId], now: Timestamp) -> Result<(), PortError> {
+        Ok(self.write_tx(|tx| {
+            for id in ids {
+                tx.execute(
+                    "UPDATE memories SET last_used_at = ?1
+                      WHERE tenant = ?2 AND user_id = ?3 AND id = ?4",
+                    params![now.as_millis(), who.tenant(), who.user_id(), id.0],
+                )?;
+            }
+            Ok(())
+        })?)
     }
 }

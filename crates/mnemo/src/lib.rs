@@ -6,19 +6,25 @@
 #![warn(missing_docs)]
 
 mod error;
+mod tokens;
 
 use std::path::Path;
 use std::sync::Arc;
 
 pub use error::Error;
 pub use mnemo_core as core;
+use mnemo_core::context::{ContextBlock, TokenCounter, assemble};
 use mnemo_core::export::{EXPORT_FORMAT, EXPORT_VERSION, ExportDocument};
 use mnemo_core::lifecycle::{self, Candidate, CandidateFields, Outcome, Remembered};
 use mnemo_core::policy::{ReasonCode, UserSettings};
 use mnemo_core::ports::{
-    AuditEntry, Edit, Embedded, Embedder, ExportedMemory, History, ListFilter, NewRecord, Store,
+    AuditEntry, Edit, Embedded, Embedder, ExportedMemory, History, ListFilter, NewRecord,
+    SearchFilter, Store,
 };
+use mnemo_core::retrieval::{Hit, RetrievalConfig, query_terms, rank};
 use mnemo_core::{Clock, Memory, MemoryId, Timestamp, UserRef};
+use mnemo_core::{Kind, Status};
+pub use tokens::{Tokenizer, TokenizerName};
 
 /// The result type of library operations.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -33,6 +39,24 @@ impl Clock for SystemClock {
     }
 }
 
+/// Most profile records put into every context block.
+pub const PROFILE_LIMIT: usize = 20;
+/// Most results one search returns.
+pub const MAX_K: usize = 100;
+
+/// A search request.
+#[derive(Debug, Clone)]
+pub struct SearchRequest {
+    /// The query text.
+    pub query: String,
+    /// How many results at most (1..=[`MAX_K`]).
+    pub k: usize,
+    /// Kind, scope and sensitivity filters.
+    pub filter: SearchFilter,
+    /// Overrides the configured minimum relevance.
+    pub min_relevance: Option<f64>,
+}
+
 /// A memory notebook over a store, an optional embedder and a clock.
 #[derive(Clone)]
 pub struct Mnemo {
@@ -40,6 +64,7 @@ pub struct Mnemo {
     embedder: Option<Arc<dyn Embedder>>,
     clock: Arc<dyn Clock>,
     actor: String,
+    retrieval: RetrievalConfig,
 }
 
 impl std::fmt::Debug for Mnemo {
@@ -59,7 +84,18 @@ impl Mnemo {
         clock: Arc<dyn Clock>,
         actor: impl Into<String>,
     ) -> Self {
-        Self { store, embedder, clock, actor: actor.into() }
+        Self { store, embedder, clock, actor: actor.into(), retrieval: RetrievalConfig::default() }
+    }
+
+    /// Replaces the read path's tuning (weights, half-life, gate, candidate counts).
+    pub fn with_retrieval(mut self, retrieval: RetrievalConfig) -> Self {
+        self.retrieval = retrieval;
+        self
+    }
+
+    /// The read path's tuning.
+    pub fn retrieval(&self) -> &RetrievalConfig {
+        &self.retrieval
     }
 
     /// Opens the embedded SQLite store at `path` (created if missing).
@@ -161,6 +197,93 @@ impl Mnemo {
         let tenant = mnemo_core::scope::validate_key(tenant, "tenant")?;
         let user_id = user_id.map(|u| mnemo_core::scope::validate_key(u, "user")).transpose()?;
         Ok(self.store.expire(&tenant, user_id.as_deref(), self.now(), &self.actor)?)
+    }
+
+    /// Finds the user's memories relevant to a query: filtered candidates from full-text and
+    /// vector search, fused, gated by minimum relevance, ranked by the blended score. Records
+    /// what it returns as used. Empty when memory is off for the user or nothing is relevant.
+    pub fn search(&self, who: &UserRef, request: &SearchRequest) -> Result<Vec<Hit>> {
+        let hits = self.rank_candidates(who, request)?;
+        let ids: Vec<MemoryId> = hits.iter().map(|h| h.memory.id.clone()).collect();
+        if !ids.is_empty() {
+            self.store.mark_used(who, &ids, self.now())?;
+        }
+        Ok(hits)
+    }
+
+    fn rank_candidates(&self, who: &UserRef, request: &SearchRequest) -> Result<Vec<Hit>> {
+        if request.k == 0 || request.k > MAX_K {
+            return Err(
+                mnemo_core::error::InvalidInput::new("k", format!("must be 1..={MAX_K}")).into()
+            );
+        }
+        let query = lifecycle::validate_content(&request.query)
+            .map_err(|e| mnemo_core::error::InvalidInput::new("query", e.problem))?;
+        let mut config = self.retrieval;
+        if let Some(min) = request.min_relevance {
+            config.min_relevance = lifecycle::validate_unit(min, "min_relevance")?;
+        }
+        if !self.store.settings(who)?.memory_enabled {
+            return Ok(Vec::new());
+        }
+        let now = self.now();
+        let terms = query_terms(&query);
+        let lexical =
+            self.store.search_lexical(who, &terms, &request.filter, now, config.candidates)?;
+        let semantic = match self.embed_one(&query)? {
+            Some(embedded) => {
+                self.store.search_vector(who, &embedded, &request.filter, now, config.candidates)?
+            }
+            None => Vec::new(),
+        };
+        let mut hits = rank(lexical, semantic, &config, now);
+        hits.truncate(request.k);
+        Ok(hits)
+    }
+
+    /// The user's profile records (always part of context), newest first, at most
+    /// [`PROFILE_LIMIT`].
+    pub fn profile(&self, who: &UserRef) -> Result<Vec<Memory>> {
+        if !self.store.settings(who)?.memory_enabled {
+            return Ok(Vec::new());
+        }
+        let filter = ListFilter {
+            kind: Some(Kind::Profile),
+            status: Some(Status::Active),
+            ..Default::default()
+        };
+        let mut profile = self.store.list(who, &filter, self.now())?;
+        profile.truncate(PROFILE_LIMIT);
+        Ok(profile)
+    }
+
+    /// A prompt-ready memory block for `query`: the profile, then relevant memories, within
+    /// `budget` tokens as counted by `counter`. Records the memories it used.
+    pub fn context(
+        &self,
+        who: &UserRef,
+        query: &str,
+        budget: usize,
+        counter: &dyn TokenCounter,
+    ) -> Result<ContextBlock> {
+        let profile = self.profile(who)?;
+        let request = SearchRequest {
+            query: query.to_owned(),
+            k: MAX_K.min(50),
+            filter: SearchFilter::default(),
+            min_relevance: None,
+        };
+        let relevant: Vec<Memory> =
+            self.rank_candidates(who, &request)?.into_iter().map(|h| h.memory).collect();
+        let block = assemble(
+            &[("profile", "Profile", &profile), ("memories", "Relevant memories", &relevant)],
+            budget,
+            counter,
+        );
+        if !block.memory_ids.is_empty() {
+            self.store.mark_used(who, &block.memory_ids, self.now())?;
+        }
+        Ok(block)
     }
 
     /// The user's settings.

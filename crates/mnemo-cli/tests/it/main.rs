@@ -4,6 +4,7 @@
 mod cli;
 mod deletion;
 mod isolation;
+mod search;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
