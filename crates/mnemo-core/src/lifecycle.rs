@@ -296,6 +296,13 @@ pub enum Decision {
     },
 }
 
+/// Whether a stored record can duplicate the candidate at all. An episodic record is an
+/// event: the same words said in two different messages are two events, so episodic
+/// records with different source references are never duplicates of each other.
+fn same_occurrence(candidate: &Candidate, stored: &Memory) -> bool {
+    candidate.kind != Kind::Episodic || candidate.source.source_ref == stored.source.source_ref
+}
+
 /// Applies the policy gate, duplicate detection and conflict precedence to a candidate.
 ///
 /// Precedence: a direct user statement replaces any older value of its key; any other
@@ -313,7 +320,9 @@ pub fn decide(candidate: &Candidate, context: &WriteContext, now: Timestamp) -> 
         GateVerdict::Allow => Status::Active,
         GateVerdict::Hold(_) => Status::Pending,
     };
-    if let Some(existing) = context.same_content.iter().find(|m| !m.is_expired(now)) {
+    if let Some(existing) =
+        context.same_content.iter().find(|m| !m.is_expired(now) && same_occurrence(candidate, m))
+    {
         return Decision::Skip { existing: existing.id.clone(), reason: ReasonCode::Duplicate };
     }
     let live_same_key = context.same_key.iter().any(|m| !m.is_expired(now));
@@ -323,6 +332,7 @@ pub fn decide(candidate: &Candidate, context: &WriteContext, now: Timestamp) -> 
         && let Some((existing, _)) = context.similar.iter().find(|(m, cosine)| {
             *cosine >= NEAR_DUPLICATE_COSINE
                 && !m.is_expired(now)
+                && same_occurrence(candidate, m)
                 && numbers(&m.content) == numbers(&candidate.content)
         })
     {
@@ -531,6 +541,26 @@ mod tests {
         ));
         let ctx = WriteContext { similar: vec![(old, 0.89)], ..Default::default() };
         assert!(matches!(decide(&c, &ctx, NOW), Decision::Insert { .. }));
+    }
+
+    #[test]
+    fn episodes_from_different_messages_are_not_duplicates() {
+        let mut turn = candidate("Thanks, see you!", None, SourceType::UserStated);
+        turn.kind = Kind::Episodic;
+        turn.source.source_ref = Some("D1:5".into());
+        let mut earlier = turn.clone();
+        earlier.source.source_ref = Some("D1:2".into());
+        let old = stored("a", earlier);
+        let ctx = WriteContext {
+            same_content: vec![old.clone()],
+            similar: vec![(old.clone(), 1.0)],
+            ..Default::default()
+        };
+        assert!(matches!(decide(&turn, &ctx, NOW), Decision::Insert { .. }));
+        let mut replay = turn.clone();
+        replay.source.source_ref = Some("D1:2".into());
+        let ctx = WriteContext { same_content: vec![old], ..Default::default() };
+        assert!(matches!(decide(&replay, &ctx, NOW), Decision::Skip { .. }));
     }
 
     #[test]

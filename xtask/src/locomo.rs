@@ -1,0 +1,251 @@
+//! The LoCoMo retrieval benchmark. Each conversation is one user; each turn is remembered as
+//! an episodic memory ("Speaker: text", plus the image caption when the turn shares one)
+//! whose source ref is the turn's `dia_id` and whose `valid_from` is its session's date. Each
+//! question of categories 1-4 is searched (k = 20, no relevance gate) and scored against its
+//! evidence turns: any@k, all@k, NDCG@10, per category, and search latency.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, format_err};
+use mnemo::core::lifecycle::CandidateFields;
+use mnemo::core::ports::SearchFilter;
+use mnemo::core::{FixedClock, Kind, Source, SourceType, Timestamp, UserRef};
+use mnemo::{Mnemo, SearchRequest};
+use serde_json::Value;
+
+const KS: [usize; 4] = [1, 5, 10, 20];
+const CATEGORIES: [(u64, &str); 4] =
+    [(1, "multi-hop"), (2, "temporal"), (3, "open-domain"), (4, "single-hop")];
+
+#[derive(Default, serde::Serialize)]
+struct Tally {
+    questions: usize,
+    any: [usize; 4],
+    all: [usize; 4],
+    ndcg10: f64,
+}
+
+impl Tally {
+    fn add(&mut self, ranked: &[String], evidence: &HashSet<String>) {
+        self.questions += 1;
+        for (i, k) in KS.iter().enumerate() {
+            let found = ranked.iter().take(*k).filter(|r| evidence.contains(*r)).count();
+            self.any[i] += usize::from(found > 0);
+            self.all[i] += usize::from(found == evidence.len());
+        }
+        let dcg: f64 = ranked
+            .iter()
+            .take(10)
+            .enumerate()
+            .filter(|(_, r)| evidence.contains(*r))
+            .map(|(i, _)| 1.0 / (i as f64 + 2.0).log2())
+            .sum();
+        let ideal: f64 = (0..evidence.len().min(10)).map(|i| 1.0 / (i as f64 + 2.0).log2()).sum();
+        self.ndcg10 += dcg / ideal;
+    }
+
+    fn row(&self, name: &str) -> String {
+        let n = self.questions.max(1) as f64;
+        let rate = |x: usize| format!("{:.3}", x as f64 / n);
+        format!(
+            "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.3} |",
+            self.questions,
+            rate(self.any[0]),
+            rate(self.any[1]),
+            rate(self.any[2]),
+            rate(self.any[3]),
+            rate(self.all[0]),
+            rate(self.all[1]),
+            rate(self.all[2]),
+            rate(self.all[3]),
+            self.ndcg10 / n
+        )
+    }
+}
+
+/// Parses LoCoMo's session time, e.g. `1:56 pm on 8 May, 2023`.
+fn session_time(text: &str) -> anyhow::Result<Timestamp> {
+    let bad = || format_err!("unreadable session time `{text}`");
+    let (clock, date) = text.split_once(" on ").ok_or_else(bad)?;
+    let (hm, meridiem) = clock.trim().split_once(' ').ok_or_else(bad)?;
+    let (h, m) = hm.split_once(':').ok_or_else(bad)?;
+    let mut hour: u32 = h.parse()?;
+    let minute: u32 = m.parse()?;
+    match meridiem.to_lowercase().as_str() {
+        "pm" if hour != 12 => hour += 12,
+        "am" if hour == 12 => hour = 0,
+        _ => {}
+    }
+    let parts: Vec<&str> = date.split([' ', ',']).filter(|p| !p.is_empty()).collect();
+    let [day, month, year] = parts.as_slice() else { return Err(bad()) };
+    const MONTHS: [&str; 12] = [
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    ];
+    let month = MONTHS.iter().position(|m| *m == month.to_lowercase()).ok_or_else(bad)? + 1;
+    let rfc = format!("{year}-{month:02}-{:02}T{hour:02}:{minute:02}:00Z", day.parse::<u32>()?);
+    Ok(Timestamp::parse(&rfc, "session time")?)
+}
+
+/// The text stored for a turn.
+fn turn_text(turn: &Value) -> Option<String> {
+    let speaker = turn["speaker"].as_str()?;
+    let mut text = format!("{speaker}: {}", turn["text"].as_str().unwrap_or_default().trim());
+    if let Some(caption) = turn["blip_caption"].as_str() {
+        text.push_str(&format!(" [shares an image: {caption}]"));
+    }
+    Some(text)
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[index]
+}
+
+pub(crate) fn run(data: &Path, json_out: Option<&Path>) -> anyhow::Result<()> {
+    let raw =
+        std::fs::read_to_string(data).with_context(|| format!("cannot read {}", data.display()))?;
+    let samples: Vec<Value> =
+        serde_json::from_str(&raw).context("LoCoMo file is not a JSON list")?;
+    let dir = tempfile::tempdir()?;
+    let db = dir.path().join("locomo.db");
+    // All memories are written at one instant, so recency is equal for every turn and the
+    // ranking measures retrieval alone.
+    let clock = Arc::new(FixedClock(Timestamp::parse("2024-01-01T00:00:00Z", "clock")?));
+    let embedder = mnemo::builtin_embedder()?;
+    let mnemo = Mnemo::open_sqlite(&db, Some(embedder), clock, "locomo")?;
+
+    let mut overall = Tally::default();
+    let mut per_category: BTreeMap<u64, Tally> = BTreeMap::new();
+    let mut latencies_ms = Vec::new();
+    let mut ingested = 0usize;
+    let ingest_start = Instant::now();
+    let mut skipped_questions = 0usize;
+    for sample in &samples {
+        let id = sample["sample_id"].as_str().ok_or_else(|| format_err!("sample without id"))?;
+        let who = UserRef::new("locomo", id)?;
+        let conversation = &sample["conversation"];
+        let mut turn_ids = HashSet::new();
+        let mut session = 1;
+        while let Some(turns) = conversation[format!("session_{session}")].as_array() {
+            let date = conversation[format!("session_{session}_date_time")]
+                .as_str()
+                .map(session_time)
+                .transpose()?;
+            for turn in turns {
+                let (Some(text), Some(dia)) = (turn_text(turn), turn["dia_id"].as_str()) else {
+                    continue;
+                };
+                let mut metadata = BTreeMap::new();
+                if let Some(speaker) = turn["speaker"].as_str() {
+                    metadata.insert("speaker".to_owned(), speaker.to_owned());
+                }
+                let fields = CandidateFields {
+                    kind: Some(Kind::Episodic),
+                    content: text,
+                    session_id: Some(format!("session_{session}")),
+                    source: Some(Source {
+                        source_type: SourceType::UserStated,
+                        source_ref: Some(dia.to_owned()),
+                        captured_at: date.unwrap_or_else(|| mnemo.now()),
+                        extractor: None,
+                    }),
+                    valid_from: date,
+                    metadata,
+                    ..Default::default()
+                };
+                let outcome = mnemo.remember(&who, fields)?;
+                anyhow::ensure!(
+                    outcome.id.is_some(),
+                    "turn {dia} of {id} not stored: {:?}",
+                    outcome.reason
+                );
+                turn_ids.insert(dia.to_owned());
+                ingested += 1;
+            }
+            session += 1;
+        }
+        for qa in sample["qa"].as_array().into_iter().flatten() {
+            let category = qa["category"].as_u64().unwrap_or(0);
+            if !(1..=4).contains(&category) {
+                continue;
+            }
+            let evidence: HashSet<String> = qa["evidence"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .flat_map(|e| e.split(';').map(|p| p.trim().to_owned()).collect::<Vec<_>>())
+                .filter(|e| turn_ids.contains(e))
+                .collect();
+            let Some(question) = qa["question"].as_str() else { continue };
+            if evidence.is_empty() {
+                skipped_questions += 1;
+                continue;
+            }
+            let request = SearchRequest {
+                query: question.to_owned(),
+                k: 20,
+                filter: SearchFilter::default(),
+                min_relevance: Some(0.0),
+            };
+            let start = Instant::now();
+            let hits = mnemo.search(&who, &request)?;
+            latencies_ms.push(start.elapsed().as_secs_f64() * 1000.0);
+            let ranked: Vec<String> =
+                hits.iter().filter_map(|h| h.memory.source.source_ref.clone()).collect();
+            overall.add(&ranked, &evidence);
+            per_category.entry(category).or_default().add(&ranked, &evidence);
+        }
+    }
+    let ingest_secs = ingest_start.elapsed().as_secs_f64();
+    latencies_ms.sort_by(f64::total_cmp);
+    println!(
+        "LoCoMo retrieval: {} conversations, {ingested} turns, {} questions ({skipped_questions} skipped: no valid evidence)",
+        samples.len(),
+        overall.questions
+    );
+    println!();
+    println!(
+        "| category | n | any@1 | any@5 | any@10 | any@20 | all@1 | all@5 | all@10 | all@20 | NDCG@10 |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    for (category, name) in CATEGORIES {
+        if let Some(t) = per_category.get(&category) {
+            println!("{}", t.row(&format!("{category} {name}")));
+        }
+    }
+    println!("{}", overall.row("all"));
+    println!();
+    let (p50, p95) = (percentile(&latencies_ms, 0.5), percentile(&latencies_ms, 0.95));
+    println!(
+        "search latency (ms, in-process, k=20, includes recording last_used_at): p50 {p50:.2}, p95 {p95:.2}"
+    );
+    println!("ingest+search wall time {ingest_secs:.1} s");
+    if let Some(path) = json_out {
+        let figures = serde_json::json!({
+            "overall": overall,
+            "per_category": per_category,
+            "latency_ms": {"p50": p50, "p95": p95},
+            "turns": ingested,
+        });
+        std::fs::write(path, serde_json::to_string_pretty(&figures)?)?;
+    }
+    Ok(())
+}

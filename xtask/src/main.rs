@@ -1,0 +1,43 @@
+//! Project tasks: `cargo xtask eval locomo` measures retrieval quality and latency on the
+//! LoCoMo benchmark through the real library (SQLite store, built-in embedder).
+
+mod locomo;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(name = "xtask")]
+struct Cli {
+    #[command(subcommand)]
+    task: Task,
+}
+
+#[derive(Debug, Subcommand)]
+enum Task {
+    /// Retrieval evaluations.
+    Eval {
+        #[command(subcommand)]
+        eval: Eval,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum Eval {
+    /// LoCoMo: every turn an episodic memory, every category 1-4 question a query.
+    Locomo {
+        /// The LoCoMo JSON file.
+        #[arg(long, default_value = "../shared/data/locomo/locomo-dev.json")]
+        data: PathBuf,
+        /// Also write the figures as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+}
+
+fn main() -> anyhow::Result<()> {
+    match Cli::parse().task {
+        Task::Eval { eval: Eval::Locomo { data, json } } => locomo::run(&data, json.as_deref()),
+    }
+}
