@@ -142,6 +142,7 @@ pub(crate) fn run(data: &Path, json_out: Option<&Path>) -> anyhow::Result<()> {
         let who = UserRef::new("locomo", id)?;
         let conversation = &sample["conversation"];
         let mut turn_ids = HashSet::new();
+        let mut batch = Vec::new();
         let mut session = 1;
         while let Some(turns) = conversation[format!("session_{session}")].as_array() {
             let date = conversation[format!("session_{session}_date_time")]
@@ -170,16 +171,18 @@ pub(crate) fn run(data: &Path, json_out: Option<&Path>) -> anyhow::Result<()> {
                     metadata,
                     ..Default::default()
                 };
-                let outcome = mnemo.remember(&who, fields)?;
-                anyhow::ensure!(
-                    outcome.id.is_some(),
-                    "turn {dia} of {id} not stored: {:?}",
-                    outcome.reason
-                );
+                batch.push(fields);
                 turn_ids.insert(dia.to_owned());
-                ingested += 1;
             }
             session += 1;
+        }
+        for outcome in mnemo.remember_batch(&who, batch)? {
+            anyhow::ensure!(
+                outcome.id.is_some(),
+                "a turn of {id} was not stored: {:?}",
+                outcome.reason
+            );
+            ingested += 1;
         }
         for qa in sample["qa"].as_array().into_iter().flatten() {
             let category = qa["category"].as_u64().unwrap_or(0);

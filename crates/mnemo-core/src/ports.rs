@@ -229,7 +229,23 @@ pub trait Store: Send + Sync {
         now: Timestamp,
         actor: &str,
         decide: &dyn Fn(&Candidate, &WriteContext) -> Decision,
-    ) -> Result<WriteReceipt, PortError>;
+    ) -> Result<WriteReceipt, PortError> {
+        let mut receipts = self.write_batch(who, vec![record], now, actor, decide)?;
+        receipts
+            .pop()
+            .ok_or_else(|| PortError::new(ErrorKind::Internal, "write returned no receipt"))
+    }
+
+    /// Writes several records in order, in one transaction: each is decided against the
+    /// stored records and the ones written before it in the batch. All or nothing.
+    fn write_batch(
+        &self,
+        who: &UserRef,
+        records: Vec<NewRecord>,
+        now: Timestamp,
+        actor: &str,
+        decide: &dyn Fn(&Candidate, &WriteContext) -> Decision,
+    ) -> Result<Vec<WriteReceipt>, PortError>;
 
     /// One record by id, unless expired at `now`.
     fn get(

@@ -8,6 +8,7 @@
 
 mod codec;
 mod migrate;
+mod vector_index;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -20,7 +21,7 @@ use mnemo_core::ports::{
     PortError, Scored, SearchFilter, Store, StoreCaps, WriteReceipt, audit_action_for,
 };
 use mnemo_core::{
-    ErrorKind, Memory, MemoryId, MemoryVersion, Status, Timestamp, UserRef, lifecycle,
+    ErrorKind, Kind, Memory, MemoryId, MemoryVersion, Status, Timestamp, UserRef, lifecycle,
 };
 use rusqlite::{
     Connection, OptionalExtension, Transaction, TransactionBehavior, named_params, params,
@@ -31,6 +32,7 @@ use codec::{
     vector_to_blob,
 };
 pub use migrate::LATEST_VERSION as SCHEMA_VERSION;
+use vector_index::{ScanFilter, VectorIndex, cosine_of, quantize};
 
 /// How long a writer waits for another process's lock before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -123,7 +125,21 @@ type Result<T, E = StoreError> = std::result::Result<T, E>;
 /// the same file concurrently.
 pub struct SqliteStore {
     conn: Mutex<Connection>,
+    /// Lock order: `conn` first, then `vectors`.
+    vectors: Mutex<VectorIndex>,
     path: PathBuf,
+}
+
+/// What a committed write changed, so the vector index can follow.
+enum Touched {
+    /// Nothing the index holds.
+    Nothing,
+    /// These rows of the acting user (inserted, changed or deleted).
+    Rows(Vec<i64>),
+    /// Any rows of the acting user.
+    User,
+    /// Any rows of the acting tenant.
+    Tenant,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -153,7 +169,11 @@ impl SqliteStore {
              PRAGMA foreign_keys = ON;",
         )?;
         migrate::migrate(&mut conn, now.as_millis())?;
-        Ok(Self { conn: Mutex::new(conn), path: path.to_owned() })
+        Ok(Self {
+            conn: Mutex::new(conn),
+            vectors: Mutex::new(VectorIndex::default()),
+            path: path.to_owned(),
+        })
     }
 
     /// The database file's path.
@@ -172,23 +192,61 @@ impl SqliteStore {
         self.conn.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn write_tx<T>(&self, body: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+    fn vectors(&self) -> MutexGuard<'_, VectorIndex> {
+        self.vectors.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Runs `body` in an immediate transaction, commits, and brings the vector index up to
+    /// date with what the body reports it touched.
+    fn write_tx<T>(
+        &self,
+        tenant: &str,
+        user: &str,
+        body: impl FnOnce(&Transaction<'_>) -> Result<(T, Touched)>,
+    ) -> Result<T> {
         let mut conn = self.lock();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let value = body(&tx)?;
+        let (value, touched) = body(&tx)?;
         tx.commit()?;
+        self.follow(&conn, tenant, user, touched);
         Ok(value)
     }
 
-    /// Runs a deletion transaction, then checkpoints and truncates the write-ahead log so no
-    /// copy of the deleted text stays in it.
-    fn delete_tx<T>(&self, body: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+    /// Like [`Self::write_tx`] for deletions, then checkpoints and truncates the write-ahead
+    /// log so no copy of the deleted text stays in it.
+    fn delete_tx<T>(
+        &self,
+        tenant: &str,
+        user: &str,
+        body: impl FnOnce(&Transaction<'_>) -> Result<(T, Touched)>,
+    ) -> Result<T> {
         let mut conn = self.lock();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let value = body(&tx)?;
+        let (value, touched) = body(&tx)?;
         tx.commit()?;
+        self.follow(&conn, tenant, user, touched);
         scrub_wal(&conn)?;
         Ok(value)
+    }
+
+    fn follow(&self, conn: &Connection, tenant: &str, user: &str, touched: Touched) {
+        let mut index = self.vectors();
+        let result = match touched {
+            Touched::Nothing => index.refresh(conn, tenant, user, &[]),
+            Touched::Rows(rowids) => index.refresh(conn, tenant, user, &rowids),
+            Touched::User => {
+                index.drop_user(tenant, user);
+                index.refresh(conn, tenant, user, &[])
+            }
+            Touched::Tenant => {
+                index.drop_tenant(tenant);
+                index.refresh(conn, tenant, user, &[])
+            }
+        };
+        if result.is_err() {
+            // The commit stands; an index that cannot follow is rebuilt from the file.
+            *index = VectorIndex::default();
+        }
     }
 }
 
@@ -337,16 +395,6 @@ fn put_vector(tx: &Transaction<'_>, rowid: i64, embedded: &Embedded) -> Result<(
     Ok(())
 }
 
-fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    let (mut dot, mut na, mut nb) = (0.0_f32, 0.0_f32, 0.0_f32);
-    for (x, y) in a.iter().zip(b) {
-        dot += x * y;
-        na += x * x;
-        nb += y * y;
-    }
-    if na == 0.0 || nb == 0.0 { 0.0 } else { dot / (na.sqrt() * nb.sqrt()) }
-}
-
 /// Inserts a full record row (as given, including status and timestamps) and its index
 /// entries; returns the new rowid.
 fn insert_memory(tx: &Transaction<'_>, memory: &Memory, vector: Option<&Embedded>) -> Result<i64> {
@@ -475,76 +523,165 @@ fn vector_of(conn: &Connection, rowid: i64) -> Result<Option<Vec<f32>>> {
     Ok(blob.and_then(|b| blob_to_vector(&b)))
 }
 
-/// Reads the neighbours of a candidate that the consistency rules need.
-fn write_context(
-    tx: &Transaction<'_>,
-    who: &UserRef,
-    candidate: &Candidate,
-    embedding: Option<&Embedded>,
-    now: Timestamp,
-) -> Result<WriteContext> {
-    let [tenant, user] = owner_params(who);
-    let scope = candidate.scope.to_string();
-    let same_key = match &candidate.key {
-        Some((subject, attribute)) => query_memories(
+impl SqliteStore {
+    /// Reads the neighbours of a candidate that the consistency rules need.
+    fn write_context(
+        &self,
+        tx: &Transaction<'_>,
+        who: &UserRef,
+        candidate: &Candidate,
+        embedding: Option<&Embedded>,
+        now: Timestamp,
+    ) -> Result<WriteContext> {
+        let [tenant, user] = owner_params(who);
+        let scope = candidate.scope.to_string();
+        let same_key = match &candidate.key {
+            Some((subject, attribute)) => query_memories(
+                tx,
+                "m.tenant = ?1 AND m.user_id = ?2 AND m.scope = ?3 AND m.subject = ?4
+                 AND m.attribute = ?5 AND m.status = 'active'",
+                &[&tenant, &user, &scope, subject, attribute],
+            )?
+            .into_iter()
+            .map(|(_, m)| m)
+            .collect(),
+            None => Vec::new(),
+        };
+        let normalized = candidate.normalized_content();
+        let same_content = query_memories(
             tx,
-            "m.tenant = ?1 AND m.user_id = ?2 AND m.scope = ?3 AND m.subject = ?4
-             AND m.attribute = ?5 AND m.status = 'active'",
-            &[&tenant, &user, &scope, subject, attribute],
+            "m.tenant = ?1 AND m.user_id = ?2 AND m.content_hash = ?3 AND m.kind = ?4
+             AND m.scope = ?5 AND m.status IN ('active', 'pending')
+             AND (m.expires_at IS NULL OR m.expires_at > ?6)",
+            &[
+                &tenant,
+                &user,
+                &content_hash(&candidate.content),
+                &candidate.kind.as_str(),
+                &scope,
+                &now.as_millis(),
+            ],
         )?
         .into_iter()
         .map(|(_, m)| m)
-        .collect(),
-        None => Vec::new(),
-    };
-    let normalized = candidate.normalized_content();
-    let same_content = query_memories(
-        tx,
-        "m.tenant = ?1 AND m.user_id = ?2 AND m.content_hash = ?3 AND m.kind = ?4
-         AND m.scope = ?5 AND m.status IN ('active', 'pending')
-         AND (m.expires_at IS NULL OR m.expires_at > ?6)",
-        &[
-            &tenant,
-            &user,
-            &content_hash(&candidate.content),
-            &candidate.kind.as_str(),
-            &scope,
-            &now.as_millis(),
-        ],
-    )?
-    .into_iter()
-    .map(|(_, m)| m)
-    .filter(|m| lifecycle::normalize(&m.content) == normalized)
-    .collect();
-    let mut similar = Vec::new();
-    if let Some(embedded) = embedding {
-        let mut stmt = tx.prepare_cached(
-            "SELECT m.rowid, v.vector FROM memories m
-               JOIN memory_vectors v ON v.memory_rowid = m.rowid
-              WHERE m.tenant = ?1 AND m.user_id = ?2 AND m.kind = ?3 AND m.scope = ?4
-                AND m.status = 'active' AND (m.expires_at IS NULL OR m.expires_at > ?5)",
-        )?;
-        let mut best: Option<(i64, f32)> = None;
-        let rows = stmt.query_map(
-            params![tenant, user, candidate.kind.as_str(), scope, now.as_millis()],
-            |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?)),
-        )?;
-        for row in rows {
-            let (rowid, blob) = row?;
-            if let Some(vector) = blob_to_vector(&blob) {
-                let sim = cosine(&embedded.vector, &vector);
-                if best.is_none_or(|(_, b)| sim > b) {
-                    best = Some((rowid, sim));
+        .filter(|m| lifecycle::normalize(&m.content) == normalized)
+        .collect();
+        let mut similar = Vec::new();
+        if let Some(embedded) = embedding {
+            check_vector(tx, embedded)?;
+            match (&candidate.kind, &candidate.source.source_ref) {
+                // An episode can only duplicate a record of the same message, so compare
+                // with those alone rather than scanning every episode of the user.
+                (Kind::Episodic, Some(reference)) => {
+                    let rows = query_memories(
+                        tx,
+                        "m.tenant = ?1 AND m.user_id = ?2 AND m.kind = 'episodic'
+                         AND m.source_ref = ?3 AND m.status = 'active'",
+                        &[&tenant, &user, reference],
+                    )?;
+                    for (rowid, memory) in rows {
+                        if let Some(vector) = vector_of(tx, rowid)? {
+                            let (a, b) = (quantize(&embedded.vector), quantize(&vector));
+                            similar.push((memory, cosine_of(&a, &b)));
+                        }
+                    }
+                }
+                _ => {
+                    let filter = ScanFilter {
+                        now: now.as_millis(),
+                        kind: Some(candidate.kind),
+                        scope: Some(&scope),
+                        exclude_sensitive: false,
+                    };
+                    let nearest = self.vectors().nearest(
+                        tx,
+                        tenant,
+                        user,
+                        &embedded.vector,
+                        filter,
+                        NEIGHBOURS,
+                    )?;
+                    for (rowid, similarity) in nearest {
+                        let found = query_memories(tx, "m.rowid = ?1", &[&rowid])?;
+                        similar.extend(found.into_iter().map(|(_, m)| (m, similarity)));
+                    }
                 }
             }
         }
-        if let Some((rowid, sim)) = best {
-            let found = query_memories(tx, "m.rowid = ?1", &[&rowid])?;
-            similar.extend(found.into_iter().map(|(_, m)| (m, sim)));
-        }
+        Ok(WriteContext { settings: read_settings(tx, who)?, same_key, same_content, similar })
     }
-    Ok(WriteContext { settings: read_settings(tx, who)?, same_key, same_content, similar })
 }
+
+impl SqliteStore {
+    /// Decides and applies one record inside a write transaction; returns its receipt and
+    /// the rowids it touched.
+    fn write_one(
+        &self,
+        tx: &Transaction<'_>,
+        who: &UserRef,
+        record: &NewRecord,
+        now: Timestamp,
+        actor: &str,
+        decide: &dyn Fn(&Candidate, &WriteContext) -> Decision,
+    ) -> Result<(WriteReceipt, Vec<i64>)> {
+        let context =
+            self.write_context(tx, who, &record.candidate, record.embedding.as_ref(), now)?;
+        let decision = decide(&record.candidate, &context);
+        let (action, reason) = audit_action_for(&decision);
+        let mut touched = Vec::new();
+        let id = match &decision {
+            // Memory switched off means no trace at all, not even an audit line.
+            Decision::Refuse(ReasonCode::MemoryDisabled) => {
+                return Ok((WriteReceipt { decision, id: None }, Vec::new()));
+            }
+            Decision::Refuse(_) => None,
+            Decision::Skip { existing, .. } => Some(existing.clone()),
+            Decision::Insert { status, supersede, .. } => {
+                let mut memory = record.candidate.clone().into_memory(
+                    record.id.clone(),
+                    who.tenant(),
+                    who.user_id(),
+                    *status,
+                    now,
+                );
+                // Supersede first, so the unique active-key index never sees two.
+                for old in supersede {
+                    let rowid: Option<i64> = tx
+                        .query_row(
+                            "UPDATE memories SET status = 'superseded', superseded_by = ?1,
+                                        updated_at = ?2
+                                  WHERE tenant = ?3 AND user_id = ?4 AND id = ?5
+                                 RETURNING rowid",
+                            params![
+                                memory.id.0,
+                                now.as_millis(),
+                                who.tenant(),
+                                who.user_id(),
+                                old.0
+                            ],
+                            |r| r.get(0),
+                        )
+                        .optional()?;
+                    touched.extend(rowid);
+                    Auditor::for_user(who, now, actor).log(
+                        tx,
+                        AuditAction::Superseded,
+                        Some(old),
+                        reason,
+                    )?;
+                }
+                memory.embedding = None;
+                touched.push(insert_memory(tx, &memory, record.embedding.as_ref())?);
+                Some(memory.id)
+            }
+        };
+        Auditor::for_user(who, now, actor).log(tx, action, id.as_ref(), reason)?;
+        Ok((WriteReceipt { decision, id }, touched))
+    }
+}
+
+/// How many nearest records a write compares itself with.
+const NEIGHBOURS: usize = 3;
 
 impl Store for SqliteStore {
     fn capabilities(&self) -> StoreCaps {
@@ -562,7 +699,7 @@ impl Store for SqliteStore {
         now: Timestamp,
         actor: &str,
     ) -> Result<(), PortError> {
-        Ok(self.write_tx(|tx| {
+        Ok(self.write_tx(who.tenant(), who.user_id(), |tx| {
             tx.execute(
                 "INSERT INTO user_settings (tenant, user_id, memory_enabled, updated_at)
                  VALUES (?1, ?2, ?3, ?4)
@@ -571,67 +708,34 @@ impl Store for SqliteStore {
                                updated_at = excluded.updated_at",
                 params![who.tenant(), who.user_id(), settings.memory_enabled, now.as_millis()],
             )?;
-            Auditor::for_user(who, now, actor).log(tx, AuditAction::SettingsChanged, None, None)
+            Auditor::for_user(who, now, actor).log(tx, AuditAction::SettingsChanged, None, None)?;
+            Ok(((), Touched::Nothing))
         })?)
     }
 
-    fn write(
+    fn write_batch(
         &self,
         who: &UserRef,
-        record: NewRecord,
+        records: Vec<NewRecord>,
         now: Timestamp,
         actor: &str,
         decide: &dyn Fn(&Candidate, &WriteContext) -> Decision,
-    ) -> Result<WriteReceipt, PortError> {
-        Ok(self.write_tx(|tx| {
-            let context =
-                write_context(tx, who, &record.candidate, record.embedding.as_ref(), now)?;
-            let decision = decide(&record.candidate, &context);
-            let (action, reason) = audit_action_for(&decision);
-            let id = match &decision {
-                // Memory switched off means no trace at all, not even an audit line.
-                Decision::Refuse(ReasonCode::MemoryDisabled) => {
-                    return Ok(WriteReceipt { decision, id: None });
-                }
-                Decision::Refuse(_) => None,
-                Decision::Skip { existing, .. } => Some(existing.clone()),
-                Decision::Insert { status, supersede, .. } => {
-                    let mut memory = record.candidate.clone().into_memory(
-                        record.id.clone(),
-                        who.tenant(),
-                        who.user_id(),
-                        *status,
-                        now,
-                    );
-                    // Supersede first, so the unique active-key index never sees two.
-                    for old in supersede {
-                        tx.execute(
-                            "UPDATE memories SET status = 'superseded', superseded_by = ?1,
-                                    updated_at = ?2
-                              WHERE tenant = ?3 AND user_id = ?4 AND id = ?5",
-                            params![
-                                memory.id.0,
-                                now.as_millis(),
-                                who.tenant(),
-                                who.user_id(),
-                                old.0
-                            ],
-                        )?;
-                        Auditor::for_user(who, now, actor).log(
-                            tx,
-                            AuditAction::Superseded,
-                            Some(old),
-                            reason,
-                        )?;
-                    }
-                    memory.embedding = None;
-                    insert_memory(tx, &memory, record.embedding.as_ref())?;
-                    Some(memory.id)
-                }
-            };
-            Auditor::for_user(who, now, actor).log(tx, action, id.as_ref(), reason)?;
-            Ok(WriteReceipt { decision, id })
-        })?)
+    ) -> Result<Vec<WriteReceipt>, PortError> {
+        let result = self.write_tx(who.tenant(), who.user_id(), |tx| {
+            let mut receipts = Vec::with_capacity(records.len());
+            for record in &records {
+                let (receipt, touched) = self.write_one(tx, who, record, now, actor, decide)?;
+                // Later records of the batch must see this one as a neighbour.
+                self.vectors().refresh(tx, who.tenant(), who.user_id(), &touched)?;
+                receipts.push(receipt);
+            }
+            Ok((receipts, Touched::Nothing))
+        });
+        if result.is_err() {
+            // Rows indexed inside the rolled-back transaction do not exist.
+            self.vectors().drop_user(who.tenant(), who.user_id());
+        }
+        Ok(result?)
     }
 
     fn get(
@@ -699,10 +803,12 @@ impl Store for SqliteStore {
         now: Timestamp,
         actor: &str,
     ) -> Result<Option<Memory>, PortError> {
-        Ok(self.write_tx(|tx| {
-            let Some((rowid, memory)) = find(tx, who, id)? else { return Ok(None) };
+        Ok(self.write_tx(who.tenant(), who.user_id(), |tx| {
+            let Some((rowid, memory)) = find(tx, who, id)? else {
+                return Ok((None, Touched::Nothing));
+            };
             if memory.is_expired(now) {
-                return Ok(None);
+                return Ok((None, Touched::Nothing));
             }
             if !matches!(memory.status, Status::Active | Status::Pending) {
                 return Err(StoreError::Conflict(format!(
@@ -746,7 +852,7 @@ impl Store for SqliteStore {
                 }
             }
             Auditor::for_user(who, now, actor).log(tx, AuditAction::Edited, Some(id), None)?;
-            Ok(find(tx, who, id)?.map(|(_, m)| m))
+            Ok((find(tx, who, id)?.map(|(_, m)| m), Touched::Rows(vec![rowid])))
         })?)
     }
 
@@ -757,8 +863,10 @@ impl Store for SqliteStore {
         now: Timestamp,
         actor: &str,
     ) -> Result<Vec<MemoryId>, PortError> {
-        Ok(self.delete_tx(|tx| {
-            let Some((rowid, _)) = find(tx, who, id)? else { return Ok(Vec::new()) };
+        Ok(self.delete_tx(who.tenant(), who.user_id(), |tx| {
+            let Some((rowid, _)) = find(tx, who, id)? else {
+                return Ok((Vec::new(), Touched::Nothing));
+            };
             let doomed = chain(tx, rowid)?;
             let rowids: Vec<i64> = doomed.iter().map(|(r, _, _)| *r).collect();
             purge(tx, &rowids)?;
@@ -770,12 +878,12 @@ impl Store for SqliteStore {
                     None,
                 )?;
             }
-            Ok(doomed.into_iter().map(|(_, id, _)| id).collect())
+            Ok((doomed.into_iter().map(|(_, id, _)| id).collect(), Touched::Rows(rowids)))
         })?)
     }
 
     fn forget_all(&self, who: &UserRef, now: Timestamp, actor: &str) -> Result<usize, PortError> {
-        Ok(self.delete_tx(|tx| {
+        Ok(self.delete_tx(who.tenant(), who.user_id(), |tx| {
             let rowids: Vec<i64> = {
                 let mut stmt = tx.prepare_cached(
                     "SELECT rowid FROM memories WHERE tenant = ?1 AND user_id = ?2",
@@ -785,7 +893,7 @@ impl Store for SqliteStore {
             };
             purge(tx, &rowids)?;
             Auditor::for_user(who, now, actor).log(tx, AuditAction::Forgotten, None, None)?;
-            Ok(rowids.len())
+            Ok((rowids.len(), Touched::User))
         })?)
     }
 
@@ -796,7 +904,7 @@ impl Store for SqliteStore {
         now: Timestamp,
         actor: &str,
     ) -> Result<Vec<MemoryId>, PortError> {
-        Ok(self.delete_tx(|tx| {
+        Ok(self.delete_tx(tenant, user_id.unwrap_or_default(), |tx| {
             let expired: Vec<i64> = {
                 let mut stmt = tx.prepare_cached(
                     "SELECT rowid FROM memories
@@ -822,7 +930,8 @@ impl Store for SqliteStore {
                     removed.push(gone);
                 }
             }
-            Ok(removed)
+            let touched = if removed.is_empty() { Touched::Nothing } else { Touched::Tenant };
+            Ok((removed, touched))
         })?)
     }
 
@@ -852,7 +961,7 @@ impl Store for SqliteStore {
         now: Timestamp,
         actor: &str,
     ) -> Result<usize, PortError> {
-        Ok(self.write_tx(|tx| {
+        Ok(self.write_tx(who.tenant(), who.user_id(), |tx| {
             let count = records.len();
             // Insert records that are superseded first, so the active-key index holds at every
             // step, then link them (superseded_by may name a record imported later).
@@ -891,7 +1000,7 @@ impl Store for SqliteStore {
                     None,
                 )?;
             }
-            Ok(count)
+            Ok((count, Touched::User))
         })?)
     }
 
@@ -987,40 +1096,23 @@ impl Store for SqliteStore {
     ) -> Result<Vec<Scored>, PortError> {
         let conn = self.lock();
         check_vector(&conn, query)?;
-        let kind = filter.kind.map(|k| k.as_str());
         let scope = filter.scope.as_ref().map(ToString::to_string);
-        let sql = format!(
-            "SELECT m.rowid, v.vector FROM memories m
-               JOIN memory_vectors v ON v.memory_rowid = m.rowid
-              WHERE {RETRIEVABLE}"
-        );
-        let mut best: Vec<(i64, f32)> = Vec::new();
-        {
-            let mut stmt = conn.prepare_cached(&sql).map_err(StoreError::from)?;
-            let rows = stmt
-                .query_map(
-                    named_params! {
-                        ":tenant": who.tenant(),
-                        ":user": who.user_id(),
-                        ":now": now.as_millis(),
-                        ":kind": kind,
-                        ":scope": scope,
-                        ":exclude_sensitive": filter.exclude_sensitive,
-                    },
-                    |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?)),
-                )
-                .map_err(StoreError::from)?;
-            for row in rows {
-                let (rowid, blob) = row.map_err(StoreError::from)?;
-                if let Some(vector) = blob_to_vector(&blob) {
-                    best.push((rowid, cosine(&query.vector, &vector)));
-                }
-            }
-        }
-        best.sort_by(|a, b| b.1.total_cmp(&a.1));
-        best.truncate(limit);
-        let mut out = Vec::with_capacity(best.len());
-        for (rowid, similarity) in best {
+        let scan = ScanFilter {
+            now: now.as_millis(),
+            kind: filter.kind,
+            scope: scope.as_deref(),
+            exclude_sensitive: filter.exclude_sensitive,
+        };
+        let nearest = self.vectors().nearest(
+            &conn,
+            who.tenant(),
+            who.user_id(),
+            &query.vector,
+            scan,
+            limit,
+        )?;
+        let mut out = Vec::with_capacity(nearest.len());
+        for (rowid, similarity) in nearest {
             if let Some((_, memory)) = query_memories(&conn, "m.rowid = ?1", &[&rowid])?.pop() {
                 out.push(Scored { memory, score: f64::from(similarity) });
             }
@@ -1029,15 +1121,26 @@ impl Store for SqliteStore {
     }
 
     fn mark_used(&self, who: &UserRef, ids: &[MemoryId], now: Timestamp) -> Result<(), PortError> {
-        Ok(self.write_tx(|tx| {
-            for id in ids {
-                tx.execute(
+        let mut conn = self.lock();
+        // A lost last-used time is harmless, so this commit skips the fsync that writes of
+        // memories pay (WAL with synchronous=NORMAL stays consistent after a crash).
+        conn.execute_batch("PRAGMA synchronous = NORMAL").map_err(StoreError::from)?;
+        let result = (|| -> Result<()> {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            {
+                let mut stmt = tx.prepare_cached(
                     "UPDATE memories SET last_used_at = ?1
                       WHERE tenant = ?2 AND user_id = ?3 AND id = ?4",
-                    params![now.as_millis(), who.tenant(), who.user_id(), id.0],
                 )?;
+                for id in ids {
+                    stmt.execute(params![now.as_millis(), who.tenant(), who.user_id(), id.0])?;
+                }
             }
+            tx.commit()?;
             Ok(())
-        })?)
+        })();
+        conn.execute_batch("PRAGMA synchronous = FULL").map_err(StoreError::from)?;
+        self.follow(&conn, who.tenant(), who.user_id(), Touched::Nothing);
+        Ok(result?)
     }
 }

@@ -8,11 +8,13 @@ use rusqlite::{Connection, TransactionBehavior, params};
 use crate::StoreError;
 
 /// The migrations, in order. Never edit a released one: add a new file.
-const MIGRATIONS: &[(u32, &str, &str)] =
-    &[(1, "initial", include_str!("../migrations/0001_initial.sql"))];
+const MIGRATIONS: &[(u32, &str, &str)] = &[
+    (1, "initial", include_str!("../migrations/0001_initial.sql")),
+    (2, "source_ref_index", include_str!("../migrations/0002_source_ref_index.sql")),
+];
 
 /// The newest schema version this build knows.
-pub const LATEST_VERSION: u32 = 1;
+pub const LATEST_VERSION: u32 = 2;
 
 /// The schema version recorded in the database (0 for a new file).
 pub(crate) fn current_version(conn: &Connection) -> Result<u32, StoreError> {

@@ -154,6 +154,70 @@ impl Mnemo {
         Ok((receipt.decision, receipt.id).into())
     }
 
+    /// Writes several statements in order, in one transaction (all or nothing): each goes
+    /// through the gate and the consistency rules against what is stored and what came
+    /// before it in the batch. Every candidate is validated before anything is written; an
+    /// invalid one fails the batch with its index in the field name.
+    pub fn remember_batch(
+        &self,
+        who: &UserRef,
+        batch: Vec<CandidateFields>,
+    ) -> Result<Vec<Remembered>> {
+        let now = self.now();
+        let candidates = batch
+            .into_iter()
+            .enumerate()
+            .map(|(index, fields)| {
+                Candidate::validate(fields, now).map_err(|e| {
+                    mnemo_core::error::InvalidInput::new(
+                        format!("[{index}].{}", e.field),
+                        e.problem,
+                    )
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        if !self.store.settings(who)?.memory_enabled {
+            let refused = Remembered {
+                outcome: Outcome::Refused,
+                id: None,
+                reason: ReasonCode::MemoryDisabled,
+                superseded: vec![],
+            };
+            return Ok(vec![refused; candidates.len()]);
+        }
+        let vectors = match &self.embedder {
+            Some(embedder) => {
+                let texts: Vec<&str> = candidates.iter().map(|c| c.content.as_str()).collect();
+                let vectors = embedder.embed(&texts)?;
+                if vectors.len() != texts.len() {
+                    return Err(Error::Port(mnemo_core::ports::PortError::new(
+                        mnemo_core::ErrorKind::Internal,
+                        format!(
+                            "embedder {} returned {} vectors for {} texts",
+                            embedder.id(),
+                            vectors.len(),
+                            texts.len()
+                        ),
+                    )));
+                }
+                vectors
+                    .into_iter()
+                    .map(|vector| Some(Embedded { model: embedder.id().to_owned(), vector }))
+                    .collect()
+            }
+            None => vec![None; candidates.len()],
+        };
+        let records = candidates
+            .into_iter()
+            .zip(vectors)
+            .map(|(candidate, embedding)| NewRecord { id: new_id(), candidate, embedding })
+            .collect();
+        let receipts = self.store.write_batch(who, records, now, &self.actor, &|c, ctx| {
+            lifecycle::decide(c, ctx, now)
+        })?;
+        Ok(receipts.into_iter().map(|r| (r.decision, r.id).into()).collect())
+    }
+
     /// One record, unless it does not exist for `who` or has expired.
     pub fn get(&self, who: &UserRef, id: &MemoryId) -> Result<Memory> {
         self.store.get(who, id, self.now())?.ok_or_else(|| Error::NotFound(id.clone()))
