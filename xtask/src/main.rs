@@ -1,6 +1,7 @@
 //! Project tasks: `cargo xtask eval locomo` measures retrieval quality and latency on the
 //! LoCoMo benchmark through the real library (SQLite store, built-in embedder).
 
+mod bench;
 mod locomo;
 
 use std::path::PathBuf;
@@ -16,6 +17,18 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Task {
+    /// Speed of the embedded default: ingest throughput, search latency, index recall, memory.
+    Bench {
+        /// Memories to store in all.
+        #[arg(long, default_value_t = 100_000)]
+        memories: usize,
+        /// Users to spread them over.
+        #[arg(long, default_value_t = 1)]
+        users: usize,
+        /// Searches to time.
+        #[arg(long, default_value_t = 1000)]
+        queries: usize,
+    },
     /// Retrieval evaluations.
     Eval {
         #[command(subcommand)]
@@ -39,5 +52,6 @@ enum Eval {
 fn main() -> anyhow::Result<()> {
     match Cli::parse().task {
         Task::Eval { eval: Eval::Locomo { data, json } } => locomo::run(&data, json.as_deref()),
+        Task::Bench { memories, users, queries } => bench::run(memories, users, queries),
     }
 }

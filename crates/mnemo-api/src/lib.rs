@@ -62,13 +62,17 @@ pub struct SearchResult {
     pub explain: Option<Explain>,
 }
 
-/// Raw retriever scores behind a result's relevance.
+/// The signals behind a result's score.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Explain {
-    /// BM25 score, when the full-text retriever found it.
-    pub bm25: Option<f64>,
-    /// Cosine similarity, when the vector retriever found it.
-    pub cosine: Option<f64>,
+    /// BM25F over the memory and its conversational context (0 when no term matched).
+    pub bm25: f64,
+    /// Cosine similarity to the query.
+    pub cosine: f64,
+    /// Absolute evidence (0..1) that passed the relevance gate.
+    pub evidence: f64,
+    /// The fused score (z units) that relevance is derived from.
+    pub fused: f64,
     /// Weighted relevance term.
     pub relevance_term: f64,
     /// Weighted recency term.
@@ -93,6 +97,8 @@ impl SearchResponse {
                 explain: explain_weights.map(|(wr, wc, wi)| Explain {
                     bm25: hit.bm25,
                     cosine: hit.cosine,
+                    evidence: hit.fused.evidence,
+                    fused: hit.fused.score,
                     relevance_term: wr * hit.parts.relevance,
                     recency_term: wc * hit.parts.recency,
                     importance_term: wi * hit.parts.importance,

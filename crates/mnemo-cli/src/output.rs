@@ -49,12 +49,13 @@ pub(crate) fn search_line(r: &mnemo_api::SearchResult) -> String {
     let mut line =
         format!("{:.3}  {}  [{}]  {}", r.score, r.memory.id, r.memory.kind, r.memory.content);
     if let Some(e) = &r.explain {
-        let opt = |v: Option<f64>| v.map_or("-".to_owned(), |x| format!("{x:.3}"));
         line.push_str(&format!(
-            "\n       relevance {:.3} (bm25 {}, cosine {}) -> {:.3}; recency {:.3} -> {:.3}; importance {:.2} -> {:.3}",
+            "\n       evidence {:.3} (bm25 {:.3}, cosine {:.3}); fused {:.3} -> relevance {:.3} -> {:.3}; recency {:.3} -> {:.3}; importance {:.2} -> {:.3}",
+            e.evidence,
+            e.bm25,
+            e.cosine,
+            e.fused,
             r.relevance,
-            opt(e.bm25),
-            opt(e.cosine),
             e.relevance_term,
             r.recency,
             e.recency_term,

@@ -14,6 +14,7 @@ use crate::error::ErrorKind;
 use crate::lifecycle::{Candidate, Decision, WriteContext};
 use crate::policy::{ReasonCode, UserSettings};
 use crate::record::{Kind, Memory, MemoryId, MemoryVersion, Status};
+use crate::retrieval::{Fused, RowSignal};
 use crate::scope::{Scope, UserRef};
 
 /// An error from an adapter, classified by [`ErrorKind`] at the adapter's boundary.
@@ -320,28 +321,17 @@ pub trait Store: Send + Sync {
     /// The user's audit entries, newest first, at most `limit`.
     fn audit(&self, who: &UserRef, limit: usize) -> Result<Vec<AuditEntry>, PortError>;
 
-    /// Full-text (BM25) candidates among the user's retrievable records (see
-    /// [`SearchFilter`]), best first, at most `limit`. `terms` are plain words; any of them
-    /// may match. Scores are positive, higher is better.
-    fn search_lexical(
+    /// Collects the signals of every retrievable record of the user (see [`SearchFilter`])
+    /// for one query — BM25F over the record and its conversational context, BM25 of its
+    /// session, cosine to the query vector, speaker and date — lets `select` rank them, and
+    /// returns the selected records in `select`'s order.
+    fn search(
         &self,
         who: &UserRef,
-        terms: &[String],
-        filter: &SearchFilter,
+        query: &SearchQuery<'_>,
         now: Timestamp,
-        limit: usize,
-    ) -> Result<Vec<Scored>, PortError>;
-
-    /// Vector candidates among the user's retrievable records, by cosine similarity to
-    /// `query` (which must come from the store's embedder), best first, at most `limit`.
-    fn search_vector(
-        &self,
-        who: &UserRef,
-        query: &Embedded,
-        filter: &SearchFilter,
-        now: Timestamp,
-        limit: usize,
-    ) -> Result<Vec<Scored>, PortError>;
+        select: &dyn Fn(&[RowSignal<'_>]) -> Vec<Fused>,
+    ) -> Result<Vec<Found>, PortError>;
 
     /// Records that `ids` were used in a response at `now` (their `last_used_at`).
     fn mark_used(&self, who: &UserRef, ids: &[MemoryId], now: Timestamp) -> Result<(), PortError>;
@@ -358,13 +348,28 @@ pub struct SearchFilter {
     pub exclude_sensitive: bool,
 }
 
-/// A candidate record and its raw score from one retriever.
+/// What a search asks a store for.
+#[derive(Debug, Clone, Copy)]
+pub struct SearchQuery<'a> {
+    /// Lexical terms (plain words; the store's tokenizer stems them).
+    pub terms: &'a [String],
+    /// The query's vector, from the store's embedder.
+    pub vector: Option<&'a Embedded>,
+    /// Which records may be returned.
+    pub filter: &'a SearchFilter,
+}
+
+/// A record a search selected, with its signals.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Scored {
+pub struct Found {
     /// The record.
     pub memory: Memory,
-    /// The retriever's score (BM25 or cosine); higher is better.
-    pub score: f64,
+    /// Its fused score and gate evidence.
+    pub fused: Fused,
+    /// Its BM25F score.
+    pub bm25: f64,
+    /// Its cosine to the query.
+    pub cosine: f64,
 }
 
 /// Turns text into vectors.

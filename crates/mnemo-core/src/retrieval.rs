@@ -1,70 +1,451 @@
-//! The read path's pure part (SPEC §4): turning a query into lexical terms, fusing lexical
-//! (BM25) and semantic (cosine) candidates into one relevance in 0..1, applying the relevance
-//! gate, and ranking by the blended score.
+//! The read path's pure part (SPEC §4): query analysis (terms, named speakers, dates), fusion
+//! of the stores' per-record signals into one score, the relevance gate, and the blended
+//! ranking.
+//!
+//! Fusion works on every retrievable record of the user at once. Each signal is turned into a
+//! z-score over those records, so lexical (BM25F over a turn and its neighbours), semantic
+//! (cosine) and session-level evidence add up on one scale, and two query-analysis bonuses
+//! (a speaker the query names, a date it mentions) are in the same units. The gate, by
+//! contrast, is absolute: a record must show real lexical or semantic evidence, so a query
+//! about nothing stored returns nothing rather than the least-bad records.
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 
 use crate::clock::Timestamp;
-use crate::ports::Scored;
-use crate::record::{Memory, MemoryId};
+use crate::record::Memory;
 use crate::scoring::{ScoreParts, ScoreWeights};
 
-/// Words too common to carry meaning in a query.
+/// Words dropped from queries: they carry no topic (question words included).
 const STOPWORDS: &[&str] = &[
-    "a", "about", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be",
-    "been", "before", "being", "but", "by", "can", "could", "did", "do", "does", "doing", "for",
-    "from", "had", "has", "have", "having", "how", "i", "if", "in", "into", "is", "it", "its",
-    "me", "my", "of", "on", "or", "our", "so", "some", "than", "that", "the", "their", "them",
-    "then", "there", "these", "they", "this", "those", "to", "too", "very", "was", "we", "were",
-    "what", "when", "where", "which", "who", "whom", "why", "will", "with", "would", "you", "your",
+    "a",
+    "about",
+    "above",
+    "after",
+    "again",
+    "against",
+    "all",
+    "am",
+    "an",
+    "and",
+    "any",
+    "are",
+    "as",
+    "at",
+    "be",
+    "because",
+    "been",
+    "before",
+    "being",
+    "below",
+    "between",
+    "both",
+    "but",
+    "by",
+    "can",
+    "could",
+    "did",
+    "do",
+    "does",
+    "doing",
+    "down",
+    "during",
+    "each",
+    "few",
+    "for",
+    "from",
+    "further",
+    "had",
+    "has",
+    "have",
+    "having",
+    "he",
+    "her",
+    "here",
+    "hers",
+    "herself",
+    "him",
+    "himself",
+    "his",
+    "how",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "itself",
+    "just",
+    "me",
+    "more",
+    "most",
+    "my",
+    "myself",
+    "no",
+    "nor",
+    "not",
+    "now",
+    "of",
+    "off",
+    "on",
+    "once",
+    "only",
+    "or",
+    "other",
+    "our",
+    "ours",
+    "ourselves",
+    "out",
+    "over",
+    "own",
+    "same",
+    "she",
+    "should",
+    "so",
+    "some",
+    "such",
+    "than",
+    "that",
+    "the",
+    "their",
+    "theirs",
+    "them",
+    "themselves",
+    "then",
+    "there",
+    "these",
+    "they",
+    "this",
+    "those",
+    "through",
+    "to",
+    "too",
+    "under",
+    "until",
+    "up",
+    "very",
+    "was",
+    "we",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "whom",
+    "why",
+    "will",
+    "with",
+    "would",
+    "you",
+    "your",
+    "yours",
+    "yourself",
+    "yourselves",
+    "s",
+    "t",
+    "ll",
+    "ve",
+    "re",
+    "d",
+    "m",
 ];
+
+const MONTHS: [&str; 12] = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+];
+
+/// Lowercase word tokens: maximal runs of letters and digits.
+fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
 
 /// The lexical terms of a query: lowercase words and numbers, stopwords removed, each once.
 /// When every word is a stopword, all words are kept.
 pub fn query_terms(query: &str) -> Vec<String> {
-    let words: Vec<String> = query
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect();
+    let all = words(query);
     let mut terms: Vec<String> =
-        words.iter().filter(|w| !STOPWORDS.contains(&w.as_str())).cloned().collect();
+        all.iter().filter(|w| !STOPWORDS.contains(&w.as_str())).cloned().collect();
     if terms.is_empty() {
-        terms = words;
+        terms = all;
     }
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = HashSet::new();
     terms.retain(|t| seen.insert(t.clone()));
     terms
+}
+
+/// A calendar date (or month) mentioned in a query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueryDate {
+    /// The year, if given.
+    pub year: Option<i32>,
+    /// The month, 1..=12.
+    pub month: u8,
+    /// The day of the month, if given.
+    pub day: Option<u8>,
+}
+
+fn day_number(word: &str) -> Option<u8> {
+    let digits = word.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let suffix = &word[digits.len()..];
+    if !matches!(suffix, "" | "st" | "nd" | "rd" | "th") {
+        return None;
+    }
+    digits.parse::<u8>().ok().filter(|d| (1..=31).contains(d))
+}
+
+fn year_number(word: &str) -> Option<i32> {
+    (word.len() == 4)
+        .then(|| word.parse::<i32>().ok())
+        .flatten()
+        .filter(|y| (1900..=2200).contains(y))
+}
+
+/// Dates mentioned in a query: `16 June, 2023`, `June 16 2023`, `June 2023`, `16 June`,
+/// `June 16th`, and ISO `2023-06-16`.
+pub fn query_dates(query: &str) -> Vec<QueryDate> {
+    let tokens = words(query);
+    let mut dates = Vec::new();
+    let mut used = vec![false; tokens.len()];
+    for (i, token) in tokens.iter().enumerate() {
+        let Some(month) = MONTHS.iter().position(|m| m == token) else { continue };
+        let month = month as u8 + 1;
+        let before = i
+            .checked_sub(1)
+            .filter(|&j| !used[j])
+            .and_then(|j| day_number(&tokens[j]).map(|d| (j, d)));
+        let after = tokens.get(i + 1).and_then(|w| day_number(w)).map(|d| (i + 1, d));
+        let (day, last) = match (before, after) {
+            (Some((j, d)), _) => {
+                used[j] = true;
+                (Some(d), i)
+            }
+            (None, Some((j, d))) if tokens.get(j).and_then(|w| year_number(w)).is_none() => {
+                (Some(d), j)
+            }
+            _ => (None, i),
+        };
+        let year = tokens.get(last + 1).and_then(|w| year_number(w));
+        if day.is_none() && year.is_none() {
+            continue;
+        }
+        used[i] = true;
+        dates.push(QueryDate { year, month, day });
+    }
+    for window in tokens.windows(3) {
+        if let (Some(year), Ok(month), Some(day)) =
+            (year_number(&window[0]), window[1].parse::<u8>(), day_number(&window[2]))
+            && (1..=12).contains(&month)
+            && window[1].len() == 2
+        {
+            dates.push(QueryDate { year: Some(year), month, day: Some(day) });
+        }
+    }
+    dates
 }
 
 /// Tuning of the read path.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RetrievalConfig {
-    /// Candidates taken from each retriever before fusion.
-    pub candidates: usize,
-    /// Minimum relevance (0..1) a memory needs before blending.
+    /// Records fetched for blending, per result asked for.
+    pub candidates_per_result: usize,
+    /// Fewest records fetched for blending.
+    pub min_candidates: usize,
+    /// Minimum evidence (0..1) a memory needs before blending: the stronger of its scaled
+    /// cosine and scaled BM25.
     pub min_relevance: f64,
     /// Blending weights and half-life.
     pub weights: ScoreWeights,
-    /// Cosine at or below which semantic relevance is 0.
+    /// Cosine at or below which semantic evidence is 0.
     pub cosine_floor: f64,
-    /// Cosine at or above which semantic relevance is 1.
+    /// Cosine at or above which semantic evidence is 1.
     pub cosine_ceiling: f64,
-    /// BM25 score at which lexical relevance reaches 1 (lower scores scale linearly).
+    /// BM25 score at which lexical evidence reaches 1.
     pub bm25_saturation: f64,
+    /// Weight of the lexical z-score in fusion.
+    pub lexical_weight: f64,
+    /// Weight of the semantic z-score.
+    pub semantic_weight: f64,
+    /// Weight of the z-score of the record's session (its conversation as one document).
+    pub session_weight: f64,
+    /// Bonus, in z units, for records by a speaker the query names.
+    pub speaker_bonus: f64,
+    /// Bonus, in z units, for records from a date the query mentions.
+    pub date_bonus: f64,
+    /// Days over which the date bonus decays (`exp(-Δdays / tau)`).
+    pub date_tau_days: f64,
+    /// Fused score that maps to relevance 1 − 1/e in the blend.
+    pub fused_scale: f64,
 }
 
 impl Default for RetrievalConfig {
     fn default() -> Self {
         Self {
-            candidates: 100,
+            candidates_per_result: 4,
+            min_candidates: 40,
             min_relevance: 0.3,
             weights: ScoreWeights::default(),
             cosine_floor: 0.15,
             cosine_ceiling: 0.75,
             bm25_saturation: 10.0,
+            lexical_weight: 0.6,
+            semantic_weight: 0.4,
+            session_weight: 0.4,
+            speaker_bonus: 1.5,
+            date_bonus: 1.5,
+            date_tau_days: 3.0,
+            fused_scale: 3.0,
         }
     }
+}
+
+impl RetrievalConfig {
+    /// How many records to fetch for blending when `k` results are asked for.
+    pub fn candidates_for(&self, k: usize) -> usize {
+        (k * self.candidates_per_result).max(self.min_candidates)
+    }
+
+    /// Absolute evidence of relevance, 0..1: the stronger of scaled cosine and scaled BM25.
+    pub fn evidence(&self, bm25: f64, cosine: f64) -> f64 {
+        let semantic = ((cosine - self.cosine_floor) / (self.cosine_ceiling - self.cosine_floor))
+            .clamp(0.0, 1.0);
+        let lexical = (bm25 / self.bm25_saturation).clamp(0.0, 1.0);
+        semantic.max(lexical)
+    }
+
+    /// Maps a fused score to a relevance in 0..1 for the blend (monotone).
+    pub fn relevance(&self, fused: f64) -> f64 {
+        1.0 - (-fused.max(0.0) / self.fused_scale).exp()
+    }
+}
+
+/// What a store reports about one retrievable record for one query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowSignal<'a> {
+    /// BM25F of the record with its neighbouring turns (0 when no term matches).
+    pub bm25: f64,
+    /// Cosine similarity of its vector to the query's (0 without vectors).
+    pub cosine: f64,
+    /// BM25 of its session as one document (0 without a session or match).
+    pub session_bm25: f64,
+    /// Who said it, for conversation turns.
+    pub speaker: Option<&'a str>,
+    /// From when the statement holds (a turn's session date).
+    pub valid_from: Timestamp,
+}
+
+/// One record's fused score.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fused {
+    /// Index into the signals given to [`fuse`].
+    pub index: usize,
+    /// The fused score (z units).
+    pub score: f64,
+    /// Absolute evidence, 0..1, that the gate checked.
+    pub evidence: f64,
+}
+
+fn z_scores(values: impl Iterator<Item = f64> + Clone) -> impl Fn(f64) -> f64 {
+    let (mut n, mut sum, mut sum_sq) = (0.0, 0.0, 0.0);
+    for v in values {
+        n += 1.0;
+        sum += v;
+        sum_sq += v * v;
+    }
+    let mean = if n > 0.0 { sum / n } else { 0.0 };
+    let std = if n > 0.0 { (sum_sq / n - mean * mean).max(0.0).sqrt() } else { 0.0 };
+    move |v| (v - mean) / (std + 1e-9)
+}
+
+fn civil_date(at: Timestamp) -> Option<(i32, u8, u8)> {
+    let date = time::OffsetDateTime::from_unix_timestamp(at.as_millis().div_euclid(1000)).ok()?;
+    Some((date.year(), u8::from(date.month()), date.day()))
+}
+
+fn date_match(dates: &[QueryDate], at: Timestamp, tau: f64) -> f64 {
+    let Some((year, month, day)) = civil_date(at) else { return 0.0 };
+    let score = |d: &QueryDate| -> Option<f64> {
+        match (d.year, d.day) {
+            (Some(y), Some(dd)) => {
+                let date =
+                    time::Date::from_calendar_date(y, time::Month::try_from(d.month).ok()?, dd)
+                        .ok()?;
+                let midnight = date.midnight().assume_utc().unix_timestamp() * 1000;
+                let days = (at.as_millis() - midnight) as f64 / 86_400_000.0;
+                // Whole days apart: any time on the named day is distance 0.
+                let days = if days >= 0.0 { days.floor() } else { (-days).ceil() };
+                Some((-days / tau).exp())
+            }
+            (Some(y), None) => Some(f64::from(u8::from(y == year && d.month == month))),
+            (None, Some(dd)) => Some(f64::from(u8::from(d.month == month && dd == day))),
+            (None, None) => None,
+        }
+    };
+    dates.iter().filter_map(score).fold(0.0, f64::max)
+}
+
+/// The speakers among `rows` that the query names (every word of the name appears in the
+/// query). A bonus applies only when some but not all speakers are named.
+fn named_speakers<'a>(query: &str, rows: &[RowSignal<'a>]) -> HashSet<&'a str> {
+    let query_words: HashSet<String> = words(query).into_iter().collect();
+    let speakers: HashSet<&str> = rows.iter().filter_map(|r| r.speaker).collect();
+    let named: HashSet<&str> = speakers
+        .iter()
+        .copied()
+        .filter(|s| {
+            let name = words(s);
+            !name.is_empty() && name.iter().all(|w| query_words.contains(w))
+        })
+        .collect();
+    if named.len() == speakers.len() { HashSet::new() } else { named }
+}
+
+/// Fuses every retrievable record's signals into one score, keeps those whose absolute
+/// evidence passes the gate, best first.
+pub fn fuse(query: &str, rows: &[RowSignal<'_>], config: &RetrievalConfig) -> Vec<Fused> {
+    let z_lexical = z_scores(rows.iter().map(|r| r.bm25));
+    let z_semantic = z_scores(rows.iter().map(|r| r.cosine));
+    let z_session = z_scores(rows.iter().map(|r| r.session_bm25));
+    let named = named_speakers(query, rows);
+    let dates = query_dates(query);
+    let mut fused: Vec<Fused> = rows
+        .iter()
+        .enumerate()
+        .filter_map(|(index, row)| {
+            let evidence = config.evidence(row.bm25, row.cosine);
+            if evidence < config.min_relevance || (row.bm25 <= 0.0 && row.cosine <= 0.0) {
+                return None;
+            }
+            let mut score = config.lexical_weight * z_lexical(row.bm25)
+                + config.semantic_weight * z_semantic(row.cosine)
+                + config.session_weight * z_session(row.session_bm25);
+            if row.speaker.is_some_and(|s| named.contains(s)) {
+                score += config.speaker_bonus;
+            }
+            if !dates.is_empty() {
+                score +=
+                    config.date_bonus * date_match(&dates, row.valid_from, config.date_tau_days);
+            }
+            Some(Fused { index, score, evidence })
+        })
+        .collect();
+    fused.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
+    fused
 }
 
 /// One ranked memory and why it ranked there.
@@ -72,60 +453,39 @@ impl Default for RetrievalConfig {
 pub struct Hit {
     /// The memory.
     pub memory: Memory,
-    /// Relevance, recency, importance and blended score.
+    /// Relevance (from the fused score), recency, importance and blended score.
     pub parts: ScoreParts,
-    /// Its BM25 score, if the lexical retriever found it.
-    pub bm25: Option<f64>,
-    /// Its cosine similarity, if the semantic retriever found it.
-    pub cosine: Option<f64>,
+    /// The fused score and the evidence that passed the gate.
+    pub fused: Fused,
+    /// Its BM25F score.
+    pub bm25: f64,
+    /// Its cosine similarity.
+    pub cosine: f64,
 }
 
-/// Maps a cosine to 0..1 between the configured floor and ceiling.
-fn semantic_relevance(cosine: f64, config: &RetrievalConfig) -> f64 {
-    ((cosine - config.cosine_floor) / (config.cosine_ceiling - config.cosine_floor)).clamp(0.0, 1.0)
-}
-
-/// Maps a BM25 score to 0..1, saturating at the configured score.
-fn lexical_relevance(bm25: f64, config: &RetrievalConfig) -> f64 {
-    (bm25 / config.bm25_saturation).clamp(0.0, 1.0)
-}
-
-/// Fuses both candidate lists into one relevance per memory, drops what is under the gate,
-/// and ranks the rest by the blended score (ties by relevance). Relevance is the stronger of
-/// the two signals plus a share of the weaker, so agreement between retrievers ranks first.
-pub fn rank(
-    lexical: Vec<Scored>,
-    semantic: Vec<Scored>,
+/// Blends fused candidates with recency and importance (SPEC §4) and ranks them.
+pub fn blend(
+    candidates: Vec<(Memory, Fused, f64, f64)>,
     config: &RetrievalConfig,
     now: Timestamp,
 ) -> Vec<Hit> {
-    let mut merged: HashMap<MemoryId, (Memory, Option<f64>, Option<f64>)> = HashMap::new();
-    for s in lexical {
-        merged.entry(s.memory.id.clone()).or_insert((s.memory, None, None)).1 = Some(s.score);
-    }
-    for s in semantic {
-        merged.entry(s.memory.id.clone()).or_insert((s.memory, None, None)).2 = Some(s.score);
-    }
-    let mut hits: Vec<Hit> = merged
-        .into_values()
-        .filter_map(|(memory, bm25, cosine)| {
-            let lex = bm25.map_or(0.0, |b| lexical_relevance(b, config));
-            let sem = cosine.map_or(0.0, |c| semantic_relevance(c, config));
-            let (strong, weak) = if lex >= sem { (lex, sem) } else { (sem, lex) };
-            let relevance = (strong + 0.5 * weak * (1.0 - strong)).clamp(0.0, 1.0);
-            if relevance < config.min_relevance {
-                return None;
-            }
+    let mut hits: Vec<Hit> = candidates
+        .into_iter()
+        .map(|(memory, fused, bm25, cosine)| {
             let last = memory.last_used_at.map_or(memory.updated_at, |u| u.max(memory.updated_at));
-            let parts = config.weights.blend(relevance, now.days_since(last), memory.importance);
-            Some(Hit { memory, parts, bm25, cosine })
+            let parts = config.weights.blend(
+                config.relevance(fused.score),
+                now.days_since(last),
+                memory.importance,
+            );
+            Hit { memory, parts, fused, bm25, cosine }
         })
         .collect();
     hits.sort_by(|a, b| {
         b.parts
             .score
             .total_cmp(&a.parts.score)
-            .then(b.parts.relevance.total_cmp(&a.parts.relevance))
+            .then(b.fused.score.total_cmp(&a.fused.score))
             .then_with(|| a.memory.id.cmp(&b.memory.id))
     });
     hits
@@ -134,23 +494,15 @@ pub fn rank(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lifecycle::{Candidate, CandidateFields};
-    use crate::record::Status;
 
-    const NOW: Timestamp = Timestamp::from_millis(1_768_478_400_000);
+    const DAY: i64 = 86_400_000;
 
-    fn memory(id: &str, importance: f64, age_days: i64) -> Memory {
-        let at = Timestamp::from_millis(NOW.as_millis() - age_days * 86_400_000);
-        Candidate::validate(
-            CandidateFields {
-                content: format!("memory {id}"),
-                importance: Some(importance),
-                ..Default::default()
-            },
-            at,
-        )
-        .unwrap()
-        .into_memory(MemoryId(id.into()), "t", "u", Status::Active, at)
+    fn at(date: &str) -> Timestamp {
+        Timestamp::parse(&format!("{date}T13:56:00Z"), "t").unwrap()
+    }
+
+    fn row(bm25: f64, cosine: f64, speaker: Option<&'static str>) -> RowSignal<'static> {
+        RowSignal { bm25, cosine, session_bm25: 0.0, speaker, valid_from: at("2023-05-08") }
     }
 
     #[test]
@@ -164,54 +516,66 @@ mod tests {
     }
 
     #[test]
-    fn gate_drops_irrelevant_but_important_memories() {
+    fn dates_in_queries() {
+        let full = |y, m, d| QueryDate { year: Some(y), month: m, day: Some(d) };
+        assert_eq!(query_dates("What did Maria share on 16 June, 2023?"), [full(2023, 6, 16)]);
+        assert_eq!(query_dates("plans for June 16th 2023"), [full(2023, 6, 16)]);
+        assert_eq!(
+            query_dates("learning in December 2023?"),
+            [QueryDate { year: Some(2023), month: 12, day: None }]
+        );
+        assert_eq!(
+            query_dates("party on 3 May"),
+            [QueryDate { year: None, month: 5, day: Some(3) }]
+        );
+        assert_eq!(query_dates("deadline 2024-02-29"), [full(2024, 2, 29)]);
+        assert!(query_dates("may I ask about march madness").is_empty());
+    }
+
+    #[test]
+    fn date_match_decays_with_distance() {
+        let q = query_dates("on 8 May 2023");
+        assert_eq!(date_match(&q, at("2023-05-08"), 3.0), 1.0);
+        assert!((date_match(&q, at("2023-05-11"), 3.0) - (-1.0_f64).exp()).abs() < 1e-9);
+        let month = query_dates("in May 2023");
+        assert_eq!(date_match(&month, at("2023-05-30"), 3.0), 1.0);
+        assert_eq!(date_match(&month, at("2023-06-01"), 3.0), 0.0);
+        let _ = DAY;
+    }
+
+    #[test]
+    fn gate_is_absolute_no_least_bad_filler() {
         let config = RetrievalConfig::default();
-        let important = memory("imp", 1.0, 0);
-        let relevant = memory("rel", 0.1, 0);
-        let hits = rank(
-            vec![],
-            vec![
-                Scored { memory: important, score: 0.12 },
-                Scored { memory: relevant, score: 0.7 },
-            ],
-            &config,
-            NOW,
-        );
-        assert_eq!(hits.iter().map(|h| h.memory.id.0.as_str()).collect::<Vec<_>>(), ["rel"]);
-        assert!(rank(vec![], vec![], &config, NOW).is_empty());
+        let rows = [row(0.0, 0.12, None), row(0.0, 0.2, None)];
+        assert!(fuse("quantum chromodynamics", &rows, &config).is_empty());
+        let rows = [row(0.0, 0.12, None), row(6.0, 0.7, None)];
+        let fused = fuse("green tea", &rows, &config);
+        assert_eq!(fused.iter().map(|f| f.index).collect::<Vec<_>>(), [1]);
     }
 
     #[test]
-    fn agreement_of_both_retrievers_ranks_first() {
+    fn named_speaker_and_agreement_rank_first() {
         let config = RetrievalConfig { min_relevance: 0.0, ..Default::default() };
-        let both = memory("both", 0.5, 1);
-        let lex_only = memory("lex", 0.5, 1);
-        let hits = rank(
-            vec![
-                Scored { memory: both.clone(), score: 6.0 },
-                Scored { memory: lex_only, score: 6.0 },
-            ],
-            vec![Scored { memory: both, score: 0.5 }],
-            &config,
-            NOW,
-        );
-        assert_eq!(hits[0].memory.id.0, "both");
-        assert!(hits[0].parts.relevance > hits[1].parts.relevance);
-        assert!(hits.iter().all(|h| (0.0..=1.0).contains(&h.parts.relevance)));
+        let rows = [
+            row(5.0, 0.5, Some("Melanie")),
+            row(5.0, 0.5, Some("Caroline")),
+            row(5.0, 0.1, Some("Caroline")),
+            row(0.5, 0.3, Some("Melanie")),
+        ];
+        let fused = fuse("What did Caroline paint?", &rows, &config);
+        assert_eq!(fused[0].index, 1);
+        assert_eq!(fused.iter().map(|f| f.index).collect::<Vec<_>>(), [1, 2, 0, 3]);
+        // Naming every speaker gives no one a bonus.
+        let both = fuse("Did Caroline and Melanie paint?", &rows, &config);
+        assert_eq!(both[0].index, 0);
     }
 
     #[test]
-    fn blended_score_prefers_recent_and_important_at_equal_relevance() {
-        let config = RetrievalConfig { min_relevance: 0.0, ..Default::default() };
-        let old = memory("old", 0.2, 120);
-        let fresh = memory("fresh", 0.9, 0);
-        let hits = rank(
-            vec![],
-            vec![Scored { memory: old, score: 0.6 }, Scored { memory: fresh, score: 0.6 }],
-            &config,
-            NOW,
-        );
-        assert_eq!(hits[0].memory.id.0, "fresh");
-        assert!((hits[1].parts.recency - 0.0625).abs() < 1e-9);
+    fn relevance_mapping_is_monotone_in_unit_range() {
+        let config = RetrievalConfig::default();
+        let values: Vec<f64> =
+            [-2.0, 0.0, 1.0, 3.0, 10.0].iter().map(|f| config.relevance(*f)).collect();
+        assert!(values.windows(2).all(|w| w[0] <= w[1]));
+        assert!(values.iter().all(|v| (0.0..1.0).contains(v)));
     }
 }

@@ -7,9 +7,11 @@
 //! the write-ahead log is checkpointed and truncated once a deletion commits.
 
 mod codec;
+mod fts;
 mod migrate;
 mod vector_index;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
@@ -17,9 +19,10 @@ use std::time::Duration;
 use mnemo_core::lifecycle::{Candidate, Decision, WriteContext};
 use mnemo_core::policy::{ReasonCode, UserSettings};
 use mnemo_core::ports::{
-    AuditAction, AuditEntry, Edit, Embedded, ExportedMemory, History, ListFilter, NewRecord,
-    PortError, Scored, SearchFilter, Store, StoreCaps, WriteReceipt, audit_action_for,
+    AuditAction, AuditEntry, Edit, Embedded, ExportedMemory, Found, History, ListFilter, NewRecord,
+    PortError, SearchFilter, SearchQuery, Store, StoreCaps, WriteReceipt, audit_action_for,
 };
+use mnemo_core::retrieval::{Fused, RowSignal};
 use mnemo_core::{
     ErrorKind, Kind, Memory, MemoryId, MemoryVersion, Status, Timestamp, UserRef, lifecycle,
 };
@@ -31,6 +34,7 @@ use codec::{
     MEMORY_COLUMNS, MEMORY_FROM, blob_to_vector, content_hash, memory_from_row, to_json,
     vector_to_blob,
 };
+use fts::SessionDocs;
 pub use migrate::LATEST_VERSION as SCHEMA_VERSION;
 use vector_index::{ScanFilter, VectorIndex, cosine_of, quantize};
 
@@ -154,6 +158,8 @@ impl SqliteStore {
         let mut conn = Connection::open(path)
             .map_err(|source| StoreError::Open { path: path.to_owned(), source })?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
+        // A larger page cache and memory-mapped reads keep searches off read() syscalls.
+        conn.execute_batch("PRAGMA cache_size = -65536; PRAGMA mmap_size = 268435456;")?;
         // WAL for concurrent readers; FULL sync so an acknowledged commit survives power loss;
         // secure_delete so freed pages hold no old text.
         let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
@@ -169,6 +175,7 @@ impl SqliteStore {
              PRAGMA foreign_keys = ON;",
         )?;
         migrate::migrate(&mut conn, now.as_millis())?;
+        conn.set_prepared_statement_cache_capacity(64);
         Ok(Self {
             conn: Mutex::new(conn),
             vectors: Mutex::new(VectorIndex::default()),
@@ -283,6 +290,79 @@ fn scrub_wal(conn: &Connection) -> Result<()> {
     Ok(())
 }
 
+/// Switches the connection's sync level between transactions (statement cached).
+fn set_synchronous(conn: &Connection, level: &str) -> Result<()> {
+    conn.prepare_cached(&format!("PRAGMA synchronous = {level}"))?.execute([])?;
+    Ok(())
+}
+
+/// Reads the records with the given rowids, keyed by rowid (missing ones left out).
+fn memories_by_rowid(
+    conn: &Connection,
+    rowids: &[i64],
+) -> Result<std::collections::HashMap<i64, Memory>> {
+    let mut found: std::collections::HashMap<i64, Memory> = std::collections::HashMap::new();
+    for chunk in rowids.chunks(200) {
+        let marks = vec!["?"; chunk.len()].join(",");
+        let sql = format!("SELECT {MEMORY_COLUMNS} FROM {MEMORY_FROM} WHERE m.rowid IN ({marks})");
+        let mut stmt = conn.prepare(&sql)?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(chunk), memory_from_row)?;
+        for row in rows {
+            let (rowid, memory) = row?;
+            found.insert(rowid, memory);
+        }
+    }
+    Ok(found)
+}
+
+/// Column weights of `memory_fts` (own text, previous turn, the one before, next turn) in
+/// BM25F: the turn itself and the turn that prompted it count fully, the wider context half.
+const FTS_WEIGHTS: &str = "1.0, 1.0, 0.5, 0.5";
+
+/// BM25F of every retrievable record of `who` that matches the query, by rowid.
+fn turn_scores(
+    conn: &Connection,
+    who: &UserRef,
+    fts: &str,
+    filter: &SearchFilter,
+    now: Timestamp,
+) -> Result<HashMap<i64, f64>> {
+    let sql = format!(
+        "SELECT m.rowid, -bm25(memory_fts, {FTS_WEIGHTS})
+           FROM memory_fts f JOIN memories m ON m.rowid = f.rowid
+          WHERE memory_fts MATCH :query AND {RETRIEVABLE}"
+    );
+    let kind = filter.kind.map(|k| k.as_str());
+    let scope = filter.scope.as_ref().map(ToString::to_string);
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(
+        named_params! {
+            ":query": fts,
+            ":tenant": who.tenant(),
+            ":user": who.user_id(),
+            ":now": now.as_millis(),
+            ":kind": kind,
+            ":scope": scope,
+            ":exclude_sensitive": filter.exclude_sensitive,
+        },
+        |r| Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?)),
+    )?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// BM25 of each of `who`'s sessions (as one document) that matches the query, by session id.
+fn session_scores(conn: &Connection, who: &UserRef, fts: &str) -> Result<HashMap<String, f64>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT s.session_id, -bm25(session_fts)
+           FROM session_fts f JOIN memory_sessions s ON s.rowid = f.rowid
+          WHERE session_fts MATCH ?1 AND s.tenant = ?2 AND s.user_id = ?3",
+    )?;
+    let rows = stmt.query_map(params![fts, who.tenant(), who.user_id()], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, f64>(1)?))
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
 fn owner_params(who: &UserRef) -> [&str; 2] {
     [who.tenant(), who.user_id()]
 }
@@ -309,19 +389,19 @@ impl<'a> Auditor<'a> {
         memory_id: Option<&MemoryId>,
         reason: Option<ReasonCode>,
     ) -> Result<()> {
-        tx.execute(
+        tx.prepare_cached(
             "INSERT INTO audit_log (tenant, user_id, at, action, memory_id, reason, actor)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![
-                self.tenant,
-                self.user_id,
-                self.now.as_millis(),
-                action.as_str(),
-                memory_id.map(|id| id.0.as_str()),
-                reason.map(ReasonCode::as_str),
-                self.actor
-            ],
-        )?;
+        )?
+        .execute(params![
+            self.tenant,
+            self.user_id,
+            self.now.as_millis(),
+            action.as_str(),
+            memory_id.map(|id| id.0.as_str()),
+            reason.map(ReasonCode::as_str),
+            self.actor
+        ])?;
         Ok(())
     }
 }
@@ -363,9 +443,8 @@ fn check_vector(conn: &Connection, embedded: &Embedded) -> Result<()> {
     // Every vector in one file comes from one embedder: comparing vectors of two models would
     // silently give meaningless similarities.
     let existing: Option<(String, i64)> = conn
-        .query_row("SELECT model, dims FROM memory_vectors LIMIT 1", [], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
+        .prepare_cached("SELECT model, dims FROM memory_vectors LIMIT 1")?
+        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?;
     if let Some((model, dims)) = existing
         && (model != embedded.model || usize::try_from(dims).ok() != Some(embedded.vector.len()))
@@ -382,25 +461,36 @@ fn check_vector(conn: &Connection, embedded: &Embedded) -> Result<()> {
 
 fn put_vector(tx: &Transaction<'_>, rowid: i64, embedded: &Embedded) -> Result<()> {
     check_vector(tx, embedded)?;
-    tx.execute(
+    tx.prepare_cached(
         "INSERT OR REPLACE INTO memory_vectors (memory_rowid, model, dims, vector)
          VALUES (?1, ?2, ?3, ?4)",
-        params![
-            rowid,
-            embedded.model,
-            embedded.vector.len() as i64,
-            vector_to_blob(&embedded.vector)
-        ],
-    )?;
+    )?
+    .execute(params![
+        rowid,
+        embedded.model,
+        embedded.vector.len() as i64,
+        vector_to_blob(&embedded.vector)
+    ])?;
     Ok(())
 }
 
 /// Inserts a full record row (as given, including status and timestamps) and its index
 /// entries; returns the new rowid.
-fn insert_memory(tx: &Transaction<'_>, memory: &Memory, vector: Option<&Embedded>) -> Result<i64> {
+fn insert_memory(
+    tx: &Transaction<'_>,
+    docs: &mut SessionDocs,
+    memory: &Memory,
+    vector: Option<&Embedded>,
+) -> Result<i64> {
+    let session = fts::key(&memory.tenant, &memory.user_id, memory.session_id.as_deref());
+    docs.insert(tx, session, || insert_row(tx, memory, vector))
+}
+
+/// Inserts the record row and its vector; returns the new rowid.
+fn insert_row(tx: &Transaction<'_>, memory: &Memory, vector: Option<&Embedded>) -> Result<i64> {
     let consent = memory.consent.as_ref().map(to_json).transpose()?;
     let metadata = to_json(&memory.metadata)?;
-    tx.execute(
+    tx.prepare_cached(
         "INSERT INTO memories (id, tenant, user_id, scope, agent_id, session_id, kind, subject,
              attribute, content, content_hash, importance, confidence, sensitivity, source_type,
              source_ref, source_captured_at, source_extractor, status, created_at, updated_at,
@@ -408,38 +498,38 @@ fn insert_memory(tx: &Transaction<'_>, memory: &Memory, vector: Option<&Embedded
              metadata)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
              ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)",
-        params![
-            memory.id.0,
-            memory.tenant,
-            memory.user_id,
-            memory.scope.to_string(),
-            memory.agent_id,
-            memory.session_id,
-            memory.kind.as_str(),
-            memory.subject,
-            memory.attribute,
-            memory.content,
-            content_hash(&memory.content),
-            memory.importance,
-            memory.confidence,
-            memory.sensitivity.as_str(),
-            memory.source.source_type.as_str(),
-            memory.source.source_ref,
-            memory.source.captured_at.as_millis(),
-            memory.source.extractor,
-            memory.status.as_str(),
-            memory.created_at.as_millis(),
-            memory.updated_at.as_millis(),
-            memory.last_used_at.map(Timestamp::as_millis),
-            memory.valid_from.as_millis(),
-            memory.expires_at.map(Timestamp::as_millis),
-            memory.review_after.map(Timestamp::as_millis),
-            memory.superseded_by.as_ref().map(|id| id.0.as_str()),
-            memory.version,
-            consent,
-            metadata,
-        ],
-    )
+    )?
+    .execute(params![
+        memory.id.0,
+        memory.tenant,
+        memory.user_id,
+        memory.scope.to_string(),
+        memory.agent_id,
+        memory.session_id,
+        memory.kind.as_str(),
+        memory.subject,
+        memory.attribute,
+        memory.content,
+        content_hash(&memory.content),
+        memory.importance,
+        memory.confidence,
+        memory.sensitivity.as_str(),
+        memory.source.source_type.as_str(),
+        memory.source.source_ref,
+        memory.source.captured_at.as_millis(),
+        memory.source.extractor,
+        memory.status.as_str(),
+        memory.created_at.as_millis(),
+        memory.updated_at.as_millis(),
+        memory.last_used_at.map(Timestamp::as_millis),
+        memory.valid_from.as_millis(),
+        memory.expires_at.map(Timestamp::as_millis),
+        memory.review_after.map(Timestamp::as_millis),
+        memory.superseded_by.as_ref().map(|id| id.0.as_str()),
+        memory.version,
+        consent,
+        metadata,
+    ])
     .map_err(|e| match e {
         rusqlite::Error::SqliteFailure(f, _)
             if f.code == rusqlite::ErrorCode::ConstraintViolation =>
@@ -453,35 +543,23 @@ fn insert_memory(tx: &Transaction<'_>, memory: &Memory, vector: Option<&Embedded
         other => StoreError::Sqlite(other),
     })?;
     let rowid = tx.last_insert_rowid();
-    tx.execute(
-        "INSERT INTO memory_fts (rowid, content) VALUES (?1, ?2)",
-        params![rowid, memory.content],
-    )?;
     if let Some(embedded) = vector {
         put_vector(tx, rowid, embedded)?;
     }
     Ok(rowid)
 }
 
-/// Removes a row's terms from the full-text index. The index is contentless, so the text that
-/// was indexed must be given back for its terms to be found and erased.
-fn unindex(tx: &Transaction<'_>, rowid: i64, content: &str) -> Result<()> {
-    tx.execute(
-        "INSERT INTO memory_fts (memory_fts, rowid, content) VALUES ('delete', ?1, ?2)",
-        params![rowid, content],
-    )?;
-    Ok(())
-}
-
 /// Deletes records and everything derived from them, by rowid.
-fn purge(tx: &Transaction<'_>, rowids: &[i64]) -> Result<()> {
+fn purge(tx: &Transaction<'_>, docs: &mut SessionDocs, rowids: &[i64]) -> Result<()> {
     for rowid in rowids {
-        let content: String =
-            tx.query_row("SELECT content FROM memories WHERE rowid = ?1", [rowid], |r| r.get(0))?;
-        unindex(tx, *rowid, &content)?;
-        tx.execute("DELETE FROM memory_vectors WHERE memory_rowid = ?1", [rowid])?;
-        tx.execute("DELETE FROM memory_versions WHERE memory_rowid = ?1", [rowid])?;
-        tx.execute("DELETE FROM memories WHERE rowid = ?1", [rowid])?;
+        docs.change(tx, *rowid, || {
+            tx.prepare_cached("DELETE FROM memory_vectors WHERE memory_rowid = ?1")?
+                .execute([rowid])?;
+            tx.prepare_cached("DELETE FROM memory_versions WHERE memory_rowid = ?1")?
+                .execute([rowid])?;
+            tx.prepare_cached("DELETE FROM memories WHERE rowid = ?1")?.execute([rowid])?;
+            Ok(())
+        })?;
     }
     Ok(())
 }
@@ -550,8 +628,10 @@ impl SqliteStore {
         let normalized = candidate.normalized_content();
         let same_content = query_memories(
             tx,
-            "m.tenant = ?1 AND m.user_id = ?2 AND m.content_hash = ?3 AND m.kind = ?4
-             AND m.scope = ?5 AND m.status IN ('active', 'pending')
+            // Unary `+` keeps the planner on the content-hash index rather than scanning the
+            // user's records through the (tenant, user, status, kind) index.
+            "m.tenant = ?1 AND m.user_id = ?2 AND m.content_hash = ?3 AND +m.kind = ?4
+             AND +m.scope = ?5 AND +m.status IN ('active', 'pending')
              AND (m.expires_at IS NULL OR m.expires_at > ?6)",
             &[
                 &tenant,
@@ -575,8 +655,8 @@ impl SqliteStore {
                 (Kind::Episodic, Some(reference)) => {
                     let rows = query_memories(
                         tx,
-                        "m.tenant = ?1 AND m.user_id = ?2 AND m.kind = 'episodic'
-                         AND m.source_ref = ?3 AND m.status = 'active'",
+                        "m.tenant = ?1 AND m.user_id = ?2 AND +m.kind = 'episodic'
+                         AND m.source_ref = ?3 AND +m.status = 'active'",
                         &[&tenant, &user, reference],
                     )?;
                     for (rowid, memory) in rows {
@@ -615,9 +695,11 @@ impl SqliteStore {
 impl SqliteStore {
     /// Decides and applies one record inside a write transaction; returns its receipt and
     /// the rowids it touched.
+    #[allow(clippy::too_many_arguments)]
     fn write_one(
         &self,
         tx: &Transaction<'_>,
+        docs: &mut SessionDocs,
         who: &UserRef,
         record: &NewRecord,
         now: Timestamp,
@@ -671,7 +753,7 @@ impl SqliteStore {
                     )?;
                 }
                 memory.embedding = None;
-                touched.push(insert_memory(tx, &memory, record.embedding.as_ref())?);
+                touched.push(insert_memory(tx, docs, &memory, record.embedding.as_ref())?);
                 Some(memory.id)
             }
         };
@@ -723,12 +805,15 @@ impl Store for SqliteStore {
     ) -> Result<Vec<WriteReceipt>, PortError> {
         let result = self.write_tx(who.tenant(), who.user_id(), |tx| {
             let mut receipts = Vec::with_capacity(records.len());
+            let mut docs = SessionDocs::default();
             for record in &records {
-                let (receipt, touched) = self.write_one(tx, who, record, now, actor, decide)?;
+                let (receipt, touched) =
+                    self.write_one(tx, &mut docs, who, record, now, actor, decide)?;
                 // Later records of the batch must see this one as a neighbour.
                 self.vectors().refresh(tx, who.tenant(), who.user_id(), &touched)?;
                 receipts.push(receipt);
             }
+            docs.flush(tx)?;
             Ok((receipts, Touched::Nothing))
         });
         if result.is_err() {
@@ -834,17 +919,17 @@ impl Store for SqliteStore {
                 "INSERT INTO memory_versions (memory_rowid, version, snapshot) VALUES (?1, ?2, ?3)",
                 params![rowid, memory.version, to_json(&snapshot)?],
             )?;
-            tx.execute(
-                "UPDATE memories SET content = ?1, content_hash = ?2, version = version + 1,
-                        updated_at = ?3
-                  WHERE rowid = ?4",
-                params![edit.content, content_hash(&edit.content), now.as_millis(), rowid],
-            )?;
-            unindex(tx, rowid, &memory.content)?;
-            tx.execute(
-                "INSERT INTO memory_fts (rowid, content) VALUES (?1, ?2)",
-                params![rowid, edit.content],
-            )?;
+            let mut docs = SessionDocs::default();
+            docs.change(tx, rowid, || {
+                tx.execute(
+                    "UPDATE memories SET content = ?1, content_hash = ?2, version = version + 1,
+                            updated_at = ?3
+                      WHERE rowid = ?4",
+                    params![edit.content, content_hash(&edit.content), now.as_millis(), rowid],
+                )?;
+                Ok(())
+            })?;
+            docs.flush(tx)?;
             match &edit.embedding {
                 Some(embedded) => put_vector(tx, rowid, embedded)?,
                 None => {
@@ -869,7 +954,9 @@ impl Store for SqliteStore {
             };
             let doomed = chain(tx, rowid)?;
             let rowids: Vec<i64> = doomed.iter().map(|(r, _, _)| *r).collect();
-            purge(tx, &rowids)?;
+            let mut docs = SessionDocs::default();
+            purge(tx, &mut docs, &rowids)?;
+            docs.flush(tx)?;
             for (_, gone, _) in &doomed {
                 Auditor::for_user(who, now, actor).log(
                     tx,
@@ -891,7 +978,9 @@ impl Store for SqliteStore {
                 let rows = stmt.query_map(owner_params(who), |r| r.get(0))?;
                 rows.collect::<Result<_, _>>()?
             };
-            purge(tx, &rowids)?;
+            let mut docs = SessionDocs::default();
+            purge(tx, &mut docs, &rowids)?;
+            docs.flush(tx)?;
             Auditor::for_user(who, now, actor).log(tx, AuditAction::Forgotten, None, None)?;
             Ok((rowids.len(), Touched::User))
         })?)
@@ -916,10 +1005,11 @@ impl Store for SqliteStore {
                 rows.collect::<Result<_, _>>()?
             };
             let mut removed = Vec::new();
+            let mut docs = SessionDocs::default();
             for rowid in expired {
                 let doomed = chain(tx, rowid)?;
                 let rowids: Vec<i64> = doomed.iter().map(|(r, _, _)| *r).collect();
-                purge(tx, &rowids)?;
+                purge(tx, &mut docs, &rowids)?;
                 for (_, gone, owner) in doomed {
                     Auditor { tenant, user_id: &owner, now, actor }.log(
                         tx,
@@ -930,6 +1020,7 @@ impl Store for SqliteStore {
                     removed.push(gone);
                 }
             }
+            docs.flush(tx)?;
             let touched = if removed.is_empty() { Touched::Nothing } else { Touched::Tenant };
             Ok((removed, touched))
         })?)
@@ -967,6 +1058,7 @@ impl Store for SqliteStore {
             // step, then link them (superseded_by may name a record imported later).
             let mut ordered = records;
             ordered.sort_by_key(|r| r.memory.status == Status::Active);
+            let mut docs = SessionDocs::default();
             for record in &ordered {
                 let mut memory = record.memory.clone();
                 memory.tenant = who.tenant().to_owned();
@@ -985,7 +1077,7 @@ impl Store for SqliteStore {
                     },
                     None => None,
                 };
-                let rowid = insert_memory(tx, &memory, embedded.as_ref())?;
+                let rowid = insert_memory(tx, &mut docs, &memory, embedded.as_ref())?;
                 for version in &record.history {
                     tx.execute(
                         "INSERT INTO memory_versions (memory_rowid, version, snapshot)
@@ -1000,6 +1092,7 @@ impl Store for SqliteStore {
                     None,
                 )?;
             }
+            docs.flush(tx)?;
             Ok((count, Touched::User))
         })?)
     }
@@ -1046,85 +1139,85 @@ impl Store for SqliteStore {
         Ok(out)
     }
 
-    fn search_lexical(
+    fn search(
         &self,
         who: &UserRef,
-        terms: &[String],
-        filter: &SearchFilter,
+        query: &SearchQuery<'_>,
         now: Timestamp,
-        limit: usize,
-    ) -> Result<Vec<Scored>, PortError> {
-        let Some(query) = fts_query(terms) else { return Ok(Vec::new()) };
+        select: &dyn Fn(&[RowSignal<'_>]) -> Vec<Fused>,
+    ) -> Result<Vec<Found>, PortError> {
         let conn = self.lock();
-        let kind = filter.kind.map(|k| k.as_str());
-        let scope = filter.scope.as_ref().map(ToString::to_string);
-        let sql = format!(
-            "SELECT {MEMORY_COLUMNS}, -bm25(memory_fts) AS score
-               FROM memory_fts f
-               JOIN memories m ON m.rowid = f.rowid
-               LEFT JOIN memory_vectors v ON v.memory_rowid = m.rowid
-              WHERE memory_fts MATCH :query AND {RETRIEVABLE}
-              ORDER BY bm25(memory_fts) LIMIT :limit"
-        );
-        let run = || -> Result<Vec<Scored>> {
-            let mut stmt = conn.prepare_cached(&sql)?;
-            let rows = stmt.query_map(
-                named_params! {
-                    ":query": query,
-                    ":tenant": who.tenant(),
-                    ":user": who.user_id(),
-                    ":now": now.as_millis(),
-                    ":kind": kind,
-                    ":scope": scope,
-                    ":exclude_sensitive": filter.exclude_sensitive,
-                    ":limit": limit as i64,
-                },
-                |r| Ok(Scored { memory: memory_from_row(r)?.1, score: r.get(31)? }),
-            )?;
-            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        if let Some(vector) = query.vector {
+            check_vector(&conn, vector)?;
+        }
+        let (lexical, sessions) = match fts_query(query.terms) {
+            Some(fts) => (
+                turn_scores(&conn, who, &fts, query.filter, now)?,
+                session_scores(&conn, who, &fts)?,
+            ),
+            None => (HashMap::new(), HashMap::new()),
         };
-        Ok(run()?)
-    }
-
-    fn search_vector(
-        &self,
-        who: &UserRef,
-        query: &Embedded,
-        filter: &SearchFilter,
-        now: Timestamp,
-        limit: usize,
-    ) -> Result<Vec<Scored>, PortError> {
-        let conn = self.lock();
-        check_vector(&conn, query)?;
-        let scope = filter.scope.as_ref().map(ToString::to_string);
+        let scope = query.filter.scope.as_ref().map(ToString::to_string);
         let scan = ScanFilter {
             now: now.as_millis(),
-            kind: filter.kind,
+            kind: query.filter.kind,
             scope: scope.as_deref(),
-            exclude_sensitive: filter.exclude_sensitive,
+            exclude_sensitive: query.filter.exclude_sensitive,
         };
-        let nearest = self.vectors().nearest(
+        let mut index = self.vectors();
+        let mut rowids = Vec::new();
+        let mut entries = Vec::new();
+        index.scan(
             &conn,
             who.tenant(),
             who.user_id(),
-            &query.vector,
+            query.vector.map(|v| v.vector.as_slice()),
             scan,
-            limit,
+            |entry, cosine| {
+                rowids.push(entry.rowid);
+                entries.push((entry.clone(), cosine));
+            },
         )?;
-        let mut out = Vec::with_capacity(nearest.len());
-        for (rowid, similarity) in nearest {
-            if let Some((_, memory)) = query_memories(&conn, "m.rowid = ?1", &[&rowid])?.pop() {
-                out.push(Scored { memory, score: f64::from(similarity) });
-            }
-        }
-        Ok(out)
+        drop(index);
+        let signals: Vec<RowSignal<'_>> = entries
+            .iter()
+            .map(|(entry, cosine)| RowSignal {
+                bm25: lexical.get(&entry.rowid).copied().unwrap_or(0.0),
+                cosine: f64::from(*cosine),
+                session_bm25: entry
+                    .session
+                    .as_deref()
+                    .and_then(|s| sessions.get(s))
+                    .copied()
+                    .unwrap_or(0.0),
+                speaker: entry.speaker.as_deref(),
+                valid_from: Timestamp::from_millis(entry.valid_from),
+            })
+            .collect();
+        let selected = select(&signals);
+        let wanted: Vec<i64> =
+            selected.iter().filter_map(|f| rowids.get(f.index).copied()).collect();
+        let mut memories = memories_by_rowid(&conn, &wanted)?;
+        Ok(selected
+            .into_iter()
+            .filter_map(|fused| {
+                let rowid = *rowids.get(fused.index)?;
+                let signal = &signals[fused.index];
+                memories.remove(&rowid).map(|memory| Found {
+                    memory,
+                    fused,
+                    bm25: signal.bm25,
+                    cosine: signal.cosine,
+                })
+            })
+            .collect())
     }
 
     fn mark_used(&self, who: &UserRef, ids: &[MemoryId], now: Timestamp) -> Result<(), PortError> {
         let mut conn = self.lock();
         // A lost last-used time is harmless, so this commit skips the fsync that writes of
         // memories pay (WAL with synchronous=NORMAL stays consistent after a crash).
-        conn.execute_batch("PRAGMA synchronous = NORMAL").map_err(StoreError::from)?;
+        set_synchronous(&conn, "NORMAL")?;
         let result = (|| -> Result<()> {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             {
@@ -1139,7 +1232,7 @@ impl Store for SqliteStore {
             tx.commit()?;
             Ok(())
         })();
-        conn.execute_batch("PRAGMA synchronous = FULL").map_err(StoreError::from)?;
+        set_synchronous(&conn, "FULL")?;
         self.follow(&conn, who.tenant(), who.user_id(), Touched::Nothing);
         Ok(result?)
     }

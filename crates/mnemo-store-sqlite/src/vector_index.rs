@@ -1,12 +1,14 @@
-//! An in-memory, per-user index of the vectors in the database: int8 codes (one scale per
-//! vector) with each record's retrievability fields, so a vector search or near-duplicate
-//! check scans contiguous memory instead of decoding blobs from SQLite.
+//! An in-memory, per-user index of the records in the database: int8 vector codes (one scale
+//! per vector) with each record's retrievability and ranking fields (kind, scope, status,
+//! expiry, speaker, session, date), so a search or near-duplicate check scans contiguous
+//! memory instead of decoding rows from SQLite.
 //!
 //! The database stays the source of truth. A user's entry is loaded on first use, kept in
 //! step by the store's own writes (each write reports the rowids it touched), and dropped
 //! entirely when `PRAGMA data_version` shows that another connection committed.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use mnemo_core::Kind;
 use rusqlite::{Connection, params_from_iter};
@@ -16,14 +18,31 @@ use crate::codec::blob_to_vector;
 
 /// Retrievability fields of one indexed record.
 #[derive(Debug, Clone)]
-struct Entry {
-    rowid: i64,
+pub(crate) struct Entry {
+    pub(crate) rowid: i64,
+    /// Scale turning a code dot product into a cosine; 0 when the record has no vector.
     scale: f32,
     kind: Kind,
     scope: String,
     active: bool,
     sensitive: bool,
     expires_at: Option<i64>,
+    /// Who said it (metadata `speaker`), for conversation turns.
+    pub(crate) speaker: Option<Arc<str>>,
+    /// Its conversation session.
+    pub(crate) session: Option<Arc<str>>,
+    /// From when it holds (ms).
+    pub(crate) valid_from: i64,
+}
+
+impl Entry {
+    fn retrievable(&self, filter: &ScanFilter<'_>) -> bool {
+        self.active
+            && self.expires_at.is_none_or(|at| at > filter.now)
+            && filter.kind.is_none_or(|k| k == self.kind)
+            && filter.scope.is_none_or(|s| s == self.scope)
+            && !(filter.exclude_sensitive && self.sensitive)
+    }
 }
 
 /// Filters a scan applies before ranking.
@@ -35,17 +54,30 @@ pub(crate) struct ScanFilter<'a> {
     pub(crate) exclude_sensitive: bool,
 }
 
-/// One user's vectors.
+/// One user's records. Every entry owns `dims` codes (zeros when it has no vector).
 #[derive(Debug, Default)]
 struct UserVectors {
     entries: Vec<Entry>,
     codes: Vec<i8>,
     slots: HashMap<i64, usize>,
+    dims: usize,
 }
 
 impl UserVectors {
-    fn upsert(&mut self, entry: Entry, codes: &[i8]) {
-        let dims = codes.len();
+    fn upsert(&mut self, mut entry: Entry, codes: &[i8]) {
+        if self.dims == 0 && !codes.is_empty() {
+            self.dims = codes.len();
+            self.codes = vec![0; self.entries.len() * self.dims];
+        }
+        let dims = self.dims;
+        let zeros;
+        let codes = if codes.len() == dims {
+            codes
+        } else {
+            entry.scale = 0.0;
+            zeros = vec![0; dims];
+            &zeros
+        };
         match self.slots.get(&entry.rowid) {
             Some(&slot) => {
                 self.codes[slot * dims..(slot + 1) * dims].copy_from_slice(codes);
@@ -59,14 +91,17 @@ impl UserVectors {
         }
     }
 
-    fn remove(&mut self, rowid: i64, dims: usize) {
+    fn remove(&mut self, rowid: i64) {
+        let dims = self.dims;
         let Some(slot) = self.slots.remove(&rowid) else { return };
         let last = self.entries.len() - 1;
         if slot != last {
             let moved = self.entries[last].rowid;
             self.entries.swap(slot, last);
             let (head, tail) = self.codes.split_at_mut(last * dims);
-            head[slot * dims..(slot + 1) * dims].copy_from_slice(&tail[..dims]);
+            if dims > 0 {
+                head[slot * dims..(slot + 1) * dims].copy_from_slice(&tail[..dims]);
+            }
             self.slots.insert(moved, slot);
         }
         self.entries.pop();
@@ -96,23 +131,30 @@ fn dot(a: &[i8], b: &[i8]) -> i32 {
     a.iter().zip(b).map(|(&x, &y)| i32::from(x) * i32::from(y)).sum()
 }
 
+/// The counter SQLite bumps when another connection commits.
+fn data_version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.prepare_cached("PRAGMA data_version")?.query_row([], |r| r.get(0))
+}
+
 /// The index over all users this process has searched.
 #[derive(Debug, Default)]
 pub(crate) struct VectorIndex {
     users: HashMap<(String, String), UserVectors>,
-    dims: usize,
     data_version: Option<i64>,
 }
 
-const ROW_SQL: &str =
-    "SELECT m.rowid, m.kind, m.scope, m.status, m.sensitivity, m.expires_at, v.vector
-       FROM memories m JOIN memory_vectors v ON v.memory_rowid = m.rowid";
+const ROW_SQL: &str = "SELECT m.rowid, m.kind, m.scope, m.status, m.sensitivity, m.expires_at,
+            v.vector, json_extract(m.metadata, '$.speaker'), m.session_id, m.valid_from
+       FROM memories m LEFT JOIN memory_vectors v ON v.memory_rowid = m.rowid";
 
 fn read_entry(row: &rusqlite::Row<'_>) -> rusqlite::Result<(Entry, Vec<f32>)> {
     let kind: String = row.get(1)?;
     let status: String = row.get(3)?;
     let sensitivity: String = row.get(4)?;
-    let blob: Vec<u8> = row.get(6)?;
+    let blob: Option<Vec<u8>> = row.get(6)?;
+    // A non-text speaker value is ignored rather than failing the load.
+    let speaker: Option<String> = row.get(7).unwrap_or(None);
+    let session: Option<String> = row.get(8)?;
     let entry = Entry {
         rowid: row.get(0)?,
         scale: 0.0,
@@ -121,14 +163,17 @@ fn read_entry(row: &rusqlite::Row<'_>) -> rusqlite::Result<(Entry, Vec<f32>)> {
         active: status == "active",
         sensitive: sensitivity == "sensitive",
         expires_at: row.get(5)?,
+        speaker: speaker.map(Arc::from),
+        session: session.map(Arc::from),
+        valid_from: row.get(9)?,
     };
-    Ok((entry, blob_to_vector(&blob).unwrap_or_default()))
+    Ok((entry, blob.and_then(|b| blob_to_vector(&b)).unwrap_or_default()))
 }
 
 impl VectorIndex {
     /// Drops every cached user if another connection has committed since the last check.
     pub(crate) fn sync(&mut self, conn: &Connection) -> Result<(), StoreError> {
-        let version: i64 = conn.query_row("PRAGMA data_version", [], |r| r.get(0))?;
+        let version: i64 = data_version(conn)?;
         if self.data_version != Some(version) {
             self.users.clear();
             self.data_version = Some(version);
@@ -151,7 +196,6 @@ impl VectorIndex {
             for row in rows {
                 let (mut entry, vector) = row?;
                 let (codes, scale) = quantize(&vector);
-                self.dims = codes.len();
                 entry.scale = scale;
                 loaded.upsert(entry, &codes);
             }
@@ -170,7 +214,7 @@ impl VectorIndex {
         rowids: &[i64],
     ) -> Result<(), StoreError> {
         // Our own commit moved data_version too; account for it so the cache stays.
-        let version: i64 = conn.query_row("PRAGMA data_version", [], |r| r.get(0))?;
+        let version: i64 = data_version(conn)?;
         if self.data_version.is_some_and(|v| v != version) {
             self.users.clear();
         }
@@ -185,12 +229,11 @@ impl VectorIndex {
                 stmt.query_map(params_from_iter(chunk), read_entry)?.collect::<Result<_, _>>()?;
             for rowid in chunk {
                 if !found.iter().any(|(e, _)| e.rowid == *rowid) {
-                    cached.remove(*rowid, self.dims.max(1));
+                    cached.remove(*rowid);
                 }
             }
             for (mut entry, vector) in found {
                 let (codes, scale) = quantize(&vector);
-                self.dims = codes.len();
                 entry.scale = scale;
                 cached.upsert(entry, &codes);
             }
@@ -222,20 +265,17 @@ impl VectorIndex {
         self.sync(conn)?;
         let (codes, query_scale) = quantize(query);
         let vectors = self.user(conn, tenant, user)?;
-        let dims = codes.len();
+        let dims = vectors.dims;
         let mut scored: Vec<(i64, f32)> = Vec::new();
+        if dims != codes.len() {
+            return Ok(scored);
+        }
         for (slot, entry) in vectors.entries.iter().enumerate() {
-            if !entry.active
-                || entry.expires_at.is_some_and(|at| at <= filter.now)
-                || filter.kind.is_some_and(|k| k != entry.kind)
-                || filter.scope.is_some_and(|s| s != entry.scope)
-                || (filter.exclude_sensitive && entry.sensitive)
-            {
+            if entry.scale == 0.0 || !entry.retrievable(&filter) {
                 continue;
             }
-            let Some(row) = vectors.codes.get(slot * dims..(slot + 1) * dims) else { continue };
-            let cosine = dot(&codes, row) as f32 * query_scale * entry.scale;
-            scored.push((entry.rowid, cosine));
+            let row = &vectors.codes[slot * dims..(slot + 1) * dims];
+            scored.push((entry.rowid, dot(&codes, row) as f32 * query_scale * entry.scale));
         }
         if scored.len() > limit {
             scored.select_nth_unstable_by(limit, |a, b| b.1.total_cmp(&a.1));
@@ -243,6 +283,39 @@ impl VectorIndex {
         }
         scored.sort_by(|a, b| b.1.total_cmp(&a.1));
         Ok(scored)
+    }
+}
+
+impl VectorIndex {
+    /// Calls `visit` with every retrievable record of a user and its cosine to `query` (0
+    /// for a record without a vector, or when no query vector is given).
+    pub(crate) fn scan(
+        &mut self,
+        conn: &Connection,
+        tenant: &str,
+        user: &str,
+        query: Option<&[f32]>,
+        filter: ScanFilter<'_>,
+        mut visit: impl FnMut(&Entry, f32),
+    ) -> Result<(), StoreError> {
+        self.sync(conn)?;
+        let quantized = query.map(quantize);
+        let vectors = self.user(conn, tenant, user)?;
+        let dims = vectors.dims;
+        for (slot, entry) in vectors.entries.iter().enumerate() {
+            if !entry.retrievable(&filter) {
+                continue;
+            }
+            let cosine = match &quantized {
+                Some((codes, scale)) if entry.scale != 0.0 && codes.len() == dims => {
+                    let row = &vectors.codes[slot * dims..(slot + 1) * dims];
+                    dot(codes, row) as f32 * scale * entry.scale
+                }
+                _ => 0.0,
+            };
+            visit(entry, cosine);
+        }
+        Ok(())
     }
 }
 
@@ -279,18 +352,21 @@ mod tests {
             active: true,
             sensitive: false,
             expires_at: None,
+            speaker: None,
+            session: None,
+            valid_from: 0,
         };
         for r in 1..=4 {
             u.upsert(entry(r), &[r as i8, -(r as i8)]);
         }
-        u.remove(2, 2);
+        u.remove(2);
         assert_eq!(u.entries.len(), 3);
         for (slot, e) in u.entries.iter().enumerate() {
             assert_eq!(u.slots[&e.rowid], slot);
             assert_eq!(u.codes[slot * 2], e.rowid as i8);
         }
-        u.remove(4, 2);
-        u.remove(9, 2);
+        u.remove(4);
+        u.remove(9);
         assert_eq!(u.entries.iter().map(|e| e.rowid).collect::<Vec<_>>(), [1, 3]);
     }
 }

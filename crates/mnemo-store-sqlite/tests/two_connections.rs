@@ -2,7 +2,8 @@
 //! through its in-memory vector index.
 #![allow(clippy::unwrap_used)]
 
-use mnemo_core::ports::{Embedded, SearchFilter, Store};
+use mnemo_core::ports::{Embedded, SearchFilter, SearchQuery, Store};
+use mnemo_core::retrieval::{Fused, RowSignal};
 use mnemo_core::{MemoryId, Timestamp};
 use mnemo_store_sqlite::SqliteStore;
 use mnemo_testkit::fakes::FakeEmbedder;
@@ -14,15 +15,20 @@ fn query(text: &str) -> Embedded {
     Embedded { model: embedder.id().to_owned(), vector: embedder.embed(&[text]).unwrap().remove(0) }
 }
 
+/// Records whose vector is (nearly) identical to `text`'s.
 fn found(store: &SqliteStore, text: &str, now: Timestamp) -> Vec<MemoryId> {
     let alice = who("acme", "alice");
-    store
-        .search_vector(&alice, &query(text), &SearchFilter::default(), now, 5)
-        .unwrap()
-        .into_iter()
-        .filter(|s| s.score > 0.99)
-        .map(|s| s.memory.id)
-        .collect()
+    let vector = query(text);
+    let filter = SearchFilter::default();
+    let search = SearchQuery { terms: &[], vector: Some(&vector), filter: &filter };
+    let exact = |rows: &[RowSignal<'_>]| {
+        rows.iter()
+            .enumerate()
+            .filter(|(_, r)| r.cosine > 0.99)
+            .map(|(index, r)| Fused { index, score: r.cosine, evidence: 1.0 })
+            .collect()
+    };
+    store.search(&alice, &search, now, &exact).unwrap().into_iter().map(|f| f.memory.id).collect()
 }
 
 #[test]
@@ -75,7 +81,7 @@ fn version_1_database_migrates_forward() {
     // Reopening is a no-op.
     drop(store);
     let again = SqliteStore::open(&path, T0).unwrap();
-    assert_eq!(again.schema_version().unwrap(), 2);
+    assert_eq!(again.schema_version().unwrap(), mnemo_store_sqlite::SCHEMA_VERSION);
 }
 
 /// A file from a newer mnemo is refused rather than misread.

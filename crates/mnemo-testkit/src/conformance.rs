@@ -38,6 +38,7 @@ macro_rules! conformance_tests {
             forget_all_scrubs_every_copy_of_the_text,
             expire_scrubs_every_copy_of_the_text,
             forget_scrubs_in_a_large_index,
+            forgetting_a_turn_scrubs_it_from_its_neighbours,
             export_import_round_trips,
             edit_keeps_old_version_in_history,
             memory_off_writes_nothing,
@@ -305,6 +306,42 @@ pub fn forget_scrubs_in_a_large_index(h: &dyn Harness) {
     assert_scrubbed(h, "Mmmsecretword0613", "forget in a large index");
     assert!(stored > 1000, "only {stored} filler notes stored");
     assert_eq!(store.list(&alice, &ListFilter::default(), day(1)).unwrap().len(), stored);
+}
+
+/// A conversation turn is indexed in its neighbours' context and in its session's document;
+/// forgetting it (or editing it) leaves no copy there either, and the rest stay searchable.
+pub fn forgetting_a_turn_scrubs_it_from_its_neighbours(h: &dyn Harness) {
+    let store = h.store();
+    let alice = who("acme", "alice");
+    let turns = [
+        "Did you pick a name for the boat?",
+        "We named it Quillback7741 after the fish",
+        "Lovely, when is the launch?",
+        "Next Saturday at the marina",
+        "I will bring snacks",
+    ];
+    for (i, text) in turns.iter().enumerate() {
+        let mut fields = stated(text);
+        fields.kind = Some(mnemo_core::Kind::Episodic);
+        fields.session_id = Some("s1".into());
+        let mut fields = from_source(fields, SourceType::UserStated, T0);
+        if let Some(source) = fields.source.as_mut() {
+            source.source_ref = Some(format!("D1:{i}"));
+        }
+        write(&*store, &alice, &format!("t{i}"), fields, T0);
+    }
+    assert_present(h, "Quillback7741");
+    let edit = Edit { content: "Next Saturday at Marina Zephyrine2209".into(), embedding: None };
+    store.edit(&alice, &id("t3"), edit, day(1), "test").unwrap().unwrap();
+    store.forget(&alice, &id("t1"), day(1), "test").unwrap();
+    assert_scrubbed(h, "Quillback7741", "forgetting a turn");
+    store.forget(&alice, &id("t3"), day(1), "test").unwrap();
+    assert_scrubbed(h, "Zephyrine2209", "forgetting an edited turn");
+    assert_scrubbed(h, "the marina", "forgetting an edited turn (its earlier version)");
+    let left = store.list(&alice, &ListFilter::default(), day(1)).unwrap();
+    assert_eq!(left.len(), 3);
+    store.forget_all(&alice, day(2), "test").unwrap();
+    assert_scrubbed(h, "snacks", "forget_all of a conversation");
 }
 
 /// Export, import into an empty tenant, export again: the same records.

@@ -19,9 +19,9 @@ use mnemo_core::lifecycle::{self, Candidate, CandidateFields, Outcome, Remembere
 use mnemo_core::policy::{ReasonCode, UserSettings};
 use mnemo_core::ports::{
     AuditEntry, Edit, Embedded, Embedder, ExportedMemory, History, ListFilter, NewRecord,
-    SearchFilter, Store,
+    SearchFilter, SearchQuery, Store,
 };
-use mnemo_core::retrieval::{Hit, RetrievalConfig, query_terms, rank};
+use mnemo_core::retrieval::{Hit, RetrievalConfig, blend, fuse, query_terms};
 use mnemo_core::{Clock, Memory, MemoryId, Timestamp, UserRef};
 use mnemo_core::{Kind, Status};
 pub use tokens::{Tokenizer, TokenizerName};
@@ -292,15 +292,20 @@ impl Mnemo {
         }
         let now = self.now();
         let terms = query_terms(&query);
-        let lexical =
-            self.store.search_lexical(who, &terms, &request.filter, now, config.candidates)?;
-        let semantic = match self.embed_one(&query)? {
-            Some(embedded) => {
-                self.store.search_vector(who, &embedded, &request.filter, now, config.candidates)?
-            }
-            None => Vec::new(),
-        };
-        let mut hits = rank(lexical, semantic, &config, now);
+        let vector = self.embed_one(&query)?;
+        let candidates = config.candidates_for(request.k);
+        let search =
+            SearchQuery { terms: &terms, vector: vector.as_ref(), filter: &request.filter };
+        let found = self.store.search(who, &search, now, &|rows| {
+            let mut fused = fuse(&query, rows, &config);
+            fused.truncate(candidates);
+            fused
+        })?;
+        let mut hits = blend(
+            found.into_iter().map(|f| (f.memory, f.fused, f.bm25, f.cosine)).collect(),
+            &config,
+            now,
+        );
         hits.truncate(request.k);
         Ok(hits)
     }

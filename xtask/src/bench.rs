@@ -1,0 +1,236 @@
+//! Speed benchmark of the embedded default: batch `remember` throughput, in-process search
+//! latency (k = 10) at a given number of memories and users, recall of the int8 vector index
+//! against exact f32 search, and the process's resident memory.
+//!
+//! Memories are synthetic sentences built from fixed word lists with a seeded generator, so
+//! every run stores the same data.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use mnemo::core::lifecycle::CandidateFields;
+use mnemo::core::ports::{Embedded, SearchFilter};
+use mnemo::core::{FixedClock, Kind, Source, SourceType, Timestamp, UserRef};
+use mnemo::{Mnemo, SearchRequest};
+
+const NAMES: &[&str] = &[
+    "Ana", "Ben", "Chloe", "Dev", "Elena", "Farid", "Grace", "Hugo", "Ines", "Jonas", "Kira",
+    "Liam", "Maya", "Noah", "Olga", "Priya", "Quinn", "Rosa", "Sami", "Theo",
+];
+const VERBS: &[&str] = &[
+    "visited",
+    "cooked",
+    "painted",
+    "repaired",
+    "bought",
+    "planned",
+    "booked",
+    "wrote about",
+    "practised",
+    "studied",
+    "photographed",
+    "sold",
+    "rebuilt",
+    "designed",
+    "cleaned",
+    "ordered",
+    "shared",
+    "borrowed",
+    "recommended",
+    "cancelled",
+];
+const OBJECTS: &[&str] = &[
+    "a sailing trip",
+    "the garden shed",
+    "a birthday cake",
+    "the old bicycle",
+    "a pottery class",
+    "a concert ticket",
+    "the kitchen shelves",
+    "a mountain hike",
+    "the quarterly report",
+    "a chess tournament",
+    "a vegan lasagne",
+    "the family photo album",
+    "a guitar lesson",
+    "the electric car",
+    "a yoga retreat",
+    "the science fair project",
+    "a camping stove",
+    "the rooftop party",
+    "a language course",
+    "the wedding playlist",
+];
+const WHEN: &[&str] = &[
+    "last weekend",
+    "on Monday",
+    "in early spring",
+    "after work",
+    "during the holidays",
+    "yesterday evening",
+    "two weeks ago",
+    "before the deadline",
+    "on a rainy afternoon",
+    "with friends",
+    "for the first time",
+    "again this year",
+];
+
+/// A small deterministic generator (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[(self.next() % items.len() as u64) as usize]
+    }
+}
+
+fn sentence(rng: &mut Rng, serial: usize) -> String {
+    format!(
+        "{} {} {} {} (note {serial})",
+        rng.pick(NAMES),
+        rng.pick(VERBS),
+        rng.pick(OBJECTS),
+        rng.pick(WHEN)
+    )
+}
+
+fn rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+pub(crate) fn run(memories: usize, users: usize, queries: usize) -> anyhow::Result<()> {
+    anyhow::ensure!(users > 0 && memories >= users, "need at least one memory per user");
+    let dir = tempfile::tempdir()?;
+    let db = dir.path().join("bench.db");
+    let clock = Arc::new(FixedClock(Timestamp::parse("2026-06-01T00:00:00Z", "clock")?));
+    let embedder = mnemo::builtin_embedder()?;
+    let mnemo = Mnemo::open_sqlite(&db, Some(embedder.clone()), clock, "bench")?;
+    let per_user = memories / users;
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let start = Instant::now();
+    let mut written = 0usize;
+    for u in 0..users {
+        let who = UserRef::new("bench", &format!("user-{u}"))?;
+        for chunk_start in (0..per_user).step_by(5000) {
+            let chunk_end = (chunk_start + 5000).min(per_user);
+            let batch: Vec<CandidateFields> = (chunk_start..chunk_end)
+                .map(|i| CandidateFields {
+                    kind: Some(Kind::Episodic),
+                    content: sentence(&mut rng, i),
+                    source: Some(Source {
+                        source_type: SourceType::UserStated,
+                        source_ref: Some(format!("msg-{u}-{i}")),
+                        captured_at: Timestamp::from_millis(0),
+                        extractor: None,
+                    }),
+                    ..Default::default()
+                })
+                .collect();
+            written += mnemo.remember_batch(&who, batch)?.iter().filter(|r| r.id.is_some()).count();
+        }
+    }
+    let ingest = start.elapsed().as_secs_f64();
+    println!(
+        "ingest: {written} memories for {users} users in {ingest:.1} s = {:.0} memories/s (batches of up to 5000, episodic, built-in embedder, FULL sync)",
+        written as f64 / ingest
+    );
+
+    // Queries: fresh sentences from the same vocabulary, each against a random user.
+    let mut latencies = Vec::with_capacity(queries);
+    let mut recall_hits = 0usize;
+    let mut recall_total = 0usize;
+    let filter = SearchFilter::default();
+    for q in 0..queries {
+        let user = (rng.next() % users as u64) as usize;
+        let who = UserRef::new("bench", &format!("user-{user}"))?;
+        let text = format!("{} {} {}", rng.pick(NAMES), rng.pick(VERBS), rng.pick(OBJECTS));
+        let request = SearchRequest {
+            query: text.clone(),
+            k: 10,
+            filter: filter.clone(),
+            min_relevance: Some(0.0),
+        };
+        let t = Instant::now();
+        let hits = mnemo.search(&who, &request)?;
+        latencies.push(t.elapsed().as_secs_f64() * 1000.0);
+        std::hint::black_box(&hits);
+        // Recall of the int8 vector index against exact f32 cosine, on a sample of queries.
+        if q % 10 == 0 {
+            let vector = embedder.embed(&[text.as_str()])?.remove(0);
+            let query = Embedded { model: embedder.id().to_owned(), vector: vector.clone() };
+            let now = mnemo.now();
+            let by_cosine = |rows: &[mnemo::core::retrieval::RowSignal<'_>]| {
+                let mut ranked: Vec<mnemo::core::retrieval::Fused> = rows
+                    .iter()
+                    .enumerate()
+                    .map(|(index, r)| mnemo::core::retrieval::Fused {
+                        index,
+                        score: r.cosine,
+                        evidence: 1.0,
+                    })
+                    .collect();
+                ranked.sort_by(|a, b| b.score.total_cmp(&a.score));
+                ranked.truncate(10);
+                ranked
+            };
+            let search = mnemo::core::ports::SearchQuery {
+                terms: &[],
+                vector: Some(&query),
+                filter: &filter,
+            };
+            let approx = mnemo.store().search(&who, &search, now, &by_cosine)?;
+            let exported = mnemo.store().export(&who)?;
+            let mut exact: Vec<(f32, String)> = exported
+                .iter()
+                .filter_map(|e| {
+                    let v = e.memory.embedding.as_ref()?.vector.as_ref()?;
+                    Some((
+                        v.iter().zip(&vector).map(|(a, b)| a * b).sum::<f32>(),
+                        e.memory.id.0.clone(),
+                    ))
+                })
+                .collect();
+            exact.sort_by(|a, b| b.0.total_cmp(&a.0));
+            let truth: std::collections::HashSet<&String> =
+                exact.iter().take(10).map(|(_, id)| id).collect();
+            recall_hits += approx.iter().filter(|f| truth.contains(&f.memory.id.0)).count();
+            recall_total += truth.len();
+        }
+    }
+    latencies.sort_by(f64::total_cmp);
+    println!(
+        "search k=10 over {per_user} memories/user ({queries} queries): p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms",
+        percentile(&latencies, 0.5),
+        percentile(&latencies, 0.95),
+        percentile(&latencies, 0.99)
+    );
+    println!(
+        "int8 vector index recall@10 vs exact f32: {:.4} ({recall_hits}/{recall_total})",
+        recall_hits as f64 / recall_total.max(1) as f64
+    );
+    println!("resident memory: {:.0} MiB", rss_mib());
+    Ok(())
+}
