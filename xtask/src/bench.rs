@@ -121,7 +121,12 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
-pub(crate) fn run(memories: usize, users: usize, queries: usize) -> anyhow::Result<()> {
+pub(crate) fn run(
+    memories: usize,
+    users: usize,
+    queries: usize,
+    recall_every: usize,
+) -> anyhow::Result<()> {
     anyhow::ensure!(users > 0 && memories >= users, "need at least one memory per user");
     let dir = tempfile::tempdir()?;
     let db = dir.path().join("bench.db");
@@ -178,7 +183,7 @@ pub(crate) fn run(memories: usize, users: usize, queries: usize) -> anyhow::Resu
         latencies.push(t.elapsed().as_secs_f64() * 1000.0);
         std::hint::black_box(&hits);
         // Recall of the int8 vector index against exact f32 cosine, on a sample of queries.
-        if q % 10 == 0 {
+        if recall_every > 0 && q % recall_every == 0 {
             let vector = embedder.embed(&[text.as_str()])?.remove(0);
             let query = Embedded { model: embedder.id().to_owned(), vector: vector.clone() };
             let now = mnemo.now();

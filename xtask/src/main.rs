@@ -28,6 +28,9 @@ enum Task {
         /// Searches to time.
         #[arg(long, default_value_t = 1000)]
         queries: usize,
+        /// Check the vector index's recall against exact search on every Nth query (0: never).
+        #[arg(long, default_value_t = 10)]
+        recall_every: usize,
     },
     /// Retrieval evaluations.
     Eval {
@@ -52,6 +55,8 @@ enum Eval {
 fn main() -> anyhow::Result<()> {
     match Cli::parse().task {
         Task::Eval { eval: Eval::Locomo { data, json } } => locomo::run(&data, json.as_deref()),
-        Task::Bench { memories, users, queries } => bench::run(memories, users, queries),
+        Task::Bench { memories, users, queries, recall_every } => {
+            bench::run(memories, users, queries, recall_every)
+        }
     }
 }

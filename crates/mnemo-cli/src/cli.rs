@@ -28,6 +28,27 @@ pub(crate) struct Cli {
     #[arg(long, global = true, value_name = "RFC3339")]
     pub(crate) now: Option<String>,
 
+    /// Embedder: `builtin` (offline, default) or `openai` (an OpenAI-compatible endpoint).
+    #[arg(long, global = true, env = "MNEMO_EMBEDDER", default_value = "builtin")]
+    pub(crate) embedder: String,
+
+    /// Base URL of the OpenAI-compatible endpoint, up to /v1 (API key from MNEMO_EMBED_API_KEY).
+    #[arg(
+        long,
+        global = true,
+        env = "MNEMO_EMBED_URL",
+        default_value = "http://127.0.0.1:11434/v1"
+    )]
+    pub(crate) embed_url: String,
+
+    /// Model name for the OpenAI-compatible endpoint.
+    #[arg(long, global = true, env = "MNEMO_EMBED_MODEL", default_value = "nomic-embed-text")]
+    pub(crate) embed_model: String,
+
+    /// Vector size of that model (probed with one request when not given).
+    #[arg(long, global = true, env = "MNEMO_EMBED_DIMS")]
+    pub(crate) embed_dims: Option<usize>,
+
     #[command(subcommand)]
     pub(crate) command: Command,
 }

@@ -99,6 +99,29 @@ fn parse_time(value: Option<&str>, field: &str) -> Result<Option<Timestamp>, Inv
     value.map(|v| Timestamp::parse(v, field)).transpose()
 }
 
+/// The embedder the configuration names.
+fn embedder(cli: &Cli) -> anyhow::Result<Arc<dyn mnemo::core::ports::Embedder>> {
+    match cli.embedder.as_str() {
+        "builtin" => Ok(mnemo::builtin_embedder()?),
+        "openai" => {
+            let config = mnemo::OpenAiConfig {
+                base_url: cli.embed_url.clone(),
+                model: cli.embed_model.clone(),
+                api_key: std::env::var("MNEMO_EMBED_API_KEY").ok().filter(|k| !k.is_empty()),
+                dims: cli.embed_dims,
+                timeout: std::time::Duration::from_secs(30),
+            };
+            mnemo::openai_embedder(config)
+                .with_context(|| format!("embedder {} at {}", cli.embed_model, cli.embed_url))
+        }
+        other => Err(InvalidInput::new(
+            "--embedder",
+            format!("unknown embedder `{other}` (expected builtin or openai)"),
+        )
+        .into()),
+    }
+}
+
 fn user(cli: &Cli) -> anyhow::Result<UserRef> {
     let user = cli.user.as_deref().ok_or_else(|| {
         InvalidInput::new("--user", "is required for this command (or set MNEMO_USER)")
@@ -115,7 +138,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Some(path) => path.clone(),
         None => default_db_path()?,
     };
-    let embedder = mnemo::builtin_embedder()?;
+    let embedder = embedder(cli)?;
     let mnemo = Mnemo::open_sqlite(&db, Some(embedder), clock, ACTOR)
         .with_context(|| format!("cannot open {}", db.display()))?;
     match &cli.command {

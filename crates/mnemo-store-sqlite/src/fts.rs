@@ -54,34 +54,73 @@ fn content(tx: &Transaction<'_>, rowid: i64) -> Result<String> {
         .query_row([rowid], |r| r.get(0))?)
 }
 
-/// The four indexed columns of a record as the records stand now.
-fn columns(tx: &Transaction<'_>, rowid: i64) -> Result<[String; 4]> {
-    let own = content(tx, rowid)?;
-    let Some(key) = session_of(tx, rowid)? else {
-        return Ok([own, String::new(), String::new(), String::new()]);
+/// The full-text token naming a user's entries (`o` and the `memory_owners` rowid), created
+/// on first use.
+pub(crate) fn owner_token(tx: &Transaction<'_>, tenant: &str, user: &str) -> Result<String> {
+    let found: Option<i64> = tx
+        .prepare_cached("SELECT rowid FROM memory_owners WHERE tenant = ?1 AND user_id = ?2")?
+        .query_row(params![tenant, user], |r| r.get(0))
+        .optional()?;
+    let id = match found {
+        Some(id) => id,
+        None => {
+            tx.prepare_cached("INSERT INTO memory_owners (tenant, user_id) VALUES (?1, ?2)")?
+                .execute(params![tenant, user])?;
+            tx.last_insert_rowid()
+        }
     };
+    Ok(format!("o{id}"))
+}
+
+/// The owner token of an existing user, without creating one.
+pub(crate) fn existing_owner_token(
+    conn: &rusqlite::Connection,
+    tenant: &str,
+    user: &str,
+) -> Result<Option<String>> {
+    let found: Option<i64> = conn
+        .prepare_cached("SELECT rowid FROM memory_owners WHERE tenant = ?1 AND user_id = ?2")?
+        .query_row(params![tenant, user], |r| r.get(0))
+        .optional()?;
+    Ok(found.map(|id| format!("o{id}")))
+}
+
+/// The five indexed columns of a record as the records stand now: its text, the previous
+/// turn, the one before, the next turn, and its owner token.
+fn columns(tx: &Transaction<'_>, rowid: i64) -> Result<[String; 5]> {
+    let (own, tenant, user, session): (String, String, String, Option<String>) = tx
+        .prepare_cached(
+            "SELECT content, tenant, user_id, session_id FROM memories WHERE rowid = ?1",
+        )?
+        .query_row([rowid], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+    let owner = owner_token(tx, &tenant, &user)?;
+    let Some(session) = session else {
+        return Ok([own, String::new(), String::new(), String::new(), owner]);
+    };
+    let key = (tenant, user, session);
     let previous = before(tx, &key, rowid, 2)?;
     let next = after(tx, &key, rowid, 1)?;
     let text = |r: Option<&i64>| r.map_or(Ok(String::new()), |r| content(tx, *r));
-    Ok([own, text(previous.first())?, text(previous.get(1))?, text(next.first())?])
+    Ok([own, text(previous.first())?, text(previous.get(1))?, text(next.first())?, owner])
 }
 
 fn unindex(tx: &Transaction<'_>, rowid: i64) -> Result<()> {
-    let [own, b1, b2, a] = columns(tx, rowid)?;
+    let [own, b1, b2, a, owner] = columns(tx, rowid)?;
     tx.prepare_cached(
-        "INSERT INTO memory_fts (memory_fts, rowid, content, before1, before2, after)
-         VALUES ('delete', ?1, ?2, ?3, ?4, ?5)",
+        "INSERT INTO memory_fts (memory_fts, rowid, content, before1, before2, after, owner)
+         VALUES ('delete', ?1, ?2, ?3, ?4, ?5, ?6)",
     )?
-    .execute(params![rowid, own, b1, b2, a])?;
+    .execute(params![rowid, own, b1, b2, a, owner])?;
     Ok(())
 }
 
 fn index(tx: &Transaction<'_>, rowid: i64) -> Result<()> {
-    let [own, b1, b2, a] = columns(tx, rowid)?;
+    let [own, b1, b2, a, owner] = columns(tx, rowid)?;
     tx.prepare_cached(
-        "INSERT INTO memory_fts (rowid, content, before1, before2, after) VALUES (?1, ?2, ?3, ?4, ?5)",
+        "INSERT INTO memory_fts (rowid, content, before1, before2, after, owner)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?
-    .execute(params![rowid, own, b1, b2, a])?;
+    .execute(params![rowid, own, b1, b2, a, owner])?;
     Ok(())
 }
 
@@ -157,8 +196,11 @@ impl SessionDocs {
                     tx.last_insert_rowid()
                 }
             };
-            tx.prepare_cached("INSERT INTO session_fts (rowid, content) VALUES (?1, ?2)")?
-                .execute(params![doc, text])?;
+            let owner = owner_token(tx, &key.0, &key.1)?;
+            tx.prepare_cached(
+                "INSERT INTO session_fts (rowid, content, owner) VALUES (?1, ?2, ?3)",
+            )?
+            .execute(params![doc, text, owner])?;
         }
         Ok(())
     }

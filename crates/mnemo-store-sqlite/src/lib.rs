@@ -20,15 +20,13 @@ use mnemo_core::lifecycle::{Candidate, Decision, WriteContext};
 use mnemo_core::policy::{ReasonCode, UserSettings};
 use mnemo_core::ports::{
     AuditAction, AuditEntry, Edit, Embedded, ExportedMemory, Found, History, ListFilter, NewRecord,
-    PortError, SearchFilter, SearchQuery, Store, StoreCaps, WriteReceipt, audit_action_for,
+    PortError, SearchQuery, Store, StoreCaps, WriteReceipt, audit_action_for,
 };
 use mnemo_core::retrieval::{Fused, RowSignal};
 use mnemo_core::{
     ErrorKind, Kind, Memory, MemoryId, MemoryVersion, Status, Timestamp, UserRef, lifecycle,
 };
-use rusqlite::{
-    Connection, OptionalExtension, Transaction, TransactionBehavior, named_params, params,
-};
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
 use codec::{
     MEMORY_COLUMNS, MEMORY_FROM, blob_to_vector, content_hash, memory_from_row, to_json,
@@ -257,15 +255,6 @@ impl SqliteStore {
     }
 }
 
-/// Which records a search may return, over the named parameters `:tenant`, `:user`, `:now`,
-/// `:kind` and `:scope` (NULL for any) and `:exclude_sensitive`.
-const RETRIEVABLE: &str = "m.tenant = :tenant AND m.user_id = :user
-    AND m.status = 'active'
-    AND (m.expires_at IS NULL OR m.expires_at > :now)
-    AND (:kind IS NULL OR m.kind = :kind)
-    AND (:scope IS NULL OR m.scope = :scope)
-    AND (NOT :exclude_sensitive OR m.sensitivity = 'normal')";
-
 /// An FTS5 query matching any of `terms`, each quoted so no term is read as syntax; `None`
 /// when no term has a letter or digit.
 fn fts_query(terms: &[String]) -> Option<String> {
@@ -315,49 +304,38 @@ fn memories_by_rowid(
     Ok(found)
 }
 
-/// Column weights of `memory_fts` (own text, previous turn, the one before, next turn) in
-/// BM25F: the turn itself and the turn that prompted it count fully, the wider context half.
-const FTS_WEIGHTS: &str = "1.0, 1.0, 0.5, 0.5";
+/// Column weights of `memory_fts` (own text, previous turn, the one before, next turn,
+/// owner) in BM25F: the turn itself and the turn that prompted it count fully, the wider
+/// context half, the owner token not at all.
+const FTS_WEIGHTS: &str = "1.0, 1.0, 0.5, 0.5, 0.0";
 
-/// BM25F of every retrievable record of `who` that matches the query, by rowid.
-fn turn_scores(
-    conn: &Connection,
-    who: &UserRef,
-    fts: &str,
-    filter: &SearchFilter,
-    now: Timestamp,
-) -> Result<HashMap<i64, f64>> {
-    let sql = format!(
-        "SELECT m.rowid, -bm25(memory_fts, {FTS_WEIGHTS})
-           FROM memory_fts f JOIN memories m ON m.rowid = f.rowid
-          WHERE memory_fts MATCH :query AND {RETRIEVABLE}"
-    );
-    let kind = filter.kind.map(|k| k.as_str());
-    let scope = filter.scope.as_ref().map(ToString::to_string);
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map(
-        named_params! {
-            ":query": fts,
-            ":tenant": who.tenant(),
-            ":user": who.user_id(),
-            ":now": now.as_millis(),
-            ":kind": kind,
-            ":scope": scope,
-            ":exclude_sensitive": filter.exclude_sensitive,
-        },
-        |r| Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?)),
-    )?;
+/// BM25F of every record of `who` that matches the query terms, by rowid. The owner token
+/// restricts the match to the user's entries inside FTS5; retrievability is checked by the
+/// caller's index scan.
+fn turn_scores(conn: &Connection, who: &UserRef, terms: &str) -> Result<HashMap<i64, f64>> {
+    let Some(owner) = fts::existing_owner_token(conn, who.tenant(), who.user_id())? else {
+        return Ok(HashMap::new());
+    };
+    let query = format!("owner : {owner} AND {{content before1 before2 after}} : ({terms})");
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT rowid, -bm25(memory_fts, {FTS_WEIGHTS}) FROM memory_fts WHERE memory_fts MATCH ?1"
+    ))?;
+    let rows = stmt.query_map([query], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?)))?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
 /// BM25 of each of `who`'s sessions (as one document) that matches the query, by session id.
-fn session_scores(conn: &Connection, who: &UserRef, fts: &str) -> Result<HashMap<String, f64>> {
+fn session_scores(conn: &Connection, who: &UserRef, terms: &str) -> Result<HashMap<String, f64>> {
+    let Some(owner) = fts::existing_owner_token(conn, who.tenant(), who.user_id())? else {
+        return Ok(HashMap::new());
+    };
+    let query = format!("owner : {owner} AND content : ({terms})");
     let mut stmt = conn.prepare_cached(
-        "SELECT s.session_id, -bm25(session_fts)
+        "SELECT s.session_id, -bm25(session_fts, 1.0, 0.0)
            FROM session_fts f JOIN memory_sessions s ON s.rowid = f.rowid
           WHERE session_fts MATCH ?1 AND s.tenant = ?2 AND s.user_id = ?3",
     )?;
-    let rows = stmt.query_map(params![fts, who.tenant(), who.user_id()], |r| {
+    let rows = stmt.query_map(params![query, who.tenant(), who.user_id()], |r| {
         Ok((r.get::<_, String>(0)?, r.get::<_, f64>(1)?))
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
@@ -1151,10 +1129,7 @@ impl Store for SqliteStore {
             check_vector(&conn, vector)?;
         }
         let (lexical, sessions) = match fts_query(query.terms) {
-            Some(fts) => (
-                turn_scores(&conn, who, &fts, query.filter, now)?,
-                session_scores(&conn, who, &fts)?,
-            ),
+            Some(fts) => (turn_scores(&conn, who, &fts)?, session_scores(&conn, who, &fts)?),
             None => (HashMap::new(), HashMap::new()),
         };
         let scope = query.filter.scope.as_ref().map(ToString::to_string);
@@ -1165,36 +1140,39 @@ impl Store for SqliteStore {
             exclude_sensitive: query.filter.exclude_sensitive,
         };
         let mut index = self.vectors();
-        let mut rowids = Vec::new();
-        let mut entries = Vec::new();
-        index.scan(
+        let (rowids, selected, signal_of) = index.scan(
             &conn,
             who.tenant(),
             who.user_id(),
             query.vector.map(|v| v.vector.as_slice()),
             scan,
-            |entry, cosine| {
-                rowids.push(entry.rowid);
-                entries.push((entry.clone(), cosine));
+            |rows| {
+                let mut rowids = Vec::new();
+                let mut signals = Vec::new();
+                for (entry, cosine) in rows {
+                    rowids.push(entry.rowid);
+                    signals.push(RowSignal {
+                        bm25: lexical.get(&entry.rowid).copied().unwrap_or(0.0),
+                        cosine: f64::from(cosine),
+                        session_bm25: entry
+                            .session
+                            .as_deref()
+                            .and_then(|s| sessions.get(s))
+                            .copied()
+                            .unwrap_or(0.0),
+                        speaker: entry.speaker.as_deref(),
+                        valid_from: Timestamp::from_millis(entry.valid_from),
+                    });
+                }
+                let selected = select(&signals);
+                let signal_of: HashMap<usize, (f64, f64)> = selected
+                    .iter()
+                    .map(|f| (f.index, (signals[f.index].bm25, signals[f.index].cosine)))
+                    .collect();
+                (rowids, selected, signal_of)
             },
         )?;
         drop(index);
-        let signals: Vec<RowSignal<'_>> = entries
-            .iter()
-            .map(|(entry, cosine)| RowSignal {
-                bm25: lexical.get(&entry.rowid).copied().unwrap_or(0.0),
-                cosine: f64::from(*cosine),
-                session_bm25: entry
-                    .session
-                    .as_deref()
-                    .and_then(|s| sessions.get(s))
-                    .copied()
-                    .unwrap_or(0.0),
-                speaker: entry.speaker.as_deref(),
-                valid_from: Timestamp::from_millis(entry.valid_from),
-            })
-            .collect();
-        let selected = select(&signals);
         let wanted: Vec<i64> =
             selected.iter().filter_map(|f| rowids.get(f.index).copied()).collect();
         let mut memories = memories_by_rowid(&conn, &wanted)?;
@@ -1202,13 +1180,8 @@ impl Store for SqliteStore {
             .into_iter()
             .filter_map(|fused| {
                 let rowid = *rowids.get(fused.index)?;
-                let signal = &signals[fused.index];
-                memories.remove(&rowid).map(|memory| Found {
-                    memory,
-                    fused,
-                    bm25: signal.bm25,
-                    cosine: signal.cosine,
-                })
+                let (bm25, cosine) = signal_of.get(&fused.index).copied()?;
+                memories.remove(&rowid).map(|memory| Found { memory, fused, bm25, cosine })
             })
             .collect())
     }

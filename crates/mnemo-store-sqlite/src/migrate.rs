@@ -12,10 +12,11 @@ const MIGRATIONS: &[(u32, &str, &str)] = &[
     (1, "initial", include_str!("../migrations/0001_initial.sql")),
     (2, "source_ref_index", include_str!("../migrations/0002_source_ref_index.sql")),
     (3, "conversation_context", include_str!("../migrations/0003_conversation_context.sql")),
+    (4, "fts_owner", include_str!("../migrations/0004_fts_owner.sql")),
 ];
 
 /// The newest schema version this build knows.
-pub const LATEST_VERSION: u32 = 3;
+pub const LATEST_VERSION: u32 = 4;
 
 /// The schema version recorded in the database (0 for a new file).
 pub(crate) fn current_version(conn: &Connection) -> Result<u32, StoreError> {

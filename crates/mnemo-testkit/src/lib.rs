@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 pub mod conformance;
+pub mod fake_http;
 pub mod fakes;
 
 use mnemo_core::lifecycle::{self, Candidate, CandidateFields};

@@ -296,11 +296,9 @@ impl Mnemo {
         let candidates = config.candidates_for(request.k);
         let search =
             SearchQuery { terms: &terms, vector: vector.as_ref(), filter: &request.filter };
-        let found = self.store.search(who, &search, now, &|rows| {
-            let mut fused = fuse(&query, rows, &config);
-            fused.truncate(candidates);
-            fused
-        })?;
+        let found = self
+            .store
+            .search(who, &search, now, &|rows| fuse(&query, rows, &config, candidates))?;
         let mut hits = blend(
             found.into_iter().map(|f| (f.memory, f.fused, f.bm25, f.cosine)).collect(),
             &config,
@@ -421,6 +419,16 @@ impl Mnemo {
 pub fn builtin_embedder() -> Result<Arc<dyn Embedder>> {
     Ok(mnemo_embed::StaticModel::builtin()?)
 }
+
+/// An embedder for an OpenAI-compatible `/v1/embeddings` endpoint (hosted APIs, Ollama,
+/// vLLM, TEI); probes the vector size when `config.dims` is not set.
+#[cfg(feature = "openai-embedder")]
+pub fn openai_embedder(config: mnemo_embed::OpenAiConfig) -> Result<Arc<dyn Embedder>> {
+    Ok(Arc::new(mnemo_embed::OpenAiEmbedder::new(config)?))
+}
+
+#[cfg(feature = "openai-embedder")]
+pub use mnemo_embed::OpenAiConfig;
 
 /// A new, time-ordered record id.
 fn new_id() -> MemoryId {

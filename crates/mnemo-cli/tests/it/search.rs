@@ -185,3 +185,53 @@ fn context_keeps_profile_first_stays_in_budget_and_reports_ids() {
         last = used;
     }
 }
+
+#[test]
+fn openai_compatible_embedder_is_used_and_a_model_mismatch_is_an_error() {
+    use mnemo_testkit::fake_http::{embeddings_body, serve};
+    let env = Env::new();
+    let (base, seen) = serve(vec![
+        (200, "", embeddings_body(&[vec![0.0, 1.0, 0.0]])),
+        (200, "", embeddings_body(&[vec![0.0, 0.0, 1.0]])),
+    ]);
+    let out = env
+        .command()
+        .args([
+            "--json",
+            "--embedder",
+            "openai",
+            "--embed-url",
+            &base,
+            "--embed-model",
+            "tiny",
+            "--embed-dims",
+            "3",
+        ])
+        .args(["remember", "--user", "u", "Prefers window seats"])
+        .env("MNEMO_EMBED_API_KEY", "sk-local")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let id: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let m = env.json(&[
+        "--embedder",
+        "openai",
+        "--embed-url",
+        &base,
+        "--embed-model",
+        "tiny",
+        "--embed-dims",
+        "3",
+        "get",
+        "--user",
+        "u",
+        id["id"].as_str().unwrap(),
+    ]);
+    assert_eq!(m["embedding"]["model"], "openai:tiny");
+    assert_eq!(m["embedding"]["dims"], 3);
+    assert_eq!(seen.lock().unwrap()[0].authorization.as_deref(), Some("Bearer sk-local"));
+    // The file now holds 3-d vectors of `openai:tiny`; the built-in model's must not mix in.
+    let run = env.run(&["remember", "--user", "u", "Likes aisle seats too"]);
+    assert_ne!(run.code, 0);
+    assert!(run.stderr.contains("embedder mismatch"), "{}", run.stderr);
+}
