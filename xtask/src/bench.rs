@@ -126,10 +126,12 @@ pub(crate) fn run(
     users: usize,
     queries: usize,
     recall_every: usize,
+    keep: Option<&std::path::Path>,
 ) -> anyhow::Result<()> {
     anyhow::ensure!(users > 0 && memories >= users, "need at least one memory per user");
     let dir = tempfile::tempdir()?;
-    let db = dir.path().join("bench.db");
+    let db = keep.map_or_else(|| dir.path().join("bench.db"), std::path::Path::to_path_buf);
+    let reuse = db.exists();
     let clock = Arc::new(FixedClock(Timestamp::parse("2026-06-01T00:00:00Z", "clock")?));
     let embedder = mnemo::builtin_embedder()?;
     let mnemo = Mnemo::open_sqlite(&db, Some(embedder.clone()), clock, "bench")?;
@@ -137,7 +139,7 @@ pub(crate) fn run(
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let start = Instant::now();
     let mut written = 0usize;
-    for u in 0..users {
+    for u in (0..users).filter(|_| !reuse) {
         let who = UserRef::new("bench", &format!("user-{u}"))?;
         for chunk_start in (0..per_user).step_by(5000) {
             let chunk_end = (chunk_start + 5000).min(per_user);

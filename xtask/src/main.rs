@@ -31,6 +31,9 @@ enum Task {
         /// Check the vector index's recall against exact search on every Nth query (0: never).
         #[arg(long, default_value_t = 10)]
         recall_every: usize,
+        /// Keep the database here; an existing file is searched without ingesting again.
+        #[arg(long)]
+        keep: Option<PathBuf>,
     },
     /// Retrieval evaluations.
     Eval {
@@ -55,8 +58,8 @@ enum Eval {
 fn main() -> anyhow::Result<()> {
     match Cli::parse().task {
         Task::Eval { eval: Eval::Locomo { data, json } } => locomo::run(&data, json.as_deref()),
-        Task::Bench { memories, users, queries, recall_every } => {
-            bench::run(memories, users, queries, recall_every)
+        Task::Bench { memories, users, queries, recall_every, keep } => {
+            bench::run(memories, users, queries, recall_every, keep.as_deref())
         }
     }
 }

@@ -45,6 +45,7 @@ macro_rules! conformance_tests {
             audit_never_copies_content,
             vectors_from_another_embedder_are_rejected,
             isolation_property,
+            export_import_property,
         );
     };
     (@each $make:expr; $($check:ident),+ $(,)?) => {
@@ -571,5 +572,50 @@ pub fn isolation_property(h: &dyn Harness) {
     });
     if let Err(failure) = result {
         panic!("isolation property failed: {failure}");
+    }
+}
+
+/// Property: whatever a user's records are (kinds, keys, supersessions, edits, expiry,
+/// pending items), export → forget all → import → export gives the same records.
+pub fn export_import_property(h: &dyn Harness) {
+    let mut runner = TestRunner::new(Config { cases: 16, ..Config::default() });
+    let step = (0..4u8, proptest::option::of(0..3u8), 0..8u8, any::<bool>(), any::<bool>());
+    let result = runner.run(&proptest::collection::vec(step, 1..12), |steps| {
+        let store = h.store();
+        let alice = who("acme", "alice");
+        let kinds = [Kind::Semantic, Kind::Episodic, Kind::Procedural, Kind::Profile];
+        for (i, (kind, key, text, expiring, untrusted)) in steps.iter().enumerate() {
+            let now = Timestamp::from_millis(T0.as_millis() + i as i64 * 60_000);
+            let content = format!("statement {text} number {i}");
+            let mut fields = match key {
+                Some(k) => keyed(&content, "user", &format!("attr{k}")),
+                None => stated(&content),
+            };
+            fields.kind = Some(kinds[*kind as usize]);
+            if *expiring {
+                fields.expires_at = Some(day(30));
+            }
+            if *untrusted {
+                fields = from_source(fields, SourceType::Document, now);
+            }
+            let r = outcome(write(&*store, &alice, &format!("x{i}"), fields, now));
+            if r.outcome == Outcome::Added && text % 3 == 0 {
+                let edit = Edit { content: format!("edited {content}"), embedding: None };
+                store.edit(&alice, &id(&format!("x{i}")), edit, now, "test").unwrap();
+            }
+        }
+        let first = store.export(&alice).unwrap();
+        store.forget_all(&alice, day(1), "test").unwrap();
+        prop_assert!(store.export(&alice).unwrap().is_empty());
+        prop_assert_eq!(store.import(&alice, first.clone(), day(1), "test").unwrap(), first.len());
+        let second = store.export(&alice).unwrap();
+        prop_assert_eq!(
+            serde_json::to_value(&first).unwrap(),
+            serde_json::to_value(&second).unwrap()
+        );
+        Ok(())
+    });
+    if let Err(failure) = result {
+        panic!("export/import property failed: {failure}");
     }
 }
