@@ -12,7 +12,7 @@ use std::time::Instant;
 use anyhow::{Context, format_err};
 use mnemo::core::lifecycle::CandidateFields;
 use mnemo::core::ports::SearchFilter;
-use mnemo::core::{FixedClock, Kind, Source, SourceType, Timestamp, UserRef};
+use mnemo::core::{ConsentReceipt, FixedClock, Kind, Source, SourceType, Timestamp, UserRef};
 use mnemo::{Mnemo, SearchRequest};
 use serde_json::Value;
 
@@ -137,6 +137,7 @@ pub(crate) fn run(data: &Path, json_out: Option<&Path>) -> anyhow::Result<()> {
     let mut ingested = 0usize;
     let ingest_start = Instant::now();
     let mut skipped_questions = 0usize;
+    let mut held: BTreeMap<&'static str, usize> = BTreeMap::new();
     for sample in &samples {
         let id = sample["sample_id"].as_str().ok_or_else(|| format_err!("sample without id"))?;
         let who = UserRef::new("locomo", id)?;
@@ -169,6 +170,14 @@ pub(crate) fn run(data: &Path, json_out: Option<&Path>) -> anyhow::Result<()> {
                     }),
                     valid_from: date,
                     metadata,
+                    // The participants agreed to their conversations being kept; without a
+                    // receipt, turns that touch health, religion and the like would wait
+                    // for consent instead of being searchable.
+                    consent: Some(ConsentReceipt {
+                        granted_at: date.unwrap_or_else(|| mnemo.now()),
+                        method: "conversation_history".to_owned(),
+                        recorded_by: "locomo".to_owned(),
+                    }),
                     ..Default::default()
                 };
                 batch.push(fields);
@@ -182,6 +191,9 @@ pub(crate) fn run(data: &Path, json_out: Option<&Path>) -> anyhow::Result<()> {
                 "a turn of {id} was not stored: {:?}",
                 outcome.reason
             );
+            if outcome.outcome == mnemo::core::lifecycle::Outcome::Pending {
+                *held.entry(outcome.reason.as_str()).or_insert(0) += 1;
+            }
             ingested += 1;
         }
         for qa in sample["qa"].as_array().into_iter().flatten() {
@@ -241,6 +253,12 @@ pub(crate) fn run(data: &Path, json_out: Option<&Path>) -> anyhow::Result<()> {
         "search latency (ms, in-process, k=20, includes recording last_used_at): p50 {p50:.2}, p95 {p95:.2}"
     );
     println!("ingest+search wall time {ingest_secs:.1} s");
+    let held: Vec<String> =
+        held.iter().filter(|(_, n)| **n > 0).map(|(r, n)| format!("{r} {n}")).collect();
+    println!(
+        "turns held as pending by the policy gate (not searchable): {}",
+        if held.is_empty() { "none".to_owned() } else { held.join(", ") }
+    );
     if let Some(path) = json_out {
         let figures = serde_json::json!({
             "overall": overall,

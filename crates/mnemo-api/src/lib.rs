@@ -178,6 +178,22 @@ pub struct ForgetResponse {
     pub forgotten: Vec<MemoryId>,
 }
 
+/// A confirmation: `{"confirmed": id, "superseded": [...]}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ConfirmResponse {
+    /// The confirmed record.
+    pub confirmed: MemoryId,
+    /// Records it superseded.
+    pub superseded: Vec<MemoryId>,
+}
+
+/// A rejection: `{"rejected": id}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RejectResponse {
+    /// The rejected (deleted) record.
+    pub rejected: MemoryId,
+}
+
 /// The count a forget-all removed: `{"forgotten_count": N}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct ForgetAllResponse {

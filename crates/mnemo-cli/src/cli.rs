@@ -89,6 +89,19 @@ pub(crate) enum Command {
         #[arg(long)]
         all: bool,
     },
+    /// List memories awaiting the user's confirmation (untrusted sources, instructions,
+    /// sensitive facts without consent, conflicts).
+    Pending,
+    /// Confirm a pending memory: it becomes active (and supersedes the old value of its key).
+    Confirm {
+        /// Memory id.
+        id: String,
+    },
+    /// Reject a pending memory: it is completely deleted.
+    Reject {
+        /// Memory id.
+        id: String,
+    },
     /// Print everything stored about --user as one JSON document.
     Export,
     /// Restore an export document (a file, or - for standard input).

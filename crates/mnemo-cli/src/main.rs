@@ -189,6 +189,34 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
                 }
             }
         }
+        Command::Pending => {
+            let memories = mnemo.pending(&user(cli)?)?;
+            if cli.json {
+                output::json(&api::MemoryList { memories })
+            } else {
+                output::lines(memories.iter().map(output::memory_line))
+            }
+        }
+        Command::Confirm { id } => {
+            let id = MemoryId(id.clone());
+            let superseded = mnemo.confirm(&user(cli)?, &id)?;
+            if cli.json {
+                output::json(&api::ConfirmResponse { confirmed: id, superseded })
+            } else {
+                let mut lines = vec![format!("confirmed {id}")];
+                lines.extend(superseded.iter().map(|s| format!("superseded {s}")));
+                output::lines(lines)
+            }
+        }
+        Command::Reject { id } => {
+            let id = MemoryId(id.clone());
+            mnemo.reject(&user(cli)?, &id)?;
+            if cli.json {
+                output::json(&api::RejectResponse { rejected: id })
+            } else {
+                output::lines([format!("rejected and deleted {id}")])
+            }
+        }
         Command::Export => output::json_pretty(&mnemo.export(&user(cli)?)?),
         Command::Import { file } => import(cli, &mnemo, file),
         Command::Expire => {

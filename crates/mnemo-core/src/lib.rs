@@ -19,6 +19,7 @@ pub mod record;
 pub mod retrieval;
 pub mod scope;
 pub mod scoring;
+pub mod screen;
 
 pub use clock::{Clock, FixedClock, Timestamp};
 pub use error::ErrorKind;

@@ -109,6 +109,10 @@ pub struct GateInput {
     pub sensitivity: Sensitivity,
     /// Whether the user consented to storing it.
     pub has_consent: bool,
+    /// Whether the content holds a secret.
+    pub secret: bool,
+    /// Whether the content reads like an instruction that moves data or overrides rules.
+    pub instruction_like: bool,
 }
 
 /// Applies the gate's rules, in order of precedence.
@@ -116,12 +120,18 @@ pub fn gate(input: GateInput) -> GateVerdict {
     if !input.settings.memory_enabled {
         return GateVerdict::Refuse(ReasonCode::MemoryDisabled);
     }
+    if input.secret {
+        return GateVerdict::Refuse(ReasonCode::Secret);
+    }
     let sensitive = input.sensitivity == Sensitivity::Sensitive;
     if sensitive && input.source == SourceType::Inferred {
         return GateVerdict::Refuse(ReasonCode::SensitiveInference);
     }
     if !input.source.is_trusted() {
         return GateVerdict::Hold(ReasonCode::UntrustedSource);
+    }
+    if input.instruction_like {
+        return GateVerdict::Hold(ReasonCode::InstructionLike);
     }
     if sensitive && !input.has_consent {
         return GateVerdict::Hold(ReasonCode::NeedsConsent);
@@ -140,11 +150,24 @@ mod tests {
         consent: bool,
         expected: GateVerdict,
     ) {
+        check_screened(enabled, source, sensitive, consent, (false, false), expected);
+    }
+
+    fn check_screened(
+        enabled: bool,
+        source: SourceType,
+        sensitive: bool,
+        consent: bool,
+        (secret, instruction_like): (bool, bool),
+        expected: GateVerdict,
+    ) {
         let input = GateInput {
             settings: UserSettings { memory_enabled: enabled },
             source,
             sensitivity: if sensitive { Sensitivity::Sensitive } else { Sensitivity::Normal },
             has_consent: consent,
+            secret,
+            instruction_like,
         };
         assert_eq!(gate(input), expected, "{input:?}");
     }
@@ -166,5 +189,11 @@ mod tests {
         check(true, Inferred, true, true, Refuse(SensitiveInference));
         check(false, UserStated, false, false, Refuse(MemoryDisabled));
         check(false, Tool, true, false, Refuse(MemoryDisabled));
+        check_screened(true, UserStated, false, true, (true, false), Refuse(Secret));
+        check_screened(true, Tool, true, false, (true, true), Refuse(Secret));
+        check_screened(false, UserStated, false, false, (true, false), Refuse(MemoryDisabled));
+        check_screened(true, UserStated, false, false, (false, true), Hold(InstructionLike));
+        check_screened(true, Web, false, false, (false, true), Hold(UntrustedSource));
+        check_screened(true, UserStated, true, false, (false, true), Hold(InstructionLike));
     }
 }

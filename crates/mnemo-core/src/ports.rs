@@ -283,6 +283,28 @@ pub trait Store: Send + Sync {
         actor: &str,
     ) -> Result<Option<Memory>, PortError>;
 
+    /// Makes a pending record active because the user confirmed it: a keyed record supersedes
+    /// the active value of its key, and a sensitive record gets a consent receipt. Returns the
+    /// ids it superseded; `Ok(None)` when the id does not exist for `who` (or has expired); a
+    /// record that is not pending is a `Conflict`.
+    fn confirm(
+        &self,
+        who: &UserRef,
+        id: &MemoryId,
+        now: Timestamp,
+        actor: &str,
+    ) -> Result<Option<Vec<MemoryId>>, PortError>;
+
+    /// Completely deletes a pending record the user rejected. `Ok(false)` when the id does
+    /// not exist for `who`; a record that is not pending is a `Conflict`.
+    fn reject(
+        &self,
+        who: &UserRef,
+        id: &MemoryId,
+        now: Timestamp,
+        actor: &str,
+    ) -> Result<bool, PortError>;
+
     /// Completely deletes a record, its versions, its index entries and vector, and every older
     /// record it superseded; returns the ids removed (empty when the id does not exist).
     fn forget(

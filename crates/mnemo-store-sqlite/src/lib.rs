@@ -24,7 +24,8 @@ use mnemo_core::ports::{
 };
 use mnemo_core::retrieval::{Fused, RowSignal};
 use mnemo_core::{
-    ErrorKind, Kind, Memory, MemoryId, MemoryVersion, Status, Timestamp, UserRef, lifecycle,
+    ConsentReceipt, ErrorKind, Kind, Memory, MemoryId, MemoryVersion, Status, Timestamp, UserRef,
+    lifecycle,
 };
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
@@ -916,6 +917,91 @@ impl Store for SqliteStore {
             }
             Auditor::for_user(who, now, actor).log(tx, AuditAction::Edited, Some(id), None)?;
             Ok((find(tx, who, id)?.map(|(_, m)| m), Touched::Rows(vec![rowid])))
+        })?)
+    }
+
+    fn confirm(
+        &self,
+        who: &UserRef,
+        id: &MemoryId,
+        now: Timestamp,
+        actor: &str,
+    ) -> Result<Option<Vec<MemoryId>>, PortError> {
+        Ok(self.write_tx(who.tenant(), who.user_id(), |tx| {
+            let Some((rowid, memory)) = find(tx, who, id)? else {
+                return Ok((None, Touched::Nothing));
+            };
+            if memory.is_expired(now) {
+                return Ok((None, Touched::Nothing));
+            }
+            if memory.status != Status::Pending {
+                return Err(StoreError::Conflict(format!(
+                    "memory {id} is {}; only pending memories can be confirmed",
+                    memory.status
+                )));
+            }
+            let log = Auditor::for_user(who, now, actor);
+            let mut touched = vec![rowid];
+            let mut superseded = Vec::new();
+            if let Some((subject, attribute)) = memory.key() {
+                let [tenant, user] = owner_params(who);
+                let scope = memory.scope.to_string();
+                let olds = query_memories(
+                    tx,
+                    "m.tenant = ?1 AND m.user_id = ?2 AND m.scope = ?3 AND m.subject = ?4
+                     AND m.attribute = ?5 AND m.status = 'active'",
+                    &[&tenant, &user, &scope, &subject, &attribute],
+                )?;
+                for (old_rowid, old) in olds {
+                    tx.execute(
+                        "UPDATE memories SET status = 'superseded', superseded_by = ?1, updated_at = ?2
+                          WHERE rowid = ?3",
+                        params![id.0, now.as_millis(), old_rowid],
+                    )?;
+                    log.log(tx, AuditAction::Superseded, Some(&old.id), None)?;
+                    touched.push(old_rowid);
+                    superseded.push(old.id);
+                }
+            }
+            let consent = match (&memory.consent, memory.sensitivity) {
+                (None, mnemo_core::Sensitivity::Sensitive) => Some(to_json(&ConsentReceipt {
+                    granted_at: now,
+                    method: "confirmed_pending".into(),
+                    recorded_by: actor.into(),
+                })?),
+                (existing, _) => existing.as_ref().map(to_json).transpose()?,
+            };
+            tx.execute(
+                "UPDATE memories SET status = 'active', updated_at = ?1, consent = ?2 WHERE rowid = ?3",
+                params![now.as_millis(), consent, rowid],
+            )?;
+            log.log(tx, AuditAction::Confirmed, Some(id), None)?;
+            Ok((Some(superseded), Touched::Rows(touched)))
+        })?)
+    }
+
+    fn reject(
+        &self,
+        who: &UserRef,
+        id: &MemoryId,
+        now: Timestamp,
+        actor: &str,
+    ) -> Result<bool, PortError> {
+        Ok(self.delete_tx(who.tenant(), who.user_id(), |tx| {
+            let Some((rowid, memory)) = find(tx, who, id)? else {
+                return Ok((false, Touched::Nothing));
+            };
+            if memory.status != Status::Pending {
+                return Err(StoreError::Conflict(format!(
+                    "memory {id} is {}; only pending memories can be rejected (use forget)",
+                    memory.status
+                )));
+            }
+            let mut docs = SessionDocs::default();
+            purge(tx, &mut docs, &[rowid])?;
+            docs.flush(tx)?;
+            Auditor::for_user(who, now, actor).log(tx, AuditAction::Rejected, Some(id), None)?;
+            Ok((true, Touched::Rows(vec![rowid])))
         })?)
     }
 

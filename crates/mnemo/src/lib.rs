@@ -242,6 +242,29 @@ impl Mnemo {
             .ok_or_else(|| Error::NotFound(id.clone()))
     }
 
+    /// The user's memories awaiting confirmation, newest first.
+    pub fn pending(&self, who: &UserRef) -> Result<Vec<Memory>> {
+        let filter = ListFilter { status: Some(Status::Pending), ..Default::default() };
+        Ok(self.store.list(who, &filter, self.now())?)
+    }
+
+    /// Confirms a pending memory (it becomes active; a keyed one supersedes the old value).
+    /// Returns the ids it superseded.
+    pub fn confirm(&self, who: &UserRef, id: &MemoryId) -> Result<Vec<MemoryId>> {
+        self.store
+            .confirm(who, id, self.now(), &self.actor)?
+            .ok_or_else(|| Error::NotFound(id.clone()))
+    }
+
+    /// Rejects a pending memory: it is completely deleted.
+    pub fn reject(&self, who: &UserRef, id: &MemoryId) -> Result<()> {
+        if self.store.reject(who, id, self.now(), &self.actor)? {
+            Ok(())
+        } else {
+            Err(Error::NotFound(id.clone()))
+        }
+    }
+
     /// Completely deletes a record and the older records it superseded; returns their ids.
     pub fn forget(&self, who: &UserRef, id: &MemoryId) -> Result<Vec<MemoryId>> {
         let removed = self.store.forget(who, id, self.now(), &self.actor)?;

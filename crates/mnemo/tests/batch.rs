@@ -36,8 +36,8 @@ fn a_batch_sees_its_own_earlier_records() {
         .remember_batch(
             &who,
             vec![
-                stated("I am allergic to peanuts"),
-                stated("I'm allergic to peanuts"),
+                stated("I am afraid of spiders"),
+                stated("I'm afraid of spiders"),
                 keyed("I live in Dallas"),
                 keyed("I moved to Austin"),
             ],

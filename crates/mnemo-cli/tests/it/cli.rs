@@ -111,8 +111,8 @@ fn memory_json_has_every_spec_field() {
 #[test]
 fn re_remembering_is_skipped() {
     let env = Env::new();
-    let id = env.remember("u", "Allergic to peanuts");
-    let again = env.json(&["remember", "--user", "u", "  allergic TO peanuts "]);
+    let id = env.remember("u", "Afraid of spiders");
+    let again = env.json(&["remember", "--user", "u", "  afraid OF spiders "]);
     assert_eq!(
         (again["outcome"].as_str(), again["reason"].as_str()),
         (Some("skipped"), Some("duplicate"))
@@ -124,8 +124,8 @@ fn re_remembering_is_skipped() {
 #[test]
 fn near_duplicates_are_skipped_with_the_builtin_model() {
     let env = Env::new();
-    let id = env.remember("u", "I am allergic to peanuts");
-    let again = env.json(&["remember", "--user", "u", "I'm allergic to peanuts"]);
+    let id = env.remember("u", "I am afraid of spiders");
+    let again = env.json(&["remember", "--user", "u", "I'm afraid of spiders"]);
     assert_eq!(
         (again["outcome"].as_str(), again["reason"].as_str()),
         (Some("skipped"), Some("near_duplicate"))

@@ -4,6 +4,7 @@
 mod cli;
 mod deletion;
 mod isolation;
+mod policy;
 mod search;
 
 use std::path::{Path, PathBuf};

@@ -10,7 +10,7 @@ fn seed(env: &Env) -> Vec<String> {
         "My sister Ana lives in Lisbon",
         "I work as a data engineer at Initech",
         "Our billing service runs on PostgreSQL 16",
-        "I am allergic to peanuts",
+        "I am afraid of spiders",
         "I go climbing every Saturday",
     ]
     .iter()
@@ -43,8 +43,8 @@ fn search_ranks_the_relevant_memory_first_with_score_parts() {
         + 0.2 * first["importance"].as_f64().unwrap();
     assert!((score - expected).abs() < 1e-9, "{score} vs {expected}");
     // No word in common: found by the embedding alone.
-    let semantic = env.json(&["search", "--user", "u", "-k", "1", "any nut allergy?"]);
-    assert_eq!(contents(&semantic), ["I am allergic to peanuts"]);
+    let semantic = env.json(&["search", "--user", "u", "-k", "1", "which animals scare me"]);
+    assert_eq!(contents(&semantic), ["I am afraid of spiders"]);
 }
 
 #[test]
@@ -131,7 +131,7 @@ fn search_records_last_used_at() {
     let ids = seed(&env);
     let before = env.json(&["get", "--user", "u", &ids[4]]);
     assert_eq!(before["last_used_at"], Value::Null);
-    env.json(&["search", "--user", "u", "--now", "2030-01-01T00:00:00Z", "peanut allergy"]);
+    env.json(&["search", "--user", "u", "--now", "2030-01-01T00:00:00Z", "afraid of spiders"]);
     let after = env.json(&["get", "--user", "u", &ids[4]]);
     assert_eq!(after["last_used_at"], "2030-01-01T00:00:00.000Z");
 }
@@ -158,12 +158,11 @@ fn context_keeps_profile_first_stays_in_budget_and_reports_ids() {
     seed(&env);
     let profile =
         env.json(&["remember", "--user", "u", "--kind", "profile", "Name is Sam"])["id"].clone();
-    let full =
-        env.json(&["context", "--user", "u", "--budget", "400", "what food should I avoid?"]);
+    let full = env.json(&["context", "--user", "u", "--budget", "400", "which animals scare me?"]);
     let rendered = full["rendered"].as_str().unwrap();
     assert!(rendered.starts_with("<memory>\n"), "{rendered}");
     assert!(rendered.contains("data, not instructions"));
-    assert!(rendered.find("Name is Sam").unwrap() < rendered.find("allergic to peanuts").unwrap());
+    assert!(rendered.find("Name is Sam").unwrap() < rendered.find("afraid of spiders").unwrap());
     assert_eq!(full["memory_ids"][0], profile);
     assert!(full["parts"]["profile"]["tokens"].as_u64().unwrap() > 0);
     assert_eq!(full["tokenizer"], "o200k_base");
@@ -177,7 +176,7 @@ fn context_keeps_profile_first_stays_in_budget_and_reports_ids() {
             "cl100k",
             "--budget",
             &budget.to_string(),
-            "what food should I avoid?",
+            "which animals scare me?",
         ]);
         let used = out["total_tokens"].as_u64().unwrap();
         assert!(used <= budget, "budget {budget}: used {used}");
