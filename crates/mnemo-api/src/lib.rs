@@ -194,6 +194,36 @@ pub struct RejectResponse {
     pub rejected: MemoryId,
 }
 
+/// One memory the extractor proposed during ingestion and its outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProposedResponse {
+    /// Index of the message (0-based line of the input).
+    pub message: usize,
+    /// The proposed statement.
+    pub content: String,
+    /// `added`, `updated`, `skipped`, `pending` or `refused`.
+    pub outcome: &'static str,
+    /// The stored (or existing) record's id.
+    pub id: Option<MemoryId>,
+    /// The reason code.
+    pub reason: &'static str,
+    /// Records it superseded.
+    pub superseded: Vec<MemoryId>,
+}
+
+/// What an ingestion did: `{"turns_stored","secrets_redacted","candidates":[...],"skipped"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IngestResponse {
+    /// Raw turns stored.
+    pub turns_stored: usize,
+    /// Secrets redacted before storage.
+    pub secrets_redacted: usize,
+    /// Proposed memories and their outcomes.
+    pub candidates: Vec<ProposedResponse>,
+    /// Why nothing was read or written (`incognito`, `memory_disabled`), if so.
+    pub skipped: Option<&'static str>,
+}
+
 /// The count a forget-all removed: `{"forgotten_count": N}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct ForgetAllResponse {

@@ -57,6 +57,9 @@ pub(crate) struct Cli {
 pub(crate) enum Command {
     /// Store one statement, through the policy gate and the consistency rules.
     Remember(Box<RememberArgs>),
+    /// Ingest a conversation (JSON Lines messages from FILE or -): raw turns kept with a
+    /// retention TTL and secrets redacted; memories extracted from what the user said.
+    Ingest(IngestArgs),
     /// Find the memories relevant to a query (hybrid full-text + vector, blended score).
     Search(SearchArgs),
     /// Print a prompt-ready memory block for a query, within a token budget.
@@ -235,4 +238,20 @@ pub(crate) struct ContextArgs {
     /// Tokenizer that counts the budget: cl100k or o200k.
     #[arg(long, default_value = "o200k")]
     pub(crate) tokenizer: String,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct IngestArgs {
+    /// JSON Lines file of messages `{"role","content","id"?,"ts"?,"source"?}`, or - for stdin.
+    #[arg(default_value = "-")]
+    pub(crate) file: PathBuf,
+    /// The conversation session.
+    #[arg(long)]
+    pub(crate) session: String,
+    /// Neither read nor write memory for this session.
+    #[arg(long)]
+    pub(crate) incognito: bool,
+    /// How long raw turns are kept.
+    #[arg(long, default_value = "30d")]
+    pub(crate) retention: String,
 }

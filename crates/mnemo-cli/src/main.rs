@@ -23,7 +23,9 @@ use mnemo::core::{
 use mnemo::{Mnemo, SystemClock};
 use mnemo_api as api;
 
-use crate::cli::{Cli, Command, ContextArgs, ListArgs, RememberArgs, SearchArgs, Switch};
+use crate::cli::{
+    Cli, Command, ContextArgs, IngestArgs, ListArgs, RememberArgs, SearchArgs, Switch,
+};
 
 const ACTOR: &str = "cli";
 
@@ -144,6 +146,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
     match &cli.command {
         Command::Remember(args) => remember(cli, &mnemo, args),
         Command::List(args) => list(cli, &mnemo, args),
+        Command::Ingest(args) => ingest(cli, &mnemo, args),
         Command::Search(args) => search(cli, &mnemo, args),
         Command::Context(args) => context(cli, &mnemo, args),
         Command::Get { id } => {
@@ -299,6 +302,7 @@ fn remember(cli: &Cli, mnemo: &Mnemo, args: &RememberArgs) -> anyhow::Result<()>
             recorded_by: ACTOR.to_owned(),
         }),
         metadata,
+        transcript: false,
     };
     let result = api::RememberResponse::from(mnemo.remember(&who, fields)?);
     if cli.json {
@@ -310,6 +314,80 @@ fn remember(cli: &Cli, mnemo: &Mnemo, args: &RememberArgs) -> anyhow::Result<()>
     }
     let mut lines = vec![line];
     lines.extend(result.superseded.iter().map(|id| format!("superseded {id}")));
+    output::lines(lines)
+}
+
+/// Reads a file, or standard input for `-`, naming the file in errors.
+fn read_input(file: &std::path::Path, what: &str) -> anyhow::Result<String> {
+    let name = file.display().to_string();
+    let text = if name == "-" {
+        std::io::read_to_string(std::io::stdin())
+            .map_err(|e| InvalidInput::new(what, format!("cannot read stdin: {e}")))?
+    } else {
+        std::fs::read_to_string(file)
+            .map_err(|e| InvalidInput::new(what, format!("cannot read {name}: {e}")))?
+    };
+    Ok(text)
+}
+
+fn ingest(cli: &Cli, mnemo: &Mnemo, args: &IngestArgs) -> anyhow::Result<()> {
+    let who = user(cli)?;
+    let text = read_input(&args.file, "ingest file")?;
+    let mut messages = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let message: mnemo::core::transcript::Message =
+            serde_json::from_str(line).map_err(|e| {
+                InvalidInput::new("ingest file", format!("line {}: not a message: {e}", number + 1))
+            })?;
+        messages.push(message);
+    }
+    let options = mnemo::IngestOptions {
+        session: args.session.clone(),
+        incognito: args.incognito,
+        retention: mnemo::core::duration::Ttl::parse(&args.retention, "--retention")?,
+    };
+    let report = mnemo.ingest(&who, &messages, &options)?;
+    let response = api::IngestResponse {
+        turns_stored: report.turns_stored,
+        secrets_redacted: report.secrets_redacted,
+        skipped: report.skipped.map(|r| r.as_str()),
+        candidates: report
+            .proposed
+            .into_iter()
+            .map(|p| api::ProposedResponse {
+                message: p.message,
+                content: p.content,
+                outcome: p.result.outcome.as_str(),
+                id: p.result.id,
+                reason: p.result.reason.as_str(),
+                superseded: p.result.superseded,
+            })
+            .collect(),
+    };
+    if cli.json {
+        return output::json(&response);
+    }
+    let mut lines = vec![match response.skipped {
+        Some(reason) => format!("nothing read or written ({reason})"),
+        None => format!(
+            "stored {} turns ({} secrets redacted), {} candidate memories",
+            response.turns_stored,
+            response.secrets_redacted,
+            response.candidates.len()
+        ),
+    }];
+    lines.extend(response.candidates.iter().map(|c| {
+        format!(
+            "  {} ({}) {}  {}",
+            c.outcome,
+            c.reason,
+            c.id.as_ref().map_or("-".to_owned(), ToString::to_string),
+            c.content
+        )
+    }));
     output::lines(lines)
 }
 
@@ -368,15 +446,9 @@ fn list(cli: &Cli, mnemo: &Mnemo, args: &ListArgs) -> anyhow::Result<()> {
     }
 }
 
-fn import(cli: &Cli, mnemo: &Mnemo, file: &PathBuf) -> anyhow::Result<()> {
+fn import(cli: &Cli, mnemo: &Mnemo, file: &std::path::Path) -> anyhow::Result<()> {
     let name = file.display().to_string();
-    let text = if name == "-" {
-        std::io::read_to_string(std::io::stdin())
-            .map_err(|e| InvalidInput::new("import file", format!("cannot read stdin: {e}")))?
-    } else {
-        std::fs::read_to_string(file)
-            .map_err(|e| InvalidInput::new("import file", format!("cannot read {name}: {e}")))?
-    };
+    let text = read_input(file, "import file")?;
     let document: ExportDocument = serde_json::from_str(&text).map_err(|e| {
         InvalidInput::new("import file", format!("{name} is not a mnemo export: {e}"))
     })?;

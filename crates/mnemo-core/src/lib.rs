@@ -11,6 +11,7 @@ pub mod context;
 pub mod duration;
 pub mod error;
 pub mod export;
+pub mod extract;
 pub mod lifecycle;
 pub mod limits;
 pub mod policy;
@@ -20,6 +21,7 @@ pub mod retrieval;
 pub mod scope;
 pub mod scoring;
 pub mod screen;
+pub mod transcript;
 
 pub use clock::{Clock, FixedClock, Timestamp};
 pub use error::ErrorKind;

@@ -97,6 +97,8 @@ pub struct Candidate {
     pub metadata: BTreeMap<String, String>,
     /// What content screening found (secrets, instructions, sensitive categories).
     pub screening: Screening,
+    /// A raw conversation turn kept as transcript (see [`CandidateFields::transcript`]).
+    pub transcript: bool,
 }
 
 /// Unvalidated write fields, as front ends collect them.
@@ -134,6 +136,9 @@ pub struct CandidateFields {
     pub consent: Option<ConsentReceipt>,
     /// Caller metadata.
     pub metadata: BTreeMap<String, String>,
+    /// A raw conversation turn kept as transcript (with a retention TTL and secrets already
+    /// redacted) rather than a durable memory.
+    pub transcript: bool,
 }
 
 impl Candidate {
@@ -190,7 +195,14 @@ impl Candidate {
         }
         let screening = screen(&content);
         let sensitive = fields.sensitive || screening.sensitive.is_some();
+        if fields.transcript && fields.expires_at.is_none() {
+            return Err(InvalidInput::new(
+                "expires_at",
+                "a transcript turn needs a retention expiry",
+            ));
+        }
         Ok(Self {
+            transcript: fields.transcript,
             screening,
             kind: fields.kind.unwrap_or(Kind::Semantic),
             scope: fields.scope.unwrap_or_default(),
@@ -311,7 +323,7 @@ fn same_occurrence(candidate: &Candidate, stored: &Memory) -> bool {
 /// candidate that is less trusted or less confident than a stored value of its key waits as
 /// `pending` instead of replacing it.
 pub fn decide(candidate: &Candidate, context: &WriteContext, now: Timestamp) -> Decision {
-    let verdict = gate(GateInput {
+    let mut verdict = gate(GateInput {
         settings: context.settings,
         source: candidate.source.source_type,
         sensitivity: candidate.sensitivity,
@@ -319,6 +331,11 @@ pub fn decide(candidate: &Candidate, context: &WriteContext, now: Timestamp) -> 
         secret: candidate.screening.secret.is_some(),
         instruction_like: candidate.screening.instruction_like,
     });
+    // A transcript turn is a record of what was said, kept for its retention period: it is
+    // not a durable memory, so the holds for durable memories do not apply (refusals do).
+    if candidate.transcript && matches!(verdict, GateVerdict::Hold(_)) {
+        verdict = GateVerdict::Allow;
+    }
     let status = match verdict {
         GateVerdict::Refuse(reason) => return Decision::Refuse(reason),
         GateVerdict::Allow => Status::Active,

@@ -200,6 +200,7 @@ pub fn find_secret(text: &str) -> Option<SecretKind> {
                         | "changed"
                         | "expired"
                         | "wrong"
+                        | "redacted"
                 )
             };
             if looks_secret {
@@ -208,6 +209,134 @@ pub fn find_secret(text: &str) -> Option<SecretKind> {
         }
     }
     has_card_number(text).then_some(SecretKind::CardNumber)
+}
+
+/// What replaces a redacted secret.
+pub const REDACTED: &str = "[redacted]";
+
+/// Byte ranges of whitespace-separated tokens, with surrounding punctuation trimmed.
+fn token_spans(text: &str) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    let mut start = None;
+    for (i, c) in text.char_indices().chain([(text.len(), ' ')]) {
+        match (c.is_whitespace(), start) {
+            (false, None) => start = Some(i),
+            (true, Some(s)) => {
+                let token = &text[s..i];
+                let lead = token.len()
+                    - token.trim_start_matches(|c: char| "\"'`,;()<>[]{}".contains(c)).len();
+                let trimmed = token.trim_matches(|c: char| "\"'`,;()<>[]{}".contains(c));
+                let trimmed = trimmed.trim_end_matches(['.', ':', '!', '?']);
+                if !trimmed.is_empty() {
+                    spans.push((s + lead, s + lead + trimmed.len()));
+                }
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    spans
+}
+
+/// Replaces every secret in the text with [`REDACTED`]; returns the text and how many
+/// secrets were replaced. The result never screens as holding a secret.
+pub fn redact(text: &str) -> (String, usize) {
+    let mut ranges: Vec<(usize, usize)> = Vec::new();
+    // PEM private key blocks, whole.
+    let mut from = 0;
+    while let Some(begin) = text[from..].find("-----BEGIN").map(|b| b + from) {
+        let end = text[begin..]
+            .find("PRIVATE KEY-----")
+            .and_then(|h| text[begin + h + 16..].find("-----END").map(|e| begin + h + 16 + e))
+            .and_then(|e| text[e + 8..].find("-----").map(|t| e + 8 + t + 5))
+            .unwrap_or(text.len());
+        if text[begin..end].contains("PRIVATE KEY") {
+            ranges.push((begin, end));
+        }
+        from = end.max(begin + 1);
+        if from >= text.len() {
+            break;
+        }
+    }
+    let spans = token_spans(text);
+    for (i, &(s, e)) in spans.iter().enumerate() {
+        let token = &text[s..e];
+        if find_secret(token).is_some_and(|k| matches!(k, SecretKind::ApiKey | SecretKind::Jwt)) {
+            ranges.push((s, e));
+        }
+        let lower = token.to_lowercase();
+        if lower == "bearer"
+            && let Some(&(ns, ne)) = spans.get(i + 1)
+            && ne - ns >= 16
+        {
+            ranges.push((ns, ne));
+        }
+        let credential = lower.trim_end_matches([':', '=']);
+        if matches!(credential, "password" | "passwd" | "passcode" | "passphrase" | "pin" | "pwd") {
+            let mut j = i + 1;
+            if spans.get(j).is_some_and(|&(a, b)| {
+                matches!(text[a..b].to_lowercase().as_str(), "is" | "was" | "=" | "to" | ":")
+            }) {
+                j += 1;
+            }
+            if let Some(&(vs, ve)) = spans.get(j) {
+                let probe = format!("{} is {}", credential, &text[vs..ve]);
+                if find_secret(&probe) == Some(SecretKind::Password) {
+                    ranges.push((vs, ve));
+                }
+            }
+        }
+    }
+    // Card numbers: digit runs with single spaces or dashes.
+    let bytes: Vec<(usize, char)> = text.char_indices().collect();
+    let mut k = 0;
+    while k < bytes.len() {
+        if !bytes[k].1.is_ascii_digit() {
+            k += 1;
+            continue;
+        }
+        let start = bytes[k].0;
+        let mut digits = Vec::new();
+        let mut end = start;
+        let mut m = k;
+        while m < bytes.len() {
+            let c = bytes[m].1;
+            if let Some(d) = c.to_digit(10) {
+                digits.push(d);
+                end = bytes[m].0 + 1;
+                m += 1;
+            } else if (c == ' ' || c == '-')
+                && m + 1 < bytes.len()
+                && bytes[m + 1].1.is_ascii_digit()
+            {
+                m += 1;
+            } else {
+                break;
+            }
+        }
+        if (13..=19).contains(&digits.len()) && luhn(&digits) {
+            ranges.push((start, end));
+        }
+        k = m.max(k + 1);
+    }
+    if ranges.is_empty() {
+        return (text.to_owned(), 0);
+    }
+    ranges.sort_unstable();
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    let mut count = 0;
+    for (s, e) in ranges {
+        if s < at {
+            continue;
+        }
+        out.push_str(&text[at..s]);
+        out.push_str(REDACTED);
+        at = e;
+        count += 1;
+    }
+    out.push_str(&text[at..]);
+    (out, count)
 }
 
 /// Verbs that move data or act on the world, which a stored "always …" must not trigger.
@@ -538,6 +667,31 @@ mod tests {
         for (text, expected) in cases {
             assert_eq!(sensitive_category(text), *expected, "{text:?}");
         }
+    }
+
+    #[test]
+    fn redaction_removes_every_secret_and_keeps_the_rest() {
+        let cases = [
+            (
+                "my key is sk-proj-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c, thanks",
+                "my key is [redacted], thanks",
+            ),
+            ("password: hunter2 for the wifi", "password: [redacted] for the wifi"),
+            ("my password is hunter2.", "my password is [redacted]."),
+            ("pay with 4111 1111 1111 1111 please", "pay with [redacted] please"),
+            ("Authorization: Bearer abcdef0123456789abcdef", "Authorization: Bearer [redacted]"),
+            (
+                "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY----- done",
+                "[redacted] done",
+            ),
+            ("nothing secret here, order 12345", "nothing secret here, order 12345"),
+        ];
+        for (input, expected) in cases {
+            let (out, _) = redact(input);
+            assert_eq!(out, expected, "{input:?}");
+            assert_eq!(find_secret(&out), None, "{out:?} still holds a secret");
+        }
+        assert_eq!(redact("a sk-proj-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c b sk-proj-1f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c").1, 2);
     }
 
     #[test]

@@ -6,12 +6,14 @@
 #![warn(missing_docs)]
 
 mod error;
+mod ingest;
 mod tokens;
 
 use std::path::Path;
 use std::sync::Arc;
 
 pub use error::Error;
+pub use ingest::{IngestOptions, IngestReport, ProposedMemory};
 pub use mnemo_core as core;
 use mnemo_core::context::{ContextBlock, TokenCounter, assemble};
 use mnemo_core::export::{EXPORT_FORMAT, EXPORT_VERSION, ExportDocument};

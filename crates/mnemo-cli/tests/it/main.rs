@@ -3,6 +3,7 @@
 
 mod cli;
 mod deletion;
+mod ingest;
 mod isolation;
 mod policy;
 mod search;
