@@ -222,6 +222,17 @@ pub struct IngestResponse {
     pub candidates: Vec<ProposedResponse>,
     /// Why nothing was read or written (`incognito`, `memory_disabled`), if so.
     pub skipped: Option<&'static str>,
+    /// Messages whose extraction failed (their raw turns are stored; ingest again to retry).
+    pub failures: Vec<FailureResponse>,
+}
+
+/// A failed extraction: `{"message", "error"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FailureResponse {
+    /// Index of the message.
+    pub message: usize,
+    /// What went wrong.
+    pub error: String,
 }
 
 /// The count a forget-all removed: `{"forgotten_count": N}`.

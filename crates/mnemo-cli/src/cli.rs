@@ -49,6 +49,22 @@ pub(crate) struct Cli {
     #[arg(long, global = true, env = "MNEMO_EMBED_DIMS")]
     pub(crate) embed_dims: Option<usize>,
 
+    /// Extractor for ingested conversations: `rules` (offline, default) or `llm`.
+    #[arg(long, global = true, env = "MNEMO_EXTRACTOR", default_value = "rules")]
+    pub(crate) extractor: String,
+
+    /// Base URL of the OpenAI-compatible chat endpoint, up to /v1 (key from MNEMO_LLM_API_KEY).
+    #[arg(long, global = true, env = "MNEMO_LLM_URL", default_value = "http://127.0.0.1:11434/v1")]
+    pub(crate) llm_url: String,
+
+    /// Chat model name.
+    #[arg(long, global = true, env = "MNEMO_LLM_MODEL", default_value = "llama3.1")]
+    pub(crate) llm_model: String,
+
+    /// Seconds to wait for the chat model per request.
+    #[arg(long, global = true, env = "MNEMO_LLM_TIMEOUT", default_value_t = 30.0)]
+    pub(crate) llm_timeout: f64,
+
     #[command(subcommand)]
     pub(crate) command: Command,
 }

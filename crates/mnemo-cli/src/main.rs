@@ -141,8 +141,34 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         None => default_db_path()?,
     };
     let embedder = embedder(cli)?;
-    let mnemo = Mnemo::open_sqlite(&db, Some(embedder), clock, ACTOR)
+    let mut mnemo = Mnemo::open_sqlite(&db, Some(embedder), clock, ACTOR)
         .with_context(|| format!("cannot open {}", db.display()))?;
+    match cli.extractor.as_str() {
+        "rules" => {}
+        "llm" => {
+            if !(cli.llm_timeout.is_finite() && cli.llm_timeout > 0.0) {
+                return Err(InvalidInput::new(
+                    "--llm-timeout",
+                    "must be a positive number of seconds",
+                )
+                .into());
+            }
+            let chat = mnemo_llm::OpenAiChat::new(mnemo_llm::ChatConfig {
+                base_url: cli.llm_url.clone(),
+                model: cli.llm_model.clone(),
+                api_key: std::env::var("MNEMO_LLM_API_KEY").ok().filter(|k| !k.is_empty()),
+                timeout: std::time::Duration::from_secs_f64(cli.llm_timeout),
+            });
+            mnemo = mnemo.with_chat_model(Arc::new(chat));
+        }
+        other => {
+            return Err(InvalidInput::new(
+                "--extractor",
+                format!("unknown extractor `{other}` (expected rules or llm)"),
+            )
+            .into());
+        }
+    }
     match &cli.command {
         Command::Remember(args) => remember(cli, &mnemo, args),
         Command::List(args) => list(cli, &mnemo, args),
@@ -354,6 +380,11 @@ fn ingest(cli: &Cli, mnemo: &Mnemo, args: &IngestArgs) -> anyhow::Result<()> {
         turns_stored: report.turns_stored,
         secrets_redacted: report.secrets_redacted,
         skipped: report.skipped.map(|r| r.as_str()),
+        failures: report
+            .failures
+            .into_iter()
+            .map(|f| api::FailureResponse { message: f.message, error: f.error })
+            .collect(),
         candidates: report
             .proposed
             .into_iter()
@@ -379,6 +410,12 @@ fn ingest(cli: &Cli, mnemo: &Mnemo, args: &IngestArgs) -> anyhow::Result<()> {
             response.candidates.len()
         ),
     }];
+    lines.extend(response.failures.iter().map(|f| {
+        format!(
+            "  extraction failed for message {}: {} (turn kept; ingest again to retry)",
+            f.message, f.error
+        )
+    }));
     lines.extend(response.candidates.iter().map(|c| {
         format!(
             "  {} ({}) {}  {}",

@@ -14,6 +14,7 @@ pub mod export;
 pub mod extract;
 pub mod lifecycle;
 pub mod limits;
+pub mod llm_extract;
 pub mod policy;
 pub mod ports;
 pub mod record;

@@ -35,6 +35,8 @@ pub enum ReasonCode {
     InstructionLike,
     /// A less trusted or less confident candidate conflicts with a stored fact.
     ConflictsWithTrusted,
+    /// A model proposed deleting a memory; deletions are left to the user.
+    ModelDeleteNotApplied,
 }
 
 impl ReasonCode {
@@ -53,6 +55,7 @@ impl ReasonCode {
             ReasonCode::Secret => "secret",
             ReasonCode::InstructionLike => "instruction_like",
             ReasonCode::ConflictsWithTrusted => "conflicts_with_trusted",
+            ReasonCode::ModelDeleteNotApplied => "model_delete_not_applied",
         }
     }
 }

@@ -394,6 +394,23 @@ pub struct Found {
     pub cosine: f64,
 }
 
+/// A chat model that answers in JSON matching a schema (OpenAI-compatible chat completions
+/// with `response_format: json_schema`, strict).
+pub trait ChatModel: Send + Sync {
+    /// The model's id (provider and name), recorded with what it produces.
+    fn id(&self) -> &str;
+
+    /// Sends a system and a user message; returns the parsed JSON answer. The caller
+    /// validates it: a model only proposes.
+    fn complete_json(
+        &self,
+        system: &str,
+        user: &str,
+        schema_name: &str,
+        schema: &serde_json::Value,
+    ) -> Result<serde_json::Value, PortError>;
+}
+
 /// Turns text into vectors.
 pub trait Embedder: Send + Sync {
     /// A stable id naming the model and its version; stored with every vector.

@@ -22,6 +22,14 @@ pub type Canned = (u16, &'static str, String);
 /// Starts a server answering one connection per canned response, in order; returns its base
 /// URL (`http://127.0.0.1:PORT/v1`) and the log of requests.
 pub fn serve(responses: Vec<Canned>) -> (String, Arc<Mutex<Vec<Seen>>>) {
+    serve_delayed(responses, std::time::Duration::ZERO)
+}
+
+/// Like [`serve`], waiting `delay` before each answer (to test client timeouts).
+pub fn serve_delayed(
+    responses: Vec<Canned>,
+    delay: std::time::Duration,
+) -> (String, Arc<Mutex<Vec<Seen>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let base = format!("http://{}/v1", listener.local_addr().unwrap());
     let seen = Arc::new(Mutex::new(Vec::new()));
@@ -60,6 +68,7 @@ pub fn serve(responses: Vec<Canned>) -> (String, Arc<Mutex<Vec<Seen>>>) {
                 authorization,
                 body: serde_json::from_slice(&raw).unwrap_or(serde_json::Value::Null),
             });
+            std::thread::sleep(delay);
             let mut stream = reader.into_inner();
             let _ = write!(
                 stream,
@@ -81,4 +90,15 @@ pub fn embeddings_body(rows: &[Vec<f32>]) -> String {
         .map(|(i, v)| serde_json::json!({"object": "embedding", "index": i, "embedding": v}))
         .collect();
     serde_json::json!({"object": "list", "data": data, "model": "test-model"}).to_string()
+}
+
+/// An OpenAI chat completion whose message content is `content` (a JSON string for
+/// structured answers).
+pub fn chat_body(content: &str) -> String {
+    serde_json::json!({
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}]
+    })
+    .to_string()
 }

@@ -7,13 +7,19 @@ use std::collections::BTreeMap;
 
 use mnemo_core::duration::Ttl;
 use mnemo_core::error::InvalidInput;
+use mnemo_core::extract::Extracted;
 use mnemo_core::extract::{RULESET, extract};
 use mnemo_core::lifecycle::{CandidateFields, Outcome, Remembered};
+use mnemo_core::llm_extract::{
+    PROMPT_VERSION, Proposal, Shown, schema, system_prompt, user_prompt, validate,
+};
 use mnemo_core::policy::ReasonCode;
+use mnemo_core::ports::ChatModel;
 use mnemo_core::scope::validate_key;
 use mnemo_core::screen::redact;
+use mnemo_core::screen::{Screening, screen};
 use mnemo_core::transcript::{Message, Role};
-use mnemo_core::{Kind, Source, UserRef};
+use mnemo_core::{Kind, MemoryId, Source, SourceType, Timestamp, UserRef};
 
 use crate::{Mnemo, Result};
 
@@ -39,9 +45,21 @@ pub struct ProposedMemory {
     pub result: Remembered,
 }
 
+/// A message whose extraction failed (the model was unreachable, slow or malformed). Its raw
+/// turn is stored all the same; ingesting it again retries the extraction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExtractionFailure {
+    /// Index of the message.
+    pub message: usize,
+    /// What went wrong.
+    pub error: String,
+}
+
 /// What an ingestion did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IngestReport {
+    /// Messages whose extraction failed.
+    pub failures: Vec<ExtractionFailure>,
     /// Raw turns stored.
     pub turns_stored: usize,
     /// Secrets replaced by `[redacted]` before anything was stored.
@@ -52,7 +70,57 @@ pub struct IngestReport {
     pub skipped: Option<ReasonCode>,
 }
 
+/// Attempts per message when the model is unavailable.
+const LLM_ATTEMPTS: u32 = 3;
+
 impl Mnemo {
+    /// Asks the chat model for proposals about one user message, showing it the nearest
+    /// existing memories; retries while the model is unavailable.
+    fn llm_extract(
+        &self,
+        who: &UserRef,
+        chat: &dyn ChatModel,
+        text: &str,
+        at: Timestamp,
+    ) -> Result<Vec<Proposal>, String> {
+        let request = crate::SearchRequest {
+            query: text.to_owned(),
+            k: 20,
+            filter: Default::default(),
+            min_relevance: Some(0.0),
+        };
+        let shown: Vec<Shown> = self
+            .rank_candidates(who, &request)
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .filter(|h| h.memory.kind != Kind::Episodic)
+            .take(5)
+            .map(|h| Shown {
+                key: h.memory.key().map(|(s, a)| (s.to_owned(), a.to_owned())),
+                id: h.memory.id,
+                content: h.memory.content,
+            })
+            .collect();
+        let prompt = user_prompt(text, at, &shown);
+        let mut last = String::new();
+        for attempt in 0..LLM_ATTEMPTS {
+            match chat.complete_json(system_prompt(), &prompt, "memory_decisions", &schema()) {
+                Ok(answer) => {
+                    return validate(&answer, &shown, at)
+                        .map_err(|e| format!("model answer rejected: {e}"));
+                }
+                Err(e) => {
+                    last = e.to_string();
+                    if !matches!(e.kind, mnemo_core::ErrorKind::Unavailable { .. }) {
+                        break;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(100 << (2 * attempt)));
+                }
+            }
+        }
+        Err(last)
+    }
+
     /// Ingests conversation messages for `who` (see the module documentation).
     pub fn ingest(
         &self,
@@ -62,6 +130,7 @@ impl Mnemo {
     ) -> Result<IngestReport> {
         let session = validate_key(&options.session, "session")?;
         let empty = |reason| IngestReport {
+            failures: vec![],
             turns_stored: 0,
             secrets_redacted: 0,
             proposed: vec![],
@@ -76,6 +145,9 @@ impl Mnemo {
         let now = self.now();
         let mut turns = Vec::new();
         let mut proposals: Vec<(usize, CandidateFields)> = Vec::new();
+        let mut updates: Vec<(usize, MemoryId, CandidateFields)> = Vec::new();
+        let mut model_deletes: Vec<(usize, MemoryId)> = Vec::new();
+        let mut failures = Vec::new();
         let mut secrets_redacted = 0;
         for (index, message) in messages.iter().enumerate() {
             if message.content.trim().is_empty() {
@@ -121,26 +193,60 @@ impl Mnemo {
             if message.role != Role::User {
                 continue;
             }
-            for found in extract(&text, at) {
-                proposals.push((
-                    index,
-                    CandidateFields {
-                        kind: Some(found.kind),
-                        subject: found.key.as_ref().map(|k| k.0.clone()),
-                        attribute: found.key.as_ref().map(|k| k.1.clone()),
-                        content: found.content,
-                        session_id: None,
-                        source: Some(Source {
-                            source_type,
-                            source_ref: Some(source_ref.clone()),
-                            captured_at: at,
-                            extractor: Some(RULESET.to_owned()),
-                        }),
-                        valid_from: Some(at),
-                        expires_at: found.expires_at.filter(|e| *e > at),
-                        ..Default::default()
+            let (found, extractor) = match &self.chat {
+                None => (extract(&text, at), RULESET.to_owned()),
+                Some(chat) => match self.llm_extract(who, chat.as_ref(), &text, at) {
+                    Ok(list) => {
+                        let mut adds = Vec::new();
+                        for proposal in list {
+                            match proposal {
+                                Proposal::Add(e) => adds.push(e),
+                                Proposal::Update { target, statement } => updates.push((
+                                    index,
+                                    target,
+                                    candidate(
+                                        statement,
+                                        source_type,
+                                        &source_ref,
+                                        at,
+                                        &format!("{PROMPT_VERSION}:{}", chat.id()),
+                                    ),
+                                )),
+                                Proposal::Delete { target } => model_deletes.push((index, target)),
+                            }
+                        }
+                        (adds, format!("{PROMPT_VERSION}:{}", chat.id()))
+                    }
+                    Err(error) => {
+                        failures.push(ExtractionFailure { message: index, error });
+                        (Vec::new(), String::new())
+                    }
+                },
+            };
+            for e in found {
+                proposals.push((index, candidate(e, source_type, &source_ref, at, &extractor)));
+            }
+        }
+        // An update of a keyed memory is a new value of its key (the old one is superseded);
+        // an update of an unkeyed one is a new version of it, if the new text passes screening.
+        let mut edited = Vec::new();
+        for (index, target, fields) in updates {
+            if fields.subject.is_some() || screen(&fields.content) != Screening::default() {
+                proposals.push((index, fields));
+                continue;
+            }
+            match self.edit(who, &target, &fields.content) {
+                Ok(m) => edited.push(ProposedMemory {
+                    message: index,
+                    content: fields.content,
+                    result: Remembered {
+                        outcome: Outcome::Updated,
+                        id: Some(m.id),
+                        reason: ReasonCode::NewValue,
+                        superseded: vec![],
                     },
-                ));
+                }),
+                Err(e) => failures.push(ExtractionFailure { message: index, error: e.to_string() }),
             }
         }
         let turn_count = turns.len();
@@ -153,11 +259,48 @@ impl Mnemo {
             .iter()
             .filter(|r| matches!(r.outcome, Outcome::Added | Outcome::Updated))
             .count();
-        let proposed = contents
+        let mut proposed: Vec<ProposedMemory> = contents
             .into_iter()
             .zip(results.into_iter().skip(turn_count))
             .map(|((message, content), result)| ProposedMemory { message, content, result })
             .collect();
-        Ok(IngestReport { turns_stored, secrets_redacted, proposed, skipped: None })
+        proposed.extend(edited);
+        proposed.extend(model_deletes.into_iter().map(|(message, target)| ProposedMemory {
+            message,
+            content: format!("delete {target}"),
+            result: Remembered {
+                outcome: Outcome::Skipped,
+                id: Some(target),
+                reason: ReasonCode::ModelDeleteNotApplied,
+                superseded: vec![],
+            },
+        }));
+        proposed.sort_by_key(|p| p.message);
+        Ok(IngestReport { failures, turns_stored, secrets_redacted, proposed, skipped: None })
+    }
+}
+
+/// The write fields of an extracted statement from a message.
+fn candidate(
+    found: Extracted,
+    source_type: SourceType,
+    source_ref: &str,
+    at: Timestamp,
+    extractor: &str,
+) -> CandidateFields {
+    CandidateFields {
+        kind: Some(found.kind),
+        subject: found.key.as_ref().map(|k| k.0.clone()),
+        attribute: found.key.as_ref().map(|k| k.1.clone()),
+        content: found.content,
+        source: Some(Source {
+            source_type,
+            source_ref: Some(source_ref.to_owned()),
+            captured_at: at,
+            extractor: Some(extractor.to_owned()),
+        }),
+        valid_from: Some(at),
+        expires_at: found.expires_at.filter(|e| *e > at),
+        ..Default::default()
     }
 }

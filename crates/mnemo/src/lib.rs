@@ -13,7 +13,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use error::Error;
-pub use ingest::{IngestOptions, IngestReport, ProposedMemory};
+pub use ingest::{ExtractionFailure, IngestOptions, IngestReport, ProposedMemory};
 pub use mnemo_core as core;
 use mnemo_core::context::{ContextBlock, TokenCounter, assemble};
 use mnemo_core::export::{EXPORT_FORMAT, EXPORT_VERSION, ExportDocument};
@@ -67,6 +67,7 @@ pub struct Mnemo {
     clock: Arc<dyn Clock>,
     actor: String,
     retrieval: RetrievalConfig,
+    chat: Option<Arc<dyn mnemo_core::ports::ChatModel>>,
 }
 
 impl std::fmt::Debug for Mnemo {
@@ -86,7 +87,21 @@ impl Mnemo {
         clock: Arc<dyn Clock>,
         actor: impl Into<String>,
     ) -> Self {
-        Self { store, embedder, clock, actor: actor.into(), retrieval: RetrievalConfig::default() }
+        Self {
+            store,
+            embedder,
+            clock,
+            actor: actor.into(),
+            retrieval: RetrievalConfig::default(),
+            chat: None,
+        }
+    }
+
+    /// Extracts memories from conversations with this chat model (the LLM extractor)
+    /// instead of the rule-based extractor.
+    pub fn with_chat_model(mut self, chat: Arc<dyn mnemo_core::ports::ChatModel>) -> Self {
+        self.chat = Some(chat);
+        self
     }
 
     /// Replaces the read path's tuning (weights, half-life, gate, candidate counts).
@@ -300,7 +315,11 @@ impl Mnemo {
         Ok(hits)
     }
 
-    fn rank_candidates(&self, who: &UserRef, request: &SearchRequest) -> Result<Vec<Hit>> {
+    pub(crate) fn rank_candidates(
+        &self,
+        who: &UserRef,
+        request: &SearchRequest,
+    ) -> Result<Vec<Hit>> {
         if request.k == 0 || request.k > MAX_K {
             return Err(
                 mnemo_core::error::InvalidInput::new("k", format!("must be 1..={MAX_K}")).into()

@@ -157,3 +157,126 @@ fn malformed_lines_are_rejected_with_their_number() {
     assert!(run.stderr.contains("line 2"), "{}", run.stderr);
     assert!(env.json(&["list", "--user", "u"])["memories"].as_array().unwrap().is_empty());
 }
+
+fn llm_args(base: &str) -> Vec<String> {
+    ["--extractor", "llm", "--llm-url", base, "--llm-model", "tiny-chat", "--llm-timeout", "1"]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect()
+}
+
+fn decisions(list: &Value) -> String {
+    mnemo_testkit::fake_http::chat_body(&serde_json::json!({"decisions": list}).to_string())
+}
+
+#[test]
+fn llm_extractor_proposals_are_validated_and_applied() {
+    use mnemo_testkit::fake_http::serve;
+    let env = Env::new();
+    let home = env.json(&[
+        "remember",
+        "--user",
+        "u",
+        "--subject",
+        "user",
+        "--attribute",
+        "home_city",
+        "Lives in Dallas",
+    ]);
+    let noop = |c: &str| serde_json::json!({"action": "NOOP", "target_id": null, "content": c, "kind": null, "attribute": null, "expires_at": null});
+    let (base, seen) = serve(vec![(
+        200,
+        "",
+        decisions(&serde_json::json!([
+            {"action": "UPDATE", "target_id": home["id"], "content": "Lives in Austin", "kind": "semantic", "attribute": "home_city", "expires_at": null},
+            {"action": "ADD", "target_id": null, "content": "Works at Initech", "kind": "semantic", "attribute": "employer", "expires_at": null},
+            {"action": "DELETE", "target_id": home["id"], "content": null, "kind": null, "attribute": null, "expires_at": null},
+            noop("nothing")
+        ])),
+    )]);
+    let file = write_jsonl(
+        &env,
+        "m.jsonl",
+        &[
+            serde_json::json!({"role": "user", "content": "I moved to Austin and joined Initech", "id": "q1"}),
+        ],
+    );
+    let mut args = llm_args(&base);
+    args.extend(["--json", "ingest", "--user", "u", "--session", "s1", &file].map(String::from));
+    let out = env.command().args(&args).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let outcomes: Vec<(String, String)> = report["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (c["content"].as_str().unwrap().to_owned(), c["reason"].as_str().unwrap().to_owned())
+        })
+        .collect();
+    assert!(outcomes.contains(&("Lives in Austin".into(), "new_value".into())), "{outcomes:?}");
+    assert!(outcomes.contains(&("Works at Initech".into(), "new".into())), "{outcomes:?}");
+    assert!(outcomes.iter().any(|(_, r)| r == "model_delete_not_applied"), "{outcomes:?}");
+    // The model was shown the existing memory and asked for the strict schema.
+    let request = seen.lock().unwrap()[0].body.clone();
+    assert_eq!(request["response_format"]["json_schema"]["strict"], true);
+    assert!(request["messages"][1]["content"].as_str().unwrap().contains("Lives in Dallas"));
+    let active = env.json(&["list", "--user", "u", "--kind", "semantic", "--status", "active"]);
+    let mut contents: Vec<&str> = active["memories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    contents.sort_unstable();
+    assert_eq!(contents, ["Lives in Austin", "Works at Initech"]);
+    let austin = active["memories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["content"] == "Lives in Austin")
+        .unwrap();
+    assert_eq!(austin["source"]["extractor"], "llm/v1:openai-chat:tiny-chat");
+}
+
+#[test]
+fn a_malformed_or_slow_model_never_loses_the_turn() {
+    use mnemo_testkit::fake_http::{serve, serve_delayed};
+    let env = Env::new();
+    let file = write_jsonl(
+        &env,
+        "m.jsonl",
+        &[serde_json::json!({"role": "user", "content": "I live in Oslo", "id": "q1"})],
+    );
+    // Malformed: content that is not the schema.
+    let (base, _) = serve(vec![(
+        200,
+        "",
+        mnemo_testkit::fake_http::chat_body("{\"decisions\": [{\"action\": \"EXPLODE\"}]}"),
+    )]);
+    let mut args = llm_args(&base);
+    args.extend(["--json", "ingest", "--user", "u", "--session", "s1", &file].map(String::from));
+    let out: Value =
+        serde_json::from_slice(&env.command().args(&args).output().unwrap().stdout).unwrap();
+    assert_eq!(out["turns_stored"], 1);
+    assert!(out["failures"][0]["error"].as_str().unwrap().contains("rejected"), "{out}");
+    assert!(out["candidates"].as_array().unwrap().is_empty());
+    // Slow: every attempt times out; the turn is still kept and the failure reported.
+    let slow = || (200, "", decisions(&serde_json::json!([])));
+    let (base, seen) =
+        serve_delayed(vec![slow(), slow(), slow()], std::time::Duration::from_millis(1500));
+    let file2 = write_jsonl(
+        &env,
+        "m2.jsonl",
+        &[serde_json::json!({"role": "user", "content": "I work at Equinor", "id": "q2"})],
+    );
+    let mut args = llm_args(&base);
+    args.extend(["--json", "ingest", "--user", "u", "--session", "s2", &file2].map(String::from));
+    let out: Value =
+        serde_json::from_slice(&env.command().args(&args).output().unwrap().stdout).unwrap();
+    assert_eq!(out["turns_stored"], 1);
+    assert_eq!(out["failures"].as_array().unwrap().len(), 1, "{out}");
+    assert_eq!(seen.lock().unwrap().len(), 3, "timed-out calls are retried");
+    let turns = env.json(&["list", "--user", "u", "--kind", "episodic"]);
+    assert_eq!(turns["memories"].as_array().unwrap().len(), 2);
+}
