@@ -39,9 +39,26 @@ const HYPOTHETICAL_STARTS: &[&str] = &[
     "hypothetically",
     "assuming",
     "in case",
+    "pretend",
 ];
-const CORRECTION_STARTS: &[&str] =
-    &["actually,", "actually", "correction:", "sorry,", "no,", "oops,", "update:"];
+const CORRECTION_STARTS: &[&str] = &[
+    "actually,",
+    "actually",
+    "correction:",
+    "correction",
+    "sorry,",
+    "no wait,",
+    "no wait",
+    "no,",
+    "oops,",
+    "update:",
+    "scratch that",
+    "small fix:",
+    "small fix",
+    "fyi",
+    "heads up",
+    "by the way",
+];
 const STANDING: &[&str] = &[
     "always",
     "never",
@@ -147,11 +164,102 @@ fn fact(kind: Kind, key: Option<(String, String)>, content: String) -> Extracted
     Extracted { kind, key, content, expires_at: None }
 }
 
+/// Keyed facts in less formulaic phrasings: "I'm Priyanka", "I'm on Pacific time", "been at
+/// Deloitte for six years", "employed by Siemens", "I'm at Stripe now", "home is Glasgow",
+/// "I teach chemistry", "I'm the product owner for…", "went back to being an engineer".
+fn more_keyed(sentence: &str, l: &str) -> Option<Extracted> {
+    let words: Vec<&str> = sentence.split_whitespace().collect();
+    // "I'm Priyanka", "I'm Priyanka, but…": a capitalised word right after "I'm".
+    if matches!(words.first().map(|w| w.to_lowercase()).as_deref(), Some("i'm" | "im"))
+        && let Some(name) = words.get(1)
+    {
+        let bare = name.trim_end_matches([',', '.', '!']);
+        if bare.chars().next().is_some_and(char::is_uppercase)
+            && bare.chars().all(char::is_alphabetic)
+            && bare.len() > 1
+            && words.len() <= 10
+        {
+            return Some(fact(
+                Kind::Profile,
+                key("user", "name"),
+                format!("Preferred name: {bare}"),
+            ));
+        }
+    }
+    for prefix in ["i'm on", "i am on"] {
+        if let Some(zone) = after(sentence, l, prefix).and_then(value) {
+            let z = zone.to_lowercase();
+            if z.contains("time")
+                || z.starts_with("utc")
+                || z.starts_with("gmt")
+                || z.ends_with("t") && z.len() <= 4
+            {
+                let zone = zone.split(" not ").next().unwrap_or(&zone).trim().to_owned();
+                return Some(fact(
+                    Kind::Profile,
+                    key("user", "time_zone"),
+                    format!("Time zone: {zone}"),
+                ));
+            }
+        }
+    }
+    for prefix in [
+        "been at",
+        "i've been at",
+        "i have been at",
+        "currently employed by",
+        "employed by",
+        "i'm employed by",
+        "i am employed by",
+    ] {
+        if let Some(rest) = after(sentence, l, prefix) {
+            let employer = rest.split(" for ").next().and_then(value)?;
+            return Some(fact(
+                Kind::Semantic,
+                key("user", "employer"),
+                format!("Works at {employer}"),
+            ));
+        }
+    }
+    if let Some(rest) = after(sentence, l, "i'm at").or_else(|| after(sentence, l, "i am at"))
+        && rest.trim_end_matches(['.', '!']).to_lowercase().ends_with(" now")
+    {
+        let employer = value(rest.trim_end_matches(['.', '!']).trim_end_matches(" now"))?;
+        return Some(fact(Kind::Semantic, key("user", "employer"), format!("Works at {employer}")));
+    }
+    if let Some(place) = after(sentence, l, "home is")
+        .and_then(|r| value(r.split(" these days").next().unwrap_or(r)))
+    {
+        return Some(fact(
+            Kind::Semantic,
+            key("user", "home_city"),
+            format!("Lives in {}", capitalize(&place)),
+        ));
+    }
+    if let Some(i) = l.find("i teach ") {
+        let what = value(&sentence[i + 8..])?;
+        return Some(fact(Kind::Semantic, key("user", "role"), format!("Teaches {what}")));
+    }
+    for prefix in ["i'm the", "i am the"] {
+        if let Some(role) = after(sentence, l, prefix).and_then(value) {
+            return Some(fact(Kind::Semantic, key("user", "role"), format!("Works as the {role}")));
+        }
+    }
+    if let Some(i) = l.find("back to being a") {
+        let role = value(sentence[i + 15..].trim_start_matches(['n', ' ']))?;
+        return Some(fact(Kind::Semantic, key("user", "role"), format!("Works as {role}")));
+    }
+    None
+}
+
 /// Statements about the user in one sentence (already known not to be a question or
 /// hypothetical).
 fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
     let lower = sentence.to_lowercase();
     let l = lower.as_str();
+    if let Some(found) = more_keyed(sentence, l) {
+        return Some(found);
+    }
     for prefix in ["my name is", "call me", "please call me", "i go by"] {
         if let Some(name) = after(sentence, l, prefix).and_then(value) {
             return Some(fact(
@@ -395,6 +503,365 @@ fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
     None
 }
 
+/// The last day of a month, as the end-of-day timestamp.
+fn end_of_month(year: i32, month: u8) -> Option<Timestamp> {
+    let next = if month == 12 { (year + 1, 1) } else { (year, month + 1) };
+    let first =
+        time::Date::from_calendar_date(next.0, time::Month::try_from(next.1).ok()?, 1).ok()?;
+    let midnight = first.midnight().assume_utc().unix_timestamp() * 1000;
+    Some(Timestamp::from_millis(midnight - 1))
+}
+
+fn civil(at: Timestamp) -> Option<time::Date> {
+    time::OffsetDateTime::from_unix_timestamp(at.as_millis().div_euclid(1000))
+        .ok()
+        .map(|d| d.date())
+}
+
+fn end_of_date(date: time::Date) -> Timestamp {
+    Timestamp::from_millis((date.midnight().assume_utc().unix_timestamp() + 86_400) * 1000 - 1)
+}
+
+/// The next date (today included) whose day of the month is `day`.
+fn next_day_of_month(at: Timestamp, day: u8) -> Option<Timestamp> {
+    let today = civil(at)?;
+    let mut date = today;
+    for _ in 0..62 {
+        if date.day() == day {
+            return Some(end_of_date(date));
+        }
+        date = date.next_day()?;
+    }
+    None
+}
+
+const NUMBER_WORDS: [&str; 6] = ["one", "two", "three", "four", "five", "six"];
+
+/// The end of the furthest future period a sentence names ("until Friday", "the 10th",
+/// "14 March", "the end of this month", "for the next two weeks", "until September"), if any.
+fn time_in(lower: &str, at: Timestamp) -> Option<Timestamp> {
+    let words: Vec<&str> =
+        lower.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
+    let mut found: Vec<Timestamp> = Vec::new();
+    let today = civil(at)?;
+    for date in crate::retrieval::query_dates(lower) {
+        let end = match (date.year, date.day) {
+            (Some(y), Some(d)) => {
+                time::Date::from_calendar_date(y, time::Month::try_from(date.month).ok()?, d)
+                    .ok()
+                    .map(end_of_date)
+            }
+            (Some(y), None) => end_of_month(y, date.month),
+            (None, Some(d)) => {
+                let this_year = time::Date::from_calendar_date(
+                    today.year(),
+                    time::Month::try_from(date.month).ok()?,
+                    d,
+                )
+                .ok()?;
+                let date = if this_year < today {
+                    time::Date::from_calendar_date(
+                        today.year() + 1,
+                        time::Month::try_from(date.month).ok()?,
+                        d,
+                    )
+                    .ok()?
+                } else {
+                    this_year
+                };
+                Some(end_of_date(date))
+            }
+            (None, None) => None,
+        };
+        found.extend(end);
+    }
+    for (i, w) in words.iter().enumerate() {
+        let prev = i.checked_sub(1).map(|j| words[j]);
+        let next = words.get(i + 1).copied();
+        match *w {
+            "today" | "tonight" => found.push(end_of_day(at, 0)),
+            "now" if prev == Some("right") => found.push(end_of_day(at, 0)),
+            "tomorrow" => found.push(end_of_day(at, 1)),
+            "week" if prev == Some("next") => found.push(end_of_day(at, 7 - weekday(at) + 6)),
+            "week" if prev == Some("this") => found.push(end_of_day(at, 6 - weekday(at))),
+            "weekend" => found.push(end_of_day(at, (6 - weekday(at)).max(0))),
+            "month" if prev == Some("this") || prev == Some("the") => {
+                found.extend(end_of_month(today.year(), u8::from(today.month())));
+            }
+            _ => {}
+        }
+        if let Some(day) = WEEKDAYS.iter().position(|d| d == w) {
+            found.push(end_of_day(at, (day as i64 - weekday(at)).rem_euclid(7)));
+        }
+        // "next two weeks", "for 3 days".
+        if let Some(n) = w
+            .parse::<i64>()
+            .ok()
+            .or_else(|| NUMBER_WORDS.iter().position(|n| n == w).map(|p| p as i64 + 1))
+            && matches!(prev, Some("next" | "for" | "another"))
+        {
+            match next {
+                Some("days" | "day") => found.push(end_of_day(at, n)),
+                Some("weeks" | "week") => found.push(end_of_day(at, 7 * n)),
+                _ => {}
+            }
+        }
+        // "the 10th", "on the 3rd".
+        let digits = w.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+        if digits.len() < w.len()
+            && matches!(&w[digits.len()..], "st" | "nd" | "rd" | "th")
+            && let Ok(day) = digits.parse::<u8>()
+            && (1..=31).contains(&day)
+            && matches!(prev, Some("the" | "on" | "by"))
+        {
+            found.extend(next_day_of_month(at, day));
+        }
+        // "until September".
+        if let Some(month) = crate::retrieval::MONTH_NAMES.iter().position(|m| m == w)
+            && matches!(prev, Some("until" | "till" | "through"))
+        {
+            let month = month as u8 + 1;
+            let year =
+                if month < u8::from(today.month()) { today.year() + 1 } else { today.year() };
+            found.extend(end_of_month(year, month));
+        }
+    }
+    found.into_iter().filter(|t| *t > at).max()
+}
+
+const RELATIONS: &[&str] = &[
+    "boss",
+    "sister",
+    "brother",
+    "dad",
+    "dad's",
+    "mom",
+    "mum",
+    "mother",
+    "father",
+    "wife",
+    "husband",
+    "partner",
+    "friend",
+    "friends",
+    "colleague",
+    "colleagues",
+    "manager",
+    "son",
+    "daughter",
+    "kid",
+    "kids",
+    "neighbour",
+    "neighbor",
+    "cousin",
+    "aunt",
+    "uncle",
+    "grandma",
+    "grandpa",
+    "roommate",
+    "flatmate",
+    "girlfriend",
+    "boyfriend",
+    "parents",
+    "children",
+    "coworker",
+    "teammate",
+    "client",
+    "landlord",
+];
+
+fn first_person(lower: &str) -> bool {
+    let first = lower.split_whitespace().next().unwrap_or_default();
+    let second = lower.split_whitespace().nth(1).unwrap_or_default();
+    match first {
+        "i" | "i'm" | "i've" | "i'd" | "i'll" | "im" => true,
+        "my" => !RELATIONS.contains(&second.trim_end_matches("'s")),
+        _ => false,
+    }
+}
+
+/// A transient state: a first-person (or subjectless) sentence naming a future time.
+fn transient(sentence: &str, lower: &str, at: Timestamp) -> Option<Extracted> {
+    let opening: Vec<&str> = lower.split_whitespace().take(4).collect();
+    let subjectless =
+        ["travelling", "traveling", "currently", "deadline", "right", "flying", "off"]
+            .iter()
+            .any(|w| opening.first() == Some(w))
+            || (opening.first() == Some(&"the")
+                && opening.iter().any(|w| ["trip", "deadline", "launch", "flight"].contains(w)));
+    if !(first_person(lower) || subjectless) {
+        return None;
+    }
+    let until = time_in(lower, at)?;
+    let has = |list: &[&str]| list.iter().any(|m| lower.contains(m));
+    let attribute = if has(&[
+        "deadline",
+        " due ",
+        "due on",
+        "is due",
+        "finished by",
+        "submit",
+        "hand in",
+        "have to get",
+        "hard stop",
+    ]) {
+        Some("deadline")
+    } else if has(&["working out of", "sitting in", "staying at", "staying in", "working from"]) {
+        Some("current_location")
+    } else if has(&[
+        "travel",
+        "fly ",
+        "flying",
+        "flight",
+        "trip",
+        "visiting",
+        "i'll be in",
+        "i will be in",
+        "i'm in ",
+        "i am in ",
+    ]) {
+        Some("travel")
+    } else {
+        None
+    };
+    Some(Extracted {
+        kind: Kind::Semantic,
+        key: attribute.map(|a| ("user".to_owned(), a.to_owned())),
+        content: capitalize(sentence),
+        expires_at: Some(until),
+    })
+}
+
+/// One-off, momentary or past-event markers: such sentences are not durable facts.
+const MOMENTARY: &[&str] = &[
+    "yesterday",
+    "last night",
+    "this morning",
+    "earlier today",
+    "just now",
+    "a minute ago",
+    "for a sec",
+    "for a second",
+    "right now",
+    "this one",
+    "this once",
+    "just this",
+    "today",
+    "tonight",
+    " again",
+];
+const FEELINGS: &[&str] = &[
+    "i'm so ",
+    "i'm sick of",
+    "i'm tired",
+    "i'm bored",
+    "i'm hungry",
+    "i feel",
+    "i think",
+    "i guess",
+    "i wonder",
+    "i hope",
+    "i need",
+    "i want",
+    "i just ",
+    "i was ",
+    "i'm not sure",
+    "i'm sorry",
+    "i'm glad",
+    "i'm happy",
+    "i'm excited",
+    "i'm worried",
+    "i love you",
+    "i like to think",
+    "i'd like",
+    "i would like",
+    "i mean",
+    "i see",
+    "i know",
+    "i agree",
+];
+const STYLE_STARTS: &[&str] = &[
+    "keep",
+    "use",
+    "include",
+    "avoid",
+    "answer",
+    "reply",
+    "respond",
+    "format",
+    "write",
+    "don't",
+    "do not",
+    "never",
+    "always",
+    "when you",
+    "whenever",
+    "for anything",
+    "for all",
+    "stop",
+    "please keep",
+    "please use",
+    "please don't",
+    "please avoid",
+    "please always",
+    "please never",
+];
+const ONE_OFF_VERBS: &[&str] = &[
+    "book",
+    "translate",
+    "summarise",
+    "summarize",
+    "set",
+    "draft",
+    "remind",
+    "call",
+    "send",
+    "find",
+    "search",
+    "check",
+    "show",
+    "tell",
+    "explain",
+    "fix",
+    "help",
+    "make",
+    "create",
+    "ignore",
+];
+
+/// A standing instruction on how to behave, without an explicit standing marker ("Keep
+/// your answers short", "Don't use emojis with me", "When you give me code, include…").
+fn style_directive(sentence: &str, lower: &str) -> Option<Extracted> {
+    let first = lower.split_whitespace().next().unwrap_or_default();
+    let second = lower.split_whitespace().nth(1).unwrap_or_default();
+    // "write me a haiku", "use my card for this": a task, not a way of working.
+    let task = ["me", "my", "a", "an", "this", "that", "the"].contains(&second)
+        && !["always", "never", "don't", "keep"].contains(&first);
+    if ONE_OFF_VERBS.contains(&first) || task || MOMENTARY.iter().any(|m| lower.contains(m)) {
+        return None;
+    }
+    let styled = STYLE_STARTS.iter().any(|p| starts_with_word(lower, p))
+        || (lower.contains("please")
+            && ["everywhere", "always", "ever", "never", "in general"]
+                .iter()
+                .any(|w| lower.contains(w)));
+    styled.then(|| fact(Kind::Procedural, None, capitalize(sentence)))
+}
+
+/// A durable first-person statement no keyed rule matched ("I'm vegetarian", "My favourite
+/// club is Celtic"): stored unkeyed, in the user's words.
+fn durable_statement(sentence: &str, lower: &str) -> Option<Extracted> {
+    if !first_person(lower) || lower.split_whitespace().count() < 2 {
+        return None;
+    }
+    if MOMENTARY.iter().any(|m| lower.contains(m))
+        || FEELINGS.iter().any(|f| starts_with_word(lower, f.trim_end()))
+    {
+        return None;
+    }
+    Some(fact(Kind::Semantic, None, capitalize(sentence)))
+}
+
 fn capitalize(text: &str) -> String {
     let mut chars = text.trim().chars();
     chars.next().map(|c| c.to_uppercase().collect::<String>() + chars.as_str()).unwrap_or_default()
@@ -411,15 +878,25 @@ pub fn extract(message: &str, at: Timestamp) -> Vec<Extracted> {
         for prefix in [
             "please remember that",
             "please remember",
+            "remember this",
             "remember that",
             "remember",
             "note that",
+            "note for later",
             "keep in mind that",
             "can you remember that",
             "could you remember that",
+            "save this for future chats",
+            "save this for later",
+            "save this",
+            "don't forget that",
+            "don't forget",
+            "do not forget",
+            "for future reference",
         ] {
             if starts_with_word(&lower, prefix) {
-                s = s[prefix.len()..].trim_start_matches([',', ':', ' ']);
+                s = s[prefix.len()..]
+                    .trim_start_matches([',', ':', ' ', '-', '\u{2013}', '\u{2014}']);
                 lower = s.to_lowercase();
                 explicit = true;
                 break;
@@ -428,7 +905,10 @@ pub fn extract(message: &str, at: Timestamp) -> Vec<Extracted> {
         if !explicit && question {
             continue;
         }
-        if !explicit && QUESTION_STARTS.iter().any(|q| starts_with_word(&lower, q)) {
+        let conditional =
+            starts_with_word(&lower, "when you") || starts_with_word(&lower, "when i");
+        if !explicit && !conditional && QUESTION_STARTS.iter().any(|q| starts_with_word(&lower, q))
+        {
             continue;
         }
         if HYPOTHETICAL_STARTS.iter().any(|h| starts_with_word(&lower, h))
@@ -439,20 +919,23 @@ pub fn extract(message: &str, at: Timestamp) -> Vec<Extracted> {
         for prefix in CORRECTION_STARTS {
             if starts_with_word(&lower, prefix.trim_end_matches([',', ':'])) {
                 s = s[prefix.trim_end_matches([',', ':']).len()..]
-                    .trim_start_matches([',', ':', ' ']);
+                    .trim_start_matches([',', ':', ' ', '-']);
                 lower = s.to_lowercase();
                 break;
             }
         }
-        if s.is_empty() {
+        // A sentence that held a secret is not worth keeping once the secret is gone.
+        if s.is_empty() || s.contains(crate::screen::REDACTED) {
             continue;
         }
-        match statement(s, at) {
+        let found_one = statement(s, at)
+            .or_else(|| transient(s, &lower, at))
+            .or_else(|| style_directive(s, &lower))
+            .or_else(|| durable_statement(s, &lower));
+        match found_one {
             Some(e) => found.push(e),
-            None if explicit => {
-                // Whatever the user explicitly asked to keep, in their words.
-                found.push(fact(Kind::Semantic, None, capitalize(s)));
-            }
+            // Whatever the user explicitly asked to keep, in their words.
+            None if explicit => found.push(fact(Kind::Semantic, None, capitalize(s))),
             None => {}
         }
     }

@@ -152,6 +152,9 @@ const STOPWORDS: &[&str] = &[
     "m",
 ];
 
+/// English month names, lowercase, January first.
+pub const MONTH_NAMES: [&str; 12] = MONTHS;
+
 const MONTHS: [&str; 12] = [
     "january",
     "february",

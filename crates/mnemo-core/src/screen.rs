@@ -114,6 +114,131 @@ fn token_like(word: &str, min_len: usize) -> bool {
         && word.chars().any(|c| c.is_ascii_digit())
 }
 
+/// Whitespace-separated tokens with their byte ranges (punctuation kept).
+fn raw_tokens(text: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, c) in text.char_indices().chain([(text.len(), ' ')]) {
+        match (c.is_whitespace(), start) {
+            (false, None) => start = Some(i),
+            (true, Some(s)) => {
+                out.push((s, i));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+const CREDENTIAL_WORDS: &[&str] =
+    &["password", "passwd", "passcode", "passphrase", "pin", "pwd", "pw", "cvv", "cvc"];
+const NOT_A_VALUE: &[&str] = &[
+    "a",
+    "an",
+    "the",
+    "my",
+    "your",
+    "not",
+    "too",
+    "very",
+    "required",
+    "reset",
+    "changed",
+    "expired",
+    "wrong",
+    "redacted",
+    "at",
+    "must",
+    "should",
+    "will",
+    "was",
+    "is",
+    "being",
+    "needed",
+    "missing",
+    "incorrect",
+    "invalid",
+    "correct",
+    "same",
+    "different",
+    "for",
+    "to",
+];
+
+/// Byte ranges of stated credential values: "my password is X", "the wifi password at home
+/// is X", "passcode for the door: X", "pw: X", "the cvv is 123".
+fn credential_values(text: &str) -> Vec<(usize, usize)> {
+    let tokens = raw_tokens(text);
+    let clean = |(s, e): (usize, usize)| {
+        text[s..e].trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase()
+    };
+    let mut out = Vec::new();
+    for (i, &(s, e)) in tokens.iter().enumerate() {
+        let word = clean((s, e));
+        if !CREDENTIAL_WORDS.contains(&word.as_str()) {
+            continue;
+        }
+        // The marker: the credential itself ends with ':' or '=', or a following "is",
+        // "was", ":" or a word ending with ':' within five words.
+        let own_marker = text[s..e].ends_with(':') || text[s..e].ends_with('=');
+        let marker = if own_marker {
+            Some(i)
+        } else {
+            (i + 1..tokens.len().min(i + 6)).find(|&j| {
+                let raw = &text[tokens[j].0..tokens[j].1];
+                matches!(clean(tokens[j]).as_str(), "is" | "was" | "are")
+                    || raw.ends_with(':')
+                    || raw == "="
+                    || raw == ":"
+            })
+        };
+        let Some(m) = marker else { continue };
+        let Some(&(vs, ve)) = tokens.get(m + 1) else { continue };
+        let value_raw = text[vs..ve].trim_end_matches(['.', ',', ';', '!', '?', ')']);
+        let value = value_raw.to_lowercase();
+        let numeric = value.chars().all(|c| c.is_ascii_digit());
+        let ok = match word.as_str() {
+            "pin" | "cvv" | "cvc" => numeric && value.len() >= 3,
+            _ => {
+                value.len() >= 3
+                    && !NOT_A_VALUE.contains(&value.trim_matches(|c: char| !c.is_alphanumeric()))
+            }
+        };
+        if ok {
+            out.push((vs, vs + value_raw.len()));
+        }
+    }
+    out
+}
+
+/// Whether a token assigns a secret (`GITHUB_TOKEN=…`, `"password": "…"`) or embeds
+/// credentials in a URL (`postgres://user:pass@host`).
+fn secret_assignment(token: &str) -> bool {
+    if let Some(scheme) = token.find("://") {
+        let rest = &token[scheme + 3..];
+        if let Some(at) = rest.find('@')
+            && rest[..at].contains(':')
+        {
+            return true;
+        }
+    }
+    let Some((name, value)) = token.split_once('=') else { return false };
+    let name = name.trim_matches(|c: char| !c.is_alphanumeric() && c != '_').to_uppercase();
+    let value = value.trim_matches(|c: char| "\"',;".contains(c));
+    let sensitive_name =
+        ["TOKEN", "SECRET", "PASSWORD", "PASSWD", "API_KEY", "APIKEY", "PRIVATE_KEY", "ACCESS_KEY"]
+            .iter()
+            .any(|n| name.contains(n));
+    let placeholder = value.is_empty()
+        || value.starts_with('<')
+        || value.starts_with('$')
+        || ["your", "here", "example", "xxx", "changeme", "placeholder", "dummy"]
+            .iter()
+            .any(|p| value.to_lowercase().contains(p));
+    sensitive_name && value.len() >= 8 && !placeholder
+}
+
 /// Finds a secret in the text, if any.
 pub fn find_secret(text: &str) -> Option<SecretKind> {
     if text.contains("-----BEGIN") && text.contains("PRIVATE KEY") {
@@ -122,6 +247,15 @@ pub fn find_secret(text: &str) -> Option<SecretKind> {
     let raw: Vec<&str> =
         text.split(|c: char| c.is_whitespace() || "\"'`,;()<>[]{}".contains(c)).collect();
     for (i, word) in raw.iter().enumerate() {
+        if secret_assignment(word) {
+            return Some(SecretKind::ApiKey);
+        }
+        if let Some((_, right)) = word.split_once('=')
+            && right.len() >= 8
+            && find_secret(right).is_some()
+        {
+            return Some(SecretKind::ApiKey);
+        }
         let w = word.trim_end_matches(['.', ':', '!', '?']);
         const PREFIXES: &[(&str, usize)] = &[
             ("sk-", 20),
@@ -165,48 +299,8 @@ pub fn find_secret(text: &str) -> Option<SecretKind> {
             return Some(SecretKind::BearerToken);
         }
     }
-    let lower = words(text);
-    for (i, w) in lower.iter().enumerate() {
-        let credential =
-            matches!(w.as_str(), "password" | "passwd" | "passcode" | "passphrase" | "pin" | "pwd");
-        if !credential {
-            continue;
-        }
-        // "my password is X", "password: X", "the pin is 4921".
-        let next = lower.get(i + 1).map(String::as_str);
-        let value = match next {
-            Some("is" | "was" | "=" | "to") => lower.get(i + 2),
-            _ if text.to_lowercase().contains(&format!("{w}:"))
-                || text.to_lowercase().contains(&format!("{w} =")) =>
-            {
-                lower.get(i + 1)
-            }
-            _ => None,
-        };
-        if let Some(value) = value {
-            let is_pin = w == "pin";
-            let looks_secret = if is_pin {
-                value.len() >= 4 && value.chars().all(|c| c.is_ascii_digit())
-            } else {
-                !matches!(
-                    value.as_str(),
-                    "a" | "the"
-                        | "my"
-                        | "not"
-                        | "too"
-                        | "very"
-                        | "required"
-                        | "reset"
-                        | "changed"
-                        | "expired"
-                        | "wrong"
-                        | "redacted"
-                )
-            };
-            if looks_secret {
-                return Some(SecretKind::Password);
-            }
-        }
+    if !credential_values(text).is_empty() {
+        return Some(SecretKind::Password);
     }
     has_card_number(text).then_some(SecretKind::CardNumber)
 }
@@ -271,22 +365,13 @@ pub fn redact(text: &str) -> (String, usize) {
         {
             ranges.push((ns, ne));
         }
-        let credential = lower.trim_end_matches([':', '=']);
-        if matches!(credential, "password" | "passwd" | "passcode" | "passphrase" | "pin" | "pwd") {
-            let mut j = i + 1;
-            if spans.get(j).is_some_and(|&(a, b)| {
-                matches!(text[a..b].to_lowercase().as_str(), "is" | "was" | "=" | "to" | ":")
-            }) {
-                j += 1;
-            }
-            if let Some(&(vs, ve)) = spans.get(j) {
-                let probe = format!("{} is {}", credential, &text[vs..ve]);
-                if find_secret(&probe) == Some(SecretKind::Password) {
-                    ranges.push((vs, ve));
-                }
-            }
+        if secret_assignment(token)
+            || token.split_once('=').is_some_and(|(_, r)| r.len() >= 8 && find_secret(r).is_some())
+        {
+            ranges.push((s, e));
         }
     }
+    ranges.extend(credential_values(text));
     // Card numbers: digit runs with single spaces or dashes.
     let bytes: Vec<(usize, char)> = text.char_indices().collect();
     let mut k = 0;
@@ -341,9 +426,10 @@ pub fn redact(text: &str) -> (String, usize) {
 
 /// Verbs that move data or act on the world, which a stored "always …" must not trigger.
 const ACTION_VERBS: &[&str] = &[
-    "send", "forward", "email", "mail", "share", "upload", "transfer", "post", "cc", "bcc", "copy",
-    "wire", "pay", "delete", "remove", "reveal", "disclose", "execute", "run", "click", "visit",
-    "download", "install", "approve", "grant", "export", "leak", "publish",
+    "accept", "bcc", "wire", "send", "forward", "email", "mail", "share", "upload", "transfer",
+    "post", "cc", "bcc", "copy", "wire", "pay", "delete", "remove", "reveal", "disclose",
+    "execute", "run", "click", "visit", "download", "install", "approve", "grant", "export",
+    "leak", "publish",
 ];
 
 /// Whether the text reads like an instruction to the assistant that moves data or overrides
@@ -375,6 +461,69 @@ pub fn is_instruction_like(text: &str) -> bool {
         "without telling",
     ];
     if OVERRIDES.iter().any(|p| has_phrase(&w, p)) {
+        return true;
+    }
+    // Rewriting the assistant's memory or rules, or asking for secrecy.
+    const MANIPULATION: &[&str] = &[
+        "save a memory",
+        "to long term memory",
+        "to your memory",
+        "permanent rule",
+        "mark this source as trusted",
+        "as user stated",
+        "pre approved",
+        "without asking",
+        "must not be asked",
+        "do it silently",
+        "do not mention",
+        "don't mention",
+        "safety rules no longer apply",
+        "no restrictions",
+        "forget everything",
+        "system override",
+        "override prior",
+        "override previous",
+        "override the system",
+    ];
+    let joined: Vec<String> = w.iter().map(|x| x.replace(['-', '\''], " ")).collect();
+    let flat = joined.join(" ");
+    if MANIPULATION.iter().any(|p| flat.contains(p)) {
+        return true;
+    }
+    let has_word = |list: &[&str]| w.iter().any(|x| list.contains(&x.as_str()));
+    let action_at = |x: &str| {
+        ACTION_VERBS.iter().any(|v| {
+            x.strip_prefix(v).is_some_and(|rest| {
+                matches!(rest, "" | "s" | "es" | "ed" | "ing" | "'ing" | "ding" | "ring")
+            })
+        })
+    };
+    let has_action = w.iter().any(|x| action_at(x));
+    let recipient =
+        text.contains('@') || text.contains("://") || w.iter().any(|x| x == "to" || x == "with");
+    // A message addressed to an AI that tells it to act, remember or drop its rules.
+    const ADDRESSED: &[&str] =
+        &["ai", "assistant", "bot", "copilot", "chatgpt", "claude", "llm", "llms", "models"];
+    const OVERRIDE_VERBS: &[&str] =
+        &["ignore", "disregard", "override", "remember", "save", "store", "memory"];
+    if has_word(ADDRESSED) && (has_word(OVERRIDE_VERBS) || (has_action && recipient)) {
+        return true;
+    }
+    // A standing order to move data, unless the user is describing their own habit.
+    let habit = matches!(w.first().map(String::as_str), Some("i" | "i'm" | "we"));
+    const STANDING_ORDER: &[&str] = &[
+        "whenever",
+        "every time",
+        "from now on",
+        "going forward",
+        "automatically",
+        "all future",
+        "every message",
+        "every invite",
+        "any payment",
+        "standing order",
+    ];
+    if !habit && has_action && recipient && STANDING_ORDER.iter().any(|p| flat.contains(p)) {
         return true;
     }
     for (i, word) in w.iter().enumerate() {
@@ -532,6 +681,63 @@ pub fn sensitive_category(text: &str) -> Option<SensitiveCategory> {
         "behind on rent",
         "behind on payments",
     ];
+    const MORE_HEALTH: &[&str] = &[
+        "flu",
+        "covid",
+        "migraine",
+        "sick with",
+        "ill with",
+        "infection",
+        "injury",
+        "broke my",
+        "hospital",
+        "panic attacks",
+        "insomnia",
+        "antibiotics",
+        "symptoms",
+    ];
+    const IDENTITY: &[&str] =
+        &["bisexual", "gay", "lesbian", "asexual", "pansexual", "transgender"];
+    const FAITHS: &[&str] = &[
+        "muslim",
+        "christian",
+        "jewish",
+        "hindu",
+        "buddhist",
+        "sikh",
+        "catholic",
+        "mormon",
+        "atheist",
+        "agnostic",
+        "protestant",
+        "orthodox jew",
+    ];
+    const MORE_HARDSHIP: &[&str] = &[
+        "barely afford",
+        "losing my job",
+        "credit card debt",
+        "of debt",
+        "drowning in debt",
+        "in debt",
+        "struggling to pay",
+        "overdraft",
+    ];
+    let first_person = any(&["i", "i'm", "i am", "my", "as a"]);
+    if any(MORE_HEALTH) {
+        return Some(Health);
+    }
+    if any(IDENTITY) {
+        return Some(SexualOrientation);
+    }
+    if first_person && any(FAITHS) {
+        return Some(Religion);
+    }
+    if has_phrase(&w, "member of the") && w.iter().any(|x| x == "party") {
+        return Some(Politics);
+    }
+    if any(MORE_HARDSHIP) {
+        return Some(FinancialHardship);
+    }
     if any(HEALTH) {
         return Some(Health);
     }
@@ -577,7 +783,25 @@ fn has_precise_location(text: &str, w: &[String]) -> bool {
         "straße",
         "rue",
         "calle",
+        "rua",
+        "via",
+        "crescent",
+        "square",
+        "gardens",
+        "plaza",
+        "avenida",
     ];
+    // "Rua Augusta 15": a street word followed within two words by a house number.
+    for (i, word) in w.iter().enumerate() {
+        if ["rua", "via", "calle", "rue", "avenida", "strasse", "straße"].contains(&word.as_str())
+            && w[i + 1..]
+                .iter()
+                .take(3)
+                .any(|n| n.chars().all(|c| c.is_ascii_digit()) && n.len() <= 5)
+        {
+            return true;
+        }
+    }
     for (i, word) in w.iter().enumerate() {
         if word.chars().all(|c| c.is_ascii_digit())
             && word.len() <= 5
