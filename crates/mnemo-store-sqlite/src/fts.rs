@@ -72,19 +72,6 @@ pub(crate) fn owner_token(tx: &Transaction<'_>, tenant: &str, user: &str) -> Res
     Ok(format!("o{id}"))
 }
 
-/// The owner token of an existing user, without creating one.
-pub(crate) fn existing_owner_token(
-    conn: &rusqlite::Connection,
-    tenant: &str,
-    user: &str,
-) -> Result<Option<String>> {
-    let found: Option<i64> = conn
-        .prepare_cached("SELECT rowid FROM memory_owners WHERE tenant = ?1 AND user_id = ?2")?
-        .query_row(params![tenant, user], |r| r.get(0))
-        .optional()?;
-    Ok(found.map(|id| format!("o{id}")))
-}
-
 /// The five indexed columns of a record as the records stand now: its text, the previous
 /// turn, the one before, the next turn, and its owner token.
 fn columns(tx: &Transaction<'_>, rowid: i64) -> Result<[String; 5]> {

@@ -8,6 +8,7 @@
 
 mod codec;
 mod fts;
+mod lexical;
 mod migrate;
 mod vector_index;
 
@@ -256,18 +257,6 @@ impl SqliteStore {
     }
 }
 
-/// An FTS5 query matching any of `terms`, each quoted so no term is read as syntax; `None`
-/// when no term has a letter or digit.
-fn fts_query(terms: &[String]) -> Option<String> {
-    let quoted: Vec<String> = terms
-        .iter()
-        .map(|t| t.chars().filter(|c| c.is_alphanumeric()).collect::<String>())
-        .filter(|t| !t.is_empty())
-        .map(|t| format!("\"{t}\""))
-        .collect();
-    (!quoted.is_empty()).then(|| quoted.join(" OR "))
-}
-
 /// Copies every WAL frame into the main file and truncates the WAL to zero bytes.
 fn scrub_wal(conn: &Connection) -> Result<()> {
     let (busy, _log, _checkpointed): (i64, i64, i64) =
@@ -303,43 +292,6 @@ fn memories_by_rowid(
         }
     }
     Ok(found)
-}
-
-/// Column weights of `memory_fts` (own text, previous turn, the one before, next turn,
-/// owner) in BM25F: the turn itself and the turn that prompted it count fully, the wider
-/// context half, the owner token not at all.
-const FTS_WEIGHTS: &str = "1.0, 1.0, 0.5, 0.5, 0.0";
-
-/// BM25F of every record of `who` that matches the query terms, by rowid. The owner token
-/// restricts the match to the user's entries inside FTS5; retrievability is checked by the
-/// caller's index scan.
-fn turn_scores(conn: &Connection, who: &UserRef, terms: &str) -> Result<HashMap<i64, f64>> {
-    let Some(owner) = fts::existing_owner_token(conn, who.tenant(), who.user_id())? else {
-        return Ok(HashMap::new());
-    };
-    let query = format!("owner : {owner} AND {{content before1 before2 after}} : ({terms})");
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT rowid, -bm25(memory_fts, {FTS_WEIGHTS}) FROM memory_fts WHERE memory_fts MATCH ?1"
-    ))?;
-    let rows = stmt.query_map([query], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?)))?;
-    Ok(rows.collect::<Result<_, _>>()?)
-}
-
-/// BM25 of each of `who`'s sessions (as one document) that matches the query, by session id.
-fn session_scores(conn: &Connection, who: &UserRef, terms: &str) -> Result<HashMap<String, f64>> {
-    let Some(owner) = fts::existing_owner_token(conn, who.tenant(), who.user_id())? else {
-        return Ok(HashMap::new());
-    };
-    let query = format!("owner : {owner} AND content : ({terms})");
-    let mut stmt = conn.prepare_cached(
-        "SELECT s.session_id, -bm25(session_fts, 1.0, 0.0)
-           FROM session_fts f JOIN memory_sessions s ON s.rowid = f.rowid
-          WHERE session_fts MATCH ?1 AND s.tenant = ?2 AND s.user_id = ?3",
-    )?;
-    let rows = stmt.query_map(params![query, who.tenant(), who.user_id()], |r| {
-        Ok((r.get::<_, String>(0)?, r.get::<_, f64>(1)?))
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
 }
 
 fn owner_params(who: &UserRef) -> [&str; 2] {
@@ -1214,10 +1166,8 @@ impl Store for SqliteStore {
         if let Some(vector) = query.vector {
             check_vector(&conn, vector)?;
         }
-        let (lexical, sessions) = match fts_query(query.terms) {
-            Some(fts) => (turn_scores(&conn, who, &fts)?, session_scores(&conn, who, &fts)?),
-            None => (HashMap::new(), HashMap::new()),
-        };
+        let (lexical, sessions) =
+            self.vectors().lexical_scores(&conn, who.tenant(), who.user_id(), query.terms)?;
         let scope = query.filter.scope.as_ref().map(ToString::to_string);
         let scan = ScanFilter {
             now: now.as_millis(),

@@ -15,6 +15,7 @@ use rusqlite::{Connection, params_from_iter};
 
 use crate::StoreError;
 use crate::codec::blob_to_vector;
+use crate::lexical::{LexicalIndex, LexicalScores};
 
 /// Retrievability fields of one indexed record.
 #[derive(Debug, Clone)]
@@ -61,10 +62,12 @@ struct UserVectors {
     codes: Vec<i8>,
     slots: HashMap<i64, usize>,
     dims: usize,
+    lexical: LexicalIndex,
 }
 
 impl UserVectors {
-    fn upsert(&mut self, mut entry: Entry, codes: &[i8]) {
+    fn upsert(&mut self, mut entry: Entry, codes: &[i8], text: &str) {
+        self.lexical.upsert(entry.rowid, text, entry.session.clone());
         if self.dims == 0 && !codes.is_empty() {
             self.dims = codes.len();
             self.codes = vec![0; self.entries.len() * self.dims];
@@ -92,6 +95,7 @@ impl UserVectors {
     }
 
     fn remove(&mut self, rowid: i64) {
+        self.lexical.remove(rowid);
         let dims = self.dims;
         let Some(slot) = self.slots.remove(&rowid) else { return };
         let last = self.entries.len() - 1;
@@ -159,10 +163,10 @@ pub(crate) struct VectorIndex {
 }
 
 const ROW_SQL: &str = "SELECT m.rowid, m.kind, m.scope, m.status, m.sensitivity, m.expires_at,
-            v.vector, json_extract(m.metadata, '$.speaker'), m.session_id, m.valid_from
+            v.vector, json_extract(m.metadata, '$.speaker'), m.session_id, m.valid_from, m.content
        FROM memories m LEFT JOIN memory_vectors v ON v.memory_rowid = m.rowid";
 
-fn read_entry(row: &rusqlite::Row<'_>) -> rusqlite::Result<(Entry, Vec<f32>)> {
+fn read_entry(row: &rusqlite::Row<'_>) -> rusqlite::Result<(Entry, Vec<f32>, String)> {
     let kind: String = row.get(1)?;
     let status: String = row.get(3)?;
     let sensitivity: String = row.get(4)?;
@@ -182,7 +186,7 @@ fn read_entry(row: &rusqlite::Row<'_>) -> rusqlite::Result<(Entry, Vec<f32>)> {
         session: session.map(Arc::from),
         valid_from: row.get(9)?,
     };
-    Ok((entry, blob.and_then(|b| blob_to_vector(&b)).unwrap_or_default()))
+    Ok((entry, blob.and_then(|b| blob_to_vector(&b)).unwrap_or_default(), row.get(10)?))
 }
 
 impl VectorIndex {
@@ -209,10 +213,10 @@ impl VectorIndex {
             let mut stmt = conn.prepare_cached(&sql)?;
             let rows = stmt.query_map([tenant, user], read_entry)?;
             for row in rows {
-                let (mut entry, vector) = row?;
+                let (mut entry, vector, text) = row?;
                 let (codes, scale) = quantize(&vector);
                 entry.scale = scale;
-                loaded.upsert(entry, &codes);
+                loaded.upsert(entry, &codes, &text);
             }
             self.users.insert(key.clone(), loaded);
         }
@@ -240,17 +244,17 @@ impl VectorIndex {
             let marks = vec!["?"; chunk.len()].join(",");
             let sql = format!("{ROW_SQL} WHERE m.rowid IN ({marks})");
             let mut stmt = conn.prepare(&sql)?;
-            let found: Vec<(Entry, Vec<f32>)> =
+            let found: Vec<(Entry, Vec<f32>, String)> =
                 stmt.query_map(params_from_iter(chunk), read_entry)?.collect::<Result<_, _>>()?;
             for rowid in chunk {
-                if !found.iter().any(|(e, _)| e.rowid == *rowid) {
+                if !found.iter().any(|(e, _, _)| e.rowid == *rowid) {
                     cached.remove(*rowid);
                 }
             }
-            for (mut entry, vector) in found {
+            for (mut entry, vector, text) in found {
                 let (codes, scale) = quantize(&vector);
                 entry.scale = scale;
-                cached.upsert(entry, &codes);
+                cached.upsert(entry, &codes, &text);
             }
         }
         Ok(())
@@ -301,7 +305,38 @@ impl VectorIndex {
     }
 }
 
+/// The cosine of every record (by slot) to the query (0 without a vector or a query).
+fn cosines(vectors: &UserVectors, query: Option<&(Vec<i8>, f32)>) -> Vec<f32> {
+    let dims = vectors.dims;
+    let Some((codes, scale)) = query.filter(|(c, _)| c.len() == dims && dims > 0) else {
+        return vec![0.0; vectors.entries.len()];
+    };
+    vectors
+        .entries
+        .iter()
+        .enumerate()
+        .map(|(slot, entry)| {
+            if entry.scale == 0.0 {
+                return 0.0;
+            }
+            dot(codes, &vectors.codes[slot * dims..(slot + 1) * dims]) as f32 * scale * entry.scale
+        })
+        .collect()
+}
+
 impl VectorIndex {
+    /// BM25F scores of the user's records and sessions matching `terms`.
+    pub(crate) fn lexical_scores(
+        &mut self,
+        conn: &Connection,
+        tenant: &str,
+        user: &str,
+        terms: &[String],
+    ) -> Result<LexicalScores, StoreError> {
+        self.sync(conn)?;
+        Ok(self.user(conn, tenant, user)?.lexical.score(terms))
+    }
+
     /// Calls `visit` with every retrievable record of a user and its cosine to `query` (0
     /// for a record without a vector, or when no query vector is given). The entries are
     /// borrowed for the duration of the call, so `visit` may keep references to them.
@@ -317,20 +352,9 @@ impl VectorIndex {
         self.sync(conn)?;
         let quantized = query.map(quantize);
         let vectors: &'i UserVectors = self.user(conn, tenant, user)?;
-        let dims = vectors.dims;
+        let cosines = cosines(vectors, quantized.as_ref());
         let mut rows =
-            vectors.entries.iter().enumerate().filter(move |(_, e)| e.retrievable(&filter)).map(
-                move |(slot, entry)| {
-                    let cosine = match &quantized {
-                        Some((codes, scale)) if entry.scale != 0.0 && codes.len() == dims => {
-                            let row = &vectors.codes[slot * dims..(slot + 1) * dims];
-                            dot(codes, row) as f32 * scale * entry.scale
-                        }
-                        _ => 0.0,
-                    };
-                    (entry, cosine)
-                },
-            );
+            vectors.entries.iter().zip(cosines).filter(move |(e, _)| e.retrievable(&filter));
         Ok(consume(&mut rows))
     }
 }
@@ -373,7 +397,7 @@ mod tests {
             valid_from: 0,
         };
         for r in 1..=4 {
-            u.upsert(entry(r), &[r as i8, -(r as i8)]);
+            u.upsert(entry(r), &[r as i8, -(r as i8)], "text");
         }
         u.remove(2);
         assert_eq!(u.entries.len(), 3);
