@@ -12,7 +12,9 @@ use mnemo_core::lifecycle::Remembered;
 use mnemo_core::ports::{AuditEntry, History};
 use mnemo_core::retrieval::Hit;
 use mnemo_core::{ErrorKind, Memory, MemoryId};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+pub mod requests;
 
 /// The answer to a write: `{"outcome","id","reason","superseded"}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -299,6 +301,7 @@ pub fn error_mapping(kind: ErrorKind) -> ErrorMapping {
         ErrorKind::NotFound => ("not_found", 404, 3),
         ErrorKind::Conflict => ("conflict", 409, 4),
         ErrorKind::Unauthorized => ("unauthorized", 401, 5),
+        ErrorKind::Forbidden => ("forbidden", 403, 7),
         ErrorKind::Unavailable { .. } => ("unavailable", 503, 6),
         ErrorKind::Internal => ("internal", 500, 1),
     };
@@ -316,6 +319,7 @@ mod tests {
             ErrorKind::NotFound,
             ErrorKind::Conflict,
             ErrorKind::Unauthorized,
+            ErrorKind::Forbidden,
             ErrorKind::Unavailable { retry_after: None },
             ErrorKind::Internal,
         ];

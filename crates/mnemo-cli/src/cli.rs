@@ -76,6 +76,17 @@ pub(crate) enum Command {
     /// Ingest a conversation (JSON Lines messages from FILE or -): raw turns kept with a
     /// retention TTL and secrets redacted; memories extracted from what the user said.
     Ingest(IngestArgs),
+    /// Serve the HTTP API (JSON under /v1, /healthz) until SIGINT or SIGTERM.
+    Serve {
+        /// Address to listen on.
+        #[arg(long, env = "MNEMO_ADDR", default_value = "127.0.0.1:7077")]
+        addr: String,
+    },
+    /// Manage API keys of --tenant.
+    Keys {
+        #[command(subcommand)]
+        action: KeysAction,
+    },
     /// Find the memories relevant to a query (hybrid full-text + vector, blended score).
     Search(SearchArgs),
     /// Print a prompt-ready memory block for a query, within a token budget.
@@ -270,4 +281,21 @@ pub(crate) struct IngestArgs {
     /// How long raw turns are kept.
     #[arg(long, default_value = "30d")]
     pub(crate) retention: String,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum KeysAction {
+    /// Create a key and print it once (only its hash is stored); with --user, a user key.
+    Create {
+        /// A tenant admin key.
+        #[arg(long)]
+        admin: bool,
+    },
+    /// List the tenant's keys.
+    List,
+    /// Revoke a key by id.
+    Revoke {
+        /// Key id (`key_…`).
+        id: String,
+    },
 }

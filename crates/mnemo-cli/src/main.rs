@@ -24,7 +24,7 @@ use mnemo::{Mnemo, SystemClock};
 use mnemo_api as api;
 
 use crate::cli::{
-    Cli, Command, ContextArgs, IngestArgs, ListArgs, RememberArgs, SearchArgs, Switch,
+    Cli, Command, ContextArgs, IngestArgs, KeysAction, ListArgs, RememberArgs, SearchArgs, Switch,
 };
 
 const ACTOR: &str = "cli";
@@ -173,6 +173,8 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Remember(args) => remember(cli, &mnemo, args),
         Command::List(args) => list(cli, &mnemo, args),
         Command::Ingest(args) => ingest(cli, &mnemo, args),
+        Command::Serve { addr } => serve(mnemo, addr),
+        Command::Keys { action } => keys(cli, &mnemo, action),
         Command::Search(args) => search(cli, &mnemo, args),
         Command::Context(args) => context(cli, &mnemo, args),
         Command::Get { id } => {
@@ -341,6 +343,66 @@ fn remember(cli: &Cli, mnemo: &Mnemo, args: &RememberArgs) -> anyhow::Result<()>
     let mut lines = vec![line];
     lines.extend(result.superseded.iter().map(|id| format!("superseded {id}")));
     output::lines(lines)
+}
+
+fn serve(mnemo: Mnemo, addr: &str) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("cannot listen on {addr}"))?;
+        output::notice(&format!("mnemo serving on http://{}", listener.local_addr()?));
+        let state = mnemo_server::AppState { mnemo: Arc::new(mnemo) };
+        mnemo_server::serve(listener, state).await.context("server stopped")
+    })
+}
+
+fn keys(cli: &Cli, mnemo: &Mnemo, action: &KeysAction) -> anyhow::Result<()> {
+    match action {
+        KeysAction::Create { admin } => {
+            let (secret, key) = mnemo.create_key(&cli.tenant, cli.user.as_deref(), *admin)?;
+            if cli.json {
+                let mut value = serde_json::to_value(&key)?;
+                value["key"] = serde_json::Value::String(secret);
+                output::json(&value)
+            } else {
+                output::lines([
+                    format!(
+                        "created {} for tenant {}{}",
+                        key.id,
+                        key.tenant,
+                        key.user_id.as_ref().map(|u| format!(", user {u}")).unwrap_or_default()
+                    ),
+                    secret,
+                    "(shown once: only its hash is stored)".to_owned(),
+                ])
+            }
+        }
+        KeysAction::List => {
+            let keys = mnemo.list_keys(&cli.tenant)?;
+            if cli.json {
+                output::json(&serde_json::json!({ "keys": keys }))
+            } else {
+                output::lines(keys.iter().map(|k| {
+                    format!(
+                        "{}  {}  {}{}",
+                        k.id,
+                        k.user_id.as_deref().map_or("tenant".to_owned(), |u| format!("user {u}")),
+                        k.created_at,
+                        if k.revoked_at.is_some() { "  revoked" } else { "" }
+                    )
+                }))
+            }
+        }
+        KeysAction::Revoke { id } => {
+            mnemo.revoke_key(&cli.tenant, id)?;
+            if cli.json {
+                output::json(&serde_json::json!({ "revoked": id }))
+            } else {
+                output::lines([format!("revoked {id}")])
+            }
+        }
+    }
 }
 
 /// Reads a file, or standard input for `-`, naming the file in errors.

@@ -32,6 +32,11 @@ pub(crate) fn lines<I: IntoIterator<Item = String>>(lines: I) -> anyhow::Result<
     Ok(())
 }
 
+/// Prints a one-line notice to stderr (stdout stays for results).
+pub(crate) fn notice(message: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{message}");
+}
+
 /// Prints a one-line error to stderr.
 pub(crate) fn error(message: &str) {
     let _ = writeln!(std::io::stderr().lock(), "error: {message}");

@@ -12,8 +12,10 @@ pub enum ErrorKind {
     NotFound,
     /// The request conflicts with the current state.
     Conflict,
-    /// The caller is not allowed to do this.
+    /// The caller could not be identified (no or bad credentials).
     Unauthorized,
+    /// The caller is identified but may not do this.
+    Forbidden,
     /// A dependency is temporarily unavailable; retrying later may succeed.
     Unavailable {
         /// A hint for when to retry, if known.

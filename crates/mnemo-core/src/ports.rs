@@ -355,6 +355,18 @@ pub trait Store: Send + Sync {
         select: &dyn Fn(&[RowSignal<'_>]) -> Vec<Fused>,
     ) -> Result<Vec<Found>, PortError>;
 
+    /// Stores a new API key.
+    fn create_key(&self, key: &ApiKey) -> Result<(), PortError>;
+
+    /// The unrevoked key with this hash, if any.
+    fn find_key(&self, key_hash: &str) -> Result<Option<ApiKey>, PortError>;
+
+    /// A tenant's keys, newest first.
+    fn list_keys(&self, tenant: &str) -> Result<Vec<ApiKey>, PortError>;
+
+    /// Revokes a tenant's key; false when the tenant has no such key.
+    fn revoke_key(&self, tenant: &str, id: &str, now: Timestamp) -> Result<bool, PortError>;
+
     /// Records that `ids` were used in a response at `now` (their `last_used_at`).
     fn mark_used(&self, who: &UserRef, ids: &[MemoryId], now: Timestamp) -> Result<(), PortError>;
 }
@@ -368,6 +380,26 @@ pub struct SearchFilter {
     pub scope: Option<Scope>,
     /// Leave out `sensitive` records.
     pub exclude_sensitive: bool,
+}
+
+/// A stored API key: who it acts for. Only the key's hash is kept.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiKey {
+    /// The key's public id.
+    pub id: String,
+    /// The tenant it belongs to.
+    pub tenant: String,
+    /// The only user it may act for; `None` for a tenant key (any user of the tenant).
+    pub user_id: Option<String>,
+    /// Whether it may manage the tenant (keys, every user).
+    pub admin: bool,
+    /// Hex SHA-256 of the secret key.
+    #[serde(skip_serializing)]
+    pub key_hash: String,
+    /// When it was created.
+    pub created_at: Timestamp,
+    /// When it was revoked, if it was.
+    pub revoked_at: Option<Timestamp>,
 }
 
 /// What a search asks a store for.

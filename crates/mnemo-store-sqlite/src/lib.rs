@@ -20,8 +20,8 @@ use std::time::Duration;
 use mnemo_core::lifecycle::{Candidate, Decision, WriteContext};
 use mnemo_core::policy::{ReasonCode, UserSettings};
 use mnemo_core::ports::{
-    AuditAction, AuditEntry, Edit, Embedded, ExportedMemory, Found, History, ListFilter, NewRecord,
-    PortError, SearchQuery, Store, StoreCaps, WriteReceipt, audit_action_for,
+    ApiKey, AuditAction, AuditEntry, Edit, Embedded, ExportedMemory, Found, History, ListFilter,
+    NewRecord, PortError, SearchQuery, Store, StoreCaps, WriteReceipt, audit_action_for,
 };
 use mnemo_core::retrieval::{Fused, RowSignal};
 use mnemo_core::{
@@ -292,6 +292,21 @@ fn memories_by_rowid(
         }
     }
     Ok(found)
+}
+
+const KEY_COLUMNS: &str =
+    "SELECT id, tenant, user_id, admin, key_hash, created_at, revoked_at FROM api_keys";
+
+fn key_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<ApiKey> {
+    Ok(ApiKey {
+        id: row.get(0)?,
+        tenant: row.get(1)?,
+        user_id: row.get(2)?,
+        admin: row.get(3)?,
+        key_hash: row.get(4)?,
+        created_at: Timestamp::from_millis(row.get(5)?),
+        revoked_at: row.get::<_, Option<i64>>(6)?.map(Timestamp::from_millis),
+    })
 }
 
 fn owner_params(who: &UserRef) -> [&str; 2] {
@@ -1244,5 +1259,45 @@ impl Store for SqliteStore {
         set_synchronous(&conn, "FULL")?;
         self.follow(&conn, who.tenant(), who.user_id(), Touched::Nothing);
         Ok(result?)
+    }
+
+    fn create_key(&self, key: &ApiKey) -> Result<(), PortError> {
+        Ok(self.write_tx(&key.tenant, "", |tx| {
+            tx.execute(
+                "INSERT INTO api_keys (id, tenant, user_id, admin, key_hash, created_at, revoked_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, NULL)",
+                params![key.id, key.tenant, key.user_id, key.admin, key.key_hash, key.created_at.as_millis()],
+            )?;
+            Ok(((), Touched::Nothing))
+        })?)
+    }
+
+    fn find_key(&self, key_hash: &str) -> Result<Option<ApiKey>, PortError> {
+        let conn = self.lock();
+        Ok(conn
+            .prepare_cached(&format!("{KEY_COLUMNS} WHERE key_hash = ?1 AND revoked_at IS NULL"))
+            .and_then(|mut stmt| stmt.query_row([key_hash], key_from_row).optional())
+            .map_err(StoreError::from)?)
+    }
+
+    fn list_keys(&self, tenant: &str) -> Result<Vec<ApiKey>, PortError> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare_cached(&format!(
+                "{KEY_COLUMNS} WHERE tenant = ?1 ORDER BY created_at DESC, id"
+            ))
+            .map_err(StoreError::from)?;
+        let rows = stmt.query_map([tenant], key_from_row).map_err(StoreError::from)?;
+        Ok(rows.collect::<Result<Vec<_>, _>>().map_err(StoreError::from)?)
+    }
+
+    fn revoke_key(&self, tenant: &str, id: &str, now: Timestamp) -> Result<bool, PortError> {
+        Ok(self.write_tx(tenant, "", |tx| {
+            let changed = tx.execute(
+                "UPDATE api_keys SET revoked_at = ?1 WHERE tenant = ?2 AND id = ?3 AND revoked_at IS NULL",
+                params![now.as_millis(), tenant, id],
+            )?;
+            Ok((changed > 0, Touched::Nothing))
+        })?)
     }
 }

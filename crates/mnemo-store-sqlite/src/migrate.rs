@@ -13,10 +13,11 @@ const MIGRATIONS: &[(u32, &str, &str)] = &[
     (2, "source_ref_index", include_str!("../migrations/0002_source_ref_index.sql")),
     (3, "conversation_context", include_str!("../migrations/0003_conversation_context.sql")),
     (4, "fts_owner", include_str!("../migrations/0004_fts_owner.sql")),
+    (5, "api_keys", include_str!("../migrations/0005_api_keys.sql")),
 ];
 
 /// The newest schema version this build knows.
-pub const LATEST_VERSION: u32 = 4;
+pub const LATEST_VERSION: u32 = 5;
 
 /// The schema version recorded in the database (0 for a new file).
 pub(crate) fn current_version(conn: &Connection) -> Result<u32, StoreError> {

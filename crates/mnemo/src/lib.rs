@@ -7,6 +7,7 @@
 
 mod error;
 mod ingest;
+mod keys;
 mod tokens;
 
 use std::path::Path;
@@ -14,6 +15,7 @@ use std::sync::Arc;
 
 pub use error::Error;
 pub use ingest::{ExtractionFailure, IngestOptions, IngestReport, ProposedMemory};
+pub use keys::Principal;
 pub use mnemo_core as core;
 use mnemo_core::context::{ContextBlock, TokenCounter, assemble};
 use mnemo_core::export::{EXPORT_FORMAT, EXPORT_VERSION, ExportDocument};

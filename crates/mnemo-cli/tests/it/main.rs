@@ -7,6 +7,7 @@ mod ingest;
 mod isolation;
 mod policy;
 mod search;
+mod serve;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

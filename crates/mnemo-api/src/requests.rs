@@ -1,0 +1,179 @@
+//! Request bodies and query strings of the HTTP API. They mirror the CLI's options; fields
+//! are validated when they are turned into library calls, never trusted as-is.
+
+use std::collections::BTreeMap;
+
+use mnemo_core::transcript::Message;
+
+use super::Deserialize;
+
+/// A provenance given by the caller.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceBody {
+    /// `user_stated`, `tool`, `document`, ...
+    #[serde(rename = "type")]
+    pub source_type: String,
+    /// Originating reference.
+    #[serde(rename = "ref", default)]
+    pub source_ref: Option<String>,
+}
+
+/// `POST /v1/memories`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RememberBody {
+    /// The user (optional with a user key).
+    #[serde(default)]
+    pub user_id: Option<String>,
+    /// The statement.
+    pub content: String,
+    /// Memory kind.
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// Subject of a keyed fact.
+    #[serde(default)]
+    pub subject: Option<String>,
+    /// Attribute of a keyed fact.
+    #[serde(default)]
+    pub attribute: Option<String>,
+    /// 0..1.
+    #[serde(default)]
+    pub importance: Option<f64>,
+    /// 0..1.
+    #[serde(default)]
+    pub confidence: Option<f64>,
+    /// Time to live (`36h`, `10d`).
+    #[serde(default)]
+    pub ttl: Option<String>,
+    /// Absolute expiry (RFC 3339).
+    #[serde(default)]
+    pub expires_at: Option<String>,
+    /// Provenance.
+    #[serde(default)]
+    pub source: Option<SourceBody>,
+    /// Scope.
+    #[serde(default)]
+    pub scope: Option<String>,
+    /// Writing agent.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    /// Conversation session.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// Sensitive category.
+    #[serde(default)]
+    pub sensitive: bool,
+    /// Explicit consent for a sensitive statement.
+    #[serde(default)]
+    pub consent: bool,
+    /// Caller metadata.
+    #[serde(default)]
+    pub metadata: BTreeMap<String, String>,
+}
+
+/// A query string naming the user (optional with a user key).
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct UserQuery {
+    /// The user.
+    #[serde(default)]
+    pub user_id: Option<String>,
+}
+
+/// `GET /v1/memories`.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct ListQuery {
+    /// The user.
+    #[serde(default)]
+    pub user_id: Option<String>,
+    /// Only this kind.
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// Only this status.
+    #[serde(default)]
+    pub status: Option<String>,
+    /// Include expired memories.
+    #[serde(default)]
+    pub include_expired: bool,
+}
+
+/// `PATCH /v1/memories/{id}`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EditBody {
+    /// The user.
+    #[serde(default)]
+    pub user_id: Option<String>,
+    /// The new text.
+    pub content: String,
+}
+
+/// `POST /v1/search`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchBody {
+    /// The user.
+    #[serde(default)]
+    pub user_id: Option<String>,
+    /// The query.
+    pub query: String,
+    /// Results wanted (default 10).
+    #[serde(default)]
+    pub k: Option<usize>,
+    /// Only this kind.
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// Only this scope.
+    #[serde(default)]
+    pub scope: Option<String>,
+    /// Minimum relevance.
+    #[serde(default)]
+    pub min_relevance: Option<f64>,
+    /// Include the signals behind each score.
+    #[serde(default)]
+    pub explain: bool,
+}
+
+/// `POST /v1/context`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContextBody {
+    /// The user.
+    #[serde(default)]
+    pub user_id: Option<String>,
+    /// The request the context is for.
+    pub query: String,
+    /// Token budget (default 1000).
+    #[serde(default)]
+    pub budget: Option<usize>,
+    /// `cl100k` or `o200k` (default).
+    #[serde(default)]
+    pub tokenizer: Option<String>,
+}
+
+/// `POST /v1/ingest`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IngestBody {
+    /// The user.
+    #[serde(default)]
+    pub user_id: Option<String>,
+    /// The session.
+    pub session: String,
+    /// The messages.
+    pub messages: Vec<Message>,
+    /// Neither read nor write memory.
+    #[serde(default)]
+    pub incognito: bool,
+    /// Raw-turn retention (default `30d`).
+    #[serde(default)]
+    pub retention: Option<String>,
+}
+
+/// `PUT /v1/users/{user_id}/settings`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SettingsBody {
+    /// Whether memory is on.
+    pub memory_enabled: bool,
+}

@@ -1,0 +1,57 @@
+//! mnemo's HTTP API: `router(state)` serves JSON REST under `/v1` and `/healthz`.
+//!
+//! Every request carries `Authorization: Bearer <key>`. A tenant key acts for any user of its
+//! tenant (naming one with `user_id`); a user key only for its own user (403 otherwise). The
+//! handlers call the same library operations as the CLI, on the blocking pool, and every
+//! error is JSON `{"code","message"}` from `mnemo_api`'s one table.
+
+mod routes;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use mnemo::Mnemo;
+
+/// Largest request body accepted, in bytes.
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// What every handler shares.
+#[derive(Clone)]
+pub struct AppState {
+    /// The notebook.
+    pub mnemo: Arc<Mnemo>,
+}
+
+/// The HTTP API.
+pub fn router(state: AppState) -> Router {
+    routes::routes()
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(tower_http::catch_panic::CatchPanicLayer::new())
+        .with_state(state)
+}
+
+/// Serves the API on `listener` until SIGINT or SIGTERM, then drains in-flight requests.
+pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::io::Result<()> {
+    axum::serve(listener, router(state)).with_graceful_shutdown(shutdown()).await
+}
+
+async fn shutdown() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        if let Ok(mut signal) =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        {
+            signal.recv().await;
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+}

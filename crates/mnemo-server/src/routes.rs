@@ -1,0 +1,463 @@
+//! Route handlers: authentication, turning bodies into library calls, and JSON errors.
+
+use std::sync::Arc;
+
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{FromRequestParts, Path, Query, State};
+use axum::http::request::Parts;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post, put};
+use axum::{Json, Router};
+use mnemo::core::ErrorKind;
+use mnemo::core::error::InvalidInput;
+use mnemo::core::lifecycle::CandidateFields;
+use mnemo::core::policy::UserSettings;
+use mnemo::core::ports::{ListFilter, SearchFilter};
+use mnemo::core::{ConsentReceipt, MemoryId, Source, SourceType, Timestamp, UserRef};
+use mnemo::{Mnemo, Principal};
+use mnemo_api::requests::{
+    ContextBody, EditBody, IngestBody, ListQuery, RememberBody, SearchBody, SettingsBody, UserQuery,
+};
+use mnemo_api::{self as api, ErrorBody, error_mapping};
+use serde::Serialize;
+
+use crate::AppState;
+
+/// An error as a client sees it.
+pub(crate) struct ApiError {
+    status: StatusCode,
+    body: ErrorBody,
+}
+
+impl ApiError {
+    fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        let mapping = error_mapping(kind);
+        Self {
+            status: StatusCode::from_u16(mapping.http_status)
+                .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            body: ErrorBody { code: mapping.code, message: message.into() },
+        }
+    }
+}
+
+impl From<mnemo::Error> for ApiError {
+    fn from(error: mnemo::Error) -> Self {
+        match error.kind() {
+            // Internal failures are not described to clients.
+            ErrorKind::Internal => Self::new(ErrorKind::Internal, "internal error"),
+            kind => Self::new(kind, error.to_string()),
+        }
+    }
+}
+
+impl From<InvalidInput> for ApiError {
+    fn from(error: InvalidInput) -> Self {
+        Self::new(ErrorKind::InvalidInput, format!("invalid {error}"))
+    }
+}
+
+impl From<JsonRejection> for ApiError {
+    fn from(rejection: JsonRejection) -> Self {
+        let status = rejection.status();
+        let mut error = Self::new(ErrorKind::InvalidInput, rejection.body_text());
+        if status == StatusCode::PAYLOAD_TOO_LARGE {
+            error.status = status;
+            error.body.code = "payload_too_large";
+        }
+        error
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.status, Json(self.body)).into_response()
+    }
+}
+
+type ApiResult<T> = Result<Json<T>, ApiError>;
+
+/// The authenticated caller.
+pub(crate) struct Caller(Principal);
+
+impl FromRequestParts<AppState> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let unauthorized = || ApiError::new(ErrorKind::Unauthorized, "missing or invalid API key");
+        let header = parts
+            .headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .ok_or_else(unauthorized)?;
+        let secret = header.strip_prefix("Bearer ").ok_or_else(unauthorized)?.to_owned();
+        let mnemo = Arc::clone(&state.mnemo);
+        let principal = tokio::task::spawn_blocking(move || mnemo.authenticate(&secret))
+            .await
+            .map_err(|_| ApiError::new(ErrorKind::Internal, "internal error"))??;
+        principal.map(Caller).ok_or_else(unauthorized)
+    }
+}
+
+impl Caller {
+    /// The user a request acts for: a user key's own user (naming another is forbidden), or
+    /// the user a tenant key names.
+    fn user(&self, named: Option<&str>) -> Result<UserRef, ApiError> {
+        let p = &self.0;
+        let user = match (&p.user_id, named) {
+            (Some(own), Some(asked)) if asked.trim() != own => {
+                return Err(ApiError::new(
+                    ErrorKind::Forbidden,
+                    "this key acts only for its own user",
+                ));
+            }
+            (Some(own), _) => own.clone(),
+            (None, Some(asked)) => asked.to_owned(),
+            (None, None) => {
+                return Err(InvalidInput::new("user_id", "is required with a tenant key").into());
+            }
+        };
+        Ok(UserRef::new(&p.tenant, &user)?)
+    }
+}
+
+/// Runs a library call on the blocking pool.
+async fn blocking<T: Send + 'static>(
+    state: &AppState,
+    call: impl FnOnce(&Mnemo) -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    let mnemo = Arc::clone(&state.mnemo);
+    tokio::task::spawn_blocking(move || call(&mnemo))
+        .await
+        .map_err(|_| ApiError::new(ErrorKind::Internal, "internal error"))?
+}
+
+fn json<T: Serialize>(value: T) -> ApiResult<T> {
+    Ok(Json(value))
+}
+
+pub(crate) fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/healthz", get(|| async { Json(serde_json::json!({"status": "ok"})) }))
+        .route("/v1/memories", post(remember).get(list))
+        .route("/v1/memories/{id}", get(get_memory).patch(edit).delete(forget))
+        .route("/v1/memories/{id}/history", get(history))
+        .route("/v1/memories/{id}/confirm", post(confirm))
+        .route("/v1/memories/{id}/reject", post(reject))
+        .route("/v1/search", post(search))
+        .route("/v1/context", post(context))
+        .route("/v1/ingest", post(ingest))
+        .route("/v1/users/{user_id}/export", get(export))
+        .route("/v1/users/{user_id}/memories", axum::routing::delete(forget_all))
+        .route("/v1/users/{user_id}/settings", put(set_settings).get(settings))
+        .route("/v1/users/{user_id}/pending", get(pending))
+        .route("/v1/users/{user_id}/audit", get(audit))
+}
+
+async fn remember(
+    State(state): State<AppState>,
+    caller: Caller,
+    body: Result<Json<RememberBody>, JsonRejection>,
+) -> ApiResult<api::RememberResponse> {
+    let Json(body) = body?;
+    let who = caller.user(body.user_id.as_deref())?;
+    let response = blocking(&state, move |mnemo| {
+        let now = mnemo.now();
+        let expires_at = match (&body.ttl, &body.expires_at) {
+            (Some(ttl), _) => Some(now.plus(mnemo::core::duration::Ttl::parse(ttl, "ttl")?)),
+            (None, Some(at)) => Some(Timestamp::parse(at, "expires_at")?),
+            (None, None) => None,
+        };
+        let source = match &body.source {
+            Some(s) => Source {
+                source_type: s.source_type.parse::<SourceType>()?,
+                source_ref: s.source_ref.clone(),
+                captured_at: now,
+                extractor: None,
+            },
+            None => Source {
+                source_type: SourceType::UserStated,
+                source_ref: None,
+                captured_at: now,
+                extractor: None,
+            },
+        };
+        let fields = CandidateFields {
+            kind: body.kind.as_deref().map(str::parse).transpose()?,
+            scope: body.scope.as_deref().map(str::parse).transpose()?,
+            agent_id: body.agent_id,
+            session_id: body.session_id,
+            subject: body.subject,
+            attribute: body.attribute,
+            content: body.content,
+            importance: body.importance,
+            confidence: body.confidence,
+            sensitive: body.sensitive,
+            source: Some(source),
+            expires_at,
+            consent: body.consent.then(|| ConsentReceipt {
+                granted_at: now,
+                method: "explicit_api".to_owned(),
+                recorded_by: "http".to_owned(),
+            }),
+            metadata: body.metadata,
+            ..Default::default()
+        };
+        Ok(api::RememberResponse::from(mnemo.remember(&who, fields)?))
+    })
+    .await?;
+    json(response)
+}
+
+async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(q): Query<ListQuery>,
+) -> ApiResult<api::MemoryList> {
+    let who = caller.user(q.user_id.as_deref())?;
+    let memories = blocking(&state, move |mnemo| {
+        let filter = ListFilter {
+            kind: q.kind.as_deref().map(str::parse).transpose()?,
+            status: q.status.as_deref().map(str::parse).transpose()?,
+            scope: None,
+            include_expired: q.include_expired,
+        };
+        Ok(mnemo.list(&who, &filter)?)
+    })
+    .await?;
+    json(api::MemoryList { memories })
+}
+
+async fn get_memory(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Query(q): Query<UserQuery>,
+) -> ApiResult<mnemo::core::Memory> {
+    let who = caller.user(q.user_id.as_deref())?;
+    json(blocking(&state, move |mnemo| Ok(mnemo.get(&who, &MemoryId(id))?)).await?)
+}
+
+async fn history(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Query(q): Query<UserQuery>,
+) -> ApiResult<api::HistoryResponse> {
+    let who = caller.user(q.user_id.as_deref())?;
+    json(blocking(&state, move |mnemo| Ok(mnemo.history(&who, &MemoryId(id))?)).await?)
+}
+
+async fn edit(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    body: Result<Json<EditBody>, JsonRejection>,
+) -> ApiResult<mnemo::core::Memory> {
+    let Json(body) = body?;
+    let who = caller.user(body.user_id.as_deref())?;
+    json(blocking(&state, move |mnemo| Ok(mnemo.edit(&who, &MemoryId(id), &body.content)?)).await?)
+}
+
+async fn forget(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Query(q): Query<UserQuery>,
+) -> ApiResult<api::ForgetResponse> {
+    let who = caller.user(q.user_id.as_deref())?;
+    let forgotten = blocking(&state, move |mnemo| Ok(mnemo.forget(&who, &MemoryId(id))?)).await?;
+    json(api::ForgetResponse { forgotten })
+}
+
+async fn confirm(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Query(q): Query<UserQuery>,
+) -> ApiResult<api::ConfirmResponse> {
+    let who = caller.user(q.user_id.as_deref())?;
+    let id = MemoryId(id);
+    let confirmed = id.clone();
+    let superseded = blocking(&state, move |mnemo| Ok(mnemo.confirm(&who, &id)?)).await?;
+    json(api::ConfirmResponse { confirmed, superseded })
+}
+
+async fn reject(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Query(q): Query<UserQuery>,
+) -> ApiResult<api::RejectResponse> {
+    let who = caller.user(q.user_id.as_deref())?;
+    let id = MemoryId(id);
+    let rejected = id.clone();
+    blocking(&state, move |mnemo| Ok(mnemo.reject(&who, &id)?)).await?;
+    json(api::RejectResponse { rejected })
+}
+
+async fn search(
+    State(state): State<AppState>,
+    caller: Caller,
+    body: Result<Json<SearchBody>, JsonRejection>,
+) -> ApiResult<api::SearchResponse> {
+    let Json(body) = body?;
+    let who = caller.user(body.user_id.as_deref())?;
+    json(
+        blocking(&state, move |mnemo| {
+            let request = mnemo::SearchRequest {
+                query: body.query,
+                k: body.k.unwrap_or(10),
+                filter: SearchFilter {
+                    kind: body.kind.as_deref().map(str::parse).transpose()?,
+                    scope: body.scope.as_deref().map(str::parse).transpose()?,
+                    exclude_sensitive: false,
+                },
+                min_relevance: body.min_relevance,
+            };
+            let hits = mnemo.search(&who, &request)?;
+            let w = mnemo.retrieval().weights;
+            Ok(api::SearchResponse::new(
+                hits,
+                body.explain.then_some((w.relevance, w.recency, w.importance)),
+            ))
+        })
+        .await?,
+    )
+}
+
+async fn context(
+    State(state): State<AppState>,
+    caller: Caller,
+    body: Result<Json<ContextBody>, JsonRejection>,
+) -> ApiResult<api::ContextResponse> {
+    let Json(body) = body?;
+    let who = caller.user(body.user_id.as_deref())?;
+    json(
+        blocking(&state, move |mnemo| {
+            let name = body.tokenizer.as_deref().unwrap_or("o200k").parse()?;
+            let tokenizer = mnemo::Tokenizer::new(name)?;
+            let block =
+                mnemo.context(&who, &body.query, body.budget.unwrap_or(1000), &tokenizer)?;
+            Ok(api::ContextResponse::new(
+                block,
+                mnemo::core::context::TokenCounter::name(&tokenizer),
+            ))
+        })
+        .await?,
+    )
+}
+
+async fn ingest(
+    State(state): State<AppState>,
+    caller: Caller,
+    body: Result<Json<IngestBody>, JsonRejection>,
+) -> ApiResult<api::IngestResponse> {
+    let Json(body) = body?;
+    let who = caller.user(body.user_id.as_deref())?;
+    json(
+        blocking(&state, move |mnemo| {
+            let options = mnemo::IngestOptions {
+                session: body.session,
+                incognito: body.incognito,
+                retention: mnemo::core::duration::Ttl::parse(
+                    body.retention.as_deref().unwrap_or("30d"),
+                    "retention",
+                )?,
+            };
+            let report = mnemo.ingest(&who, &body.messages, &options)?;
+            Ok(api::IngestResponse {
+                turns_stored: report.turns_stored,
+                secrets_redacted: report.secrets_redacted,
+                skipped: report.skipped.map(|r| r.as_str()),
+                failures: report
+                    .failures
+                    .into_iter()
+                    .map(|f| api::FailureResponse { message: f.message, error: f.error })
+                    .collect(),
+                candidates: report
+                    .proposed
+                    .into_iter()
+                    .map(|p| api::ProposedResponse {
+                        message: p.message,
+                        content: p.content,
+                        outcome: p.result.outcome.as_str(),
+                        id: p.result.id,
+                        reason: p.result.reason.as_str(),
+                        superseded: p.result.superseded,
+                    })
+                    .collect(),
+            })
+        })
+        .await?,
+    )
+}
+
+async fn export(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(user_id): Path<String>,
+) -> ApiResult<mnemo::core::export::ExportDocument> {
+    let who = caller.user(Some(&user_id))?;
+    json(blocking(&state, move |mnemo| Ok(mnemo.export(&who)?)).await?)
+}
+
+async fn forget_all(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(user_id): Path<String>,
+) -> ApiResult<api::ForgetAllResponse> {
+    let who = caller.user(Some(&user_id))?;
+    let forgotten_count = blocking(&state, move |mnemo| Ok(mnemo.forget_all(&who)?)).await?;
+    json(api::ForgetAllResponse { forgotten_count })
+}
+
+async fn settings(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(user_id): Path<String>,
+) -> ApiResult<api::SettingsResponse> {
+    let who = caller.user(Some(&user_id))?;
+    let user = who.user_id().to_owned();
+    let settings = blocking(&state, move |mnemo| Ok(mnemo.settings(&who)?)).await?;
+    json(api::SettingsResponse { user_id: user, memory_enabled: settings.memory_enabled })
+}
+
+async fn set_settings(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(user_id): Path<String>,
+    body: Result<Json<SettingsBody>, JsonRejection>,
+) -> ApiResult<api::SettingsResponse> {
+    let Json(body) = body?;
+    let who = caller.user(Some(&user_id))?;
+    let user = who.user_id().to_owned();
+    blocking(&state, move |mnemo| {
+        Ok(mnemo.set_settings(&who, UserSettings { memory_enabled: body.memory_enabled })?)
+    })
+    .await?;
+    json(api::SettingsResponse { user_id: user, memory_enabled: body.memory_enabled })
+}
+
+async fn pending(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(user_id): Path<String>,
+) -> ApiResult<api::MemoryList> {
+    let who = caller.user(Some(&user_id))?;
+    let memories = blocking(&state, move |mnemo| Ok(mnemo.pending(&who)?)).await?;
+    json(api::MemoryList { memories })
+}
+
+async fn audit(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(user_id): Path<String>,
+) -> ApiResult<api::AuditResponse> {
+    let who = caller.user(Some(&user_id))?;
+    let entries = blocking(&state, move |mnemo| Ok(mnemo.audit(&who, 200)?)).await?;
+    json(api::AuditResponse { entries })
+}

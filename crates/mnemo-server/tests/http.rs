@@ -1,0 +1,209 @@
+//! The HTTP API through `router(state)`: keys, isolation, the core routes and JSON errors.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use http_body_util::BodyExt;
+use mnemo::Mnemo;
+use mnemo_server::{AppState, router};
+use serde_json::{Value, json};
+use tower::ServiceExt;
+
+struct Api {
+    _dir: tempfile::TempDir,
+    state: AppState,
+}
+
+impl Api {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let mnemo = Mnemo::open_sqlite(
+            &dir.path().join("api.db"),
+            Some(mnemo::builtin_embedder().unwrap()),
+            Arc::new(mnemo::SystemClock),
+            "http",
+        )
+        .unwrap();
+        Self { _dir: dir, state: AppState { mnemo: Arc::new(mnemo) } }
+    }
+
+    fn key(&self, tenant: &str, user: Option<&str>) -> String {
+        self.state.mnemo.create_key(tenant, user, false).unwrap().0
+    }
+
+    async fn call(
+        &self,
+        method: &str,
+        path: &str,
+        key: Option<&str>,
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
+        let mut request =
+            Request::builder().method(method).uri(path).header("content-type", "application/json");
+        if let Some(key) = key {
+            request = request.header("authorization", format!("Bearer {key}"));
+        }
+        let body = body.map_or_else(Body::empty, |b| Body::from(b.to_string()));
+        let response =
+            router(self.state.clone()).oneshot(request.body(body).unwrap()).await.unwrap();
+        let status = response.status();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        let value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        (status, value)
+    }
+}
+
+#[tokio::test]
+async fn keys_authenticate_and_bind_tenant_and_user() {
+    let api = Api::new();
+    let alice = api.key("acme", Some("alice"));
+    let acme = api.key("acme", None);
+    let globex = api.key("globex", None);
+
+    let (status, body) = api.call("GET", "/v1/memories?user_id=alice", None, None).await;
+    assert_eq!((status, body["code"].as_str()), (StatusCode::UNAUTHORIZED, Some("unauthorized")));
+    let (status, _) = api.call("GET", "/v1/memories", Some("mnemo_not-a-key"), None).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(api.call("GET", "/healthz", None, None).await.0, StatusCode::OK);
+
+    let (status, added) = api
+        .call(
+            "POST",
+            "/v1/memories",
+            Some(&alice),
+            Some(json!({"content": "Alice's locker is number 4411"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{added}");
+    assert_eq!(added["outcome"], "added");
+    let id = added["id"].as_str().unwrap().to_owned();
+
+    // A user key cannot act for another user.
+    let (status, body) = api.call("GET", "/v1/memories?user_id=bob", Some(&alice), None).await;
+    assert_eq!((status, body["code"].as_str()), (StatusCode::FORBIDDEN, Some("forbidden")));
+    // A tenant key names the user.
+    let (status, listed) = api.call("GET", "/v1/memories?user_id=alice", Some(&acme), None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(listed["memories"][0]["id"], id.as_str());
+    let (status, body) = api.call("GET", "/v1/memories", Some(&acme), None).await;
+    assert_eq!((status, body["code"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_input")));
+
+    // Another tenant's or user's id behaves exactly like a made-up one, on every by-id route.
+    let made_up = "00000000-0000-7000-8000-000000000000";
+    for (key, user) in [(&globex, "alice"), (&acme, "bob")] {
+        for (method, suffix, body) in [
+            ("GET", "", None),
+            ("GET", "/history", None),
+            ("PATCH", "", Some(json!({"user_id": user, "content": "hijacked"}))),
+            ("DELETE", "", None),
+            ("POST", "/confirm", None),
+            ("POST", "/reject", None),
+        ] {
+            let path = |target: &str| format!("/v1/memories/{target}{suffix}?user_id={user}");
+            let (status, foreign) = api.call(method, &path(&id), Some(key), body.clone()).await;
+            let (reference_status, reference) =
+                api.call(method, &path(made_up), Some(key), body).await;
+            assert_eq!(status, StatusCode::NOT_FOUND, "{method} {suffix}: {foreign}");
+            assert_eq!(reference_status, StatusCode::NOT_FOUND);
+            assert_eq!(
+                foreign.to_string().replace(&id, "ID"),
+                reference.to_string().replace(made_up, "ID"),
+                "{method} {suffix} answers differently from a missing id"
+            );
+        }
+        let (_, export) =
+            api.call("GET", &format!("/v1/users/{user}/export"), Some(key), None).await;
+        assert!(export["memories"].as_array().unwrap().is_empty());
+    }
+    let (_, still) = api.call("GET", &format!("/v1/memories/{id}"), Some(&alice), None).await;
+    assert_eq!(still["content"], "Alice's locker is number 4411");
+
+    // Revoked keys stop working.
+    let keys = api.state.mnemo.list_keys("acme").unwrap();
+    let alice_key = keys.iter().find(|k| k.user_id.as_deref() == Some("alice")).unwrap();
+    api.state.mnemo.revoke_key("acme", &alice_key.id).unwrap();
+    assert_eq!(
+        api.call("GET", "/v1/memories", Some(&alice), None).await.0,
+        StatusCode::UNAUTHORIZED
+    );
+}
+
+#[tokio::test]
+async fn core_routes_mirror_the_cli() {
+    let api = Api::new();
+    let key = api.key("acme", Some("sam"));
+    for content in ["I prefer green tea in the morning", "My sister Ana lives in Lisbon"] {
+        let (status, _) =
+            api.call("POST", "/v1/memories", Some(&key), Some(json!({"content": content}))).await;
+        assert_eq!(status, StatusCode::OK);
+    }
+    let (status, results) = api
+        .call(
+            "POST",
+            "/v1/search",
+            Some(&key),
+            Some(json!({"query": "what do I drink in the morning?", "k": 1})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(results["results"][0]["content"], "I prefer green tea in the morning");
+    let (_, block) = api
+        .call(
+            "POST",
+            "/v1/context",
+            Some(&key),
+            Some(json!({"query": "where does my sister live", "budget": 200})),
+        )
+        .await;
+    assert!(block["rendered"].as_str().unwrap().contains("Lisbon"));
+    assert!(block["total_tokens"].as_u64().unwrap() <= 200);
+    let (_, ingested) = api.call("POST", "/v1/ingest", Some(&key), Some(json!({
+        "session": "s1",
+        "messages": [{"role": "user", "content": "I work at Initech. My password is hunter2."}]
+    }))).await;
+    assert_eq!(ingested["turns_stored"], 1);
+    assert_eq!(ingested["secrets_redacted"], 1);
+    let (_, settings) = api
+        .call("PUT", "/v1/users/sam/settings", Some(&key), Some(json!({"memory_enabled": false})))
+        .await;
+    assert_eq!(settings["memory_enabled"], false);
+    let (_, refused) =
+        api.call("POST", "/v1/memories", Some(&key), Some(json!({"content": "Likes jazz"}))).await;
+    assert_eq!(
+        (refused["outcome"].as_str(), refused["reason"].as_str()),
+        (Some("refused"), Some("memory_disabled"))
+    );
+    let (_, gone) = api.call("DELETE", "/v1/users/sam/memories", Some(&key), None).await;
+    assert!(gone["forgotten_count"].as_u64().unwrap() >= 3);
+}
+
+#[tokio::test]
+async fn bad_requests_get_json_errors() {
+    let api = Api::new();
+    let key = api.key("acme", Some("sam"));
+    let cases = [
+        (json!({"content": "x", "importance": 3}), "importance"),
+        (json!({"content": "   "}), "content"),
+        (json!({"content": "x", "kind": "fact"}), "kind"),
+        (json!({"content": "x", "ttl": "soon"}), "ttl"),
+        (json!({"content": "x", "unknown_field": 1}), "unknown_field"),
+        (json!({"text": "x"}), "content"),
+    ];
+    for (body, names) in cases {
+        let (status, error) =
+            api.call("POST", "/v1/memories", Some(&key), Some(body.clone())).await;
+        assert!(status.is_client_error(), "{body} -> {status}");
+        assert_eq!(error["code"], "invalid_input");
+        assert!(error["message"].as_str().unwrap().contains(names), "{body}: {error}");
+    }
+    let huge = "x".repeat(mnemo_server::MAX_BODY_BYTES + 10);
+    let (status, error) =
+        api.call("POST", "/v1/memories", Some(&key), Some(json!({"content": huge}))).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(error["code"], "payload_too_large");
+    let (status, error) =
+        api.call("POST", "/v1/search", Some(&key), Some(json!({"query": "tea", "k": 0}))).await;
+    assert_eq!((status, error["code"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_input")));
+}

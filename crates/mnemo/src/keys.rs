@@ -1,0 +1,101 @@
+//! API keys: created once and shown once, stored as a SHA-256 hash, bound to a tenant and
+//! optionally to one user.
+
+use mnemo_core::error::InvalidInput;
+use mnemo_core::ports::ApiKey;
+use mnemo_core::scope::validate_key;
+use sha2::{Digest, Sha256};
+
+use crate::{Error, Mnemo, Result};
+
+/// Who a request acts as, from its key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    /// The key's id.
+    pub key_id: String,
+    /// Its tenant.
+    pub tenant: String,
+    /// The only user it may act for (`None`: any user of the tenant).
+    pub user_id: Option<String>,
+    /// Whether it may manage the tenant.
+    pub admin: bool,
+}
+
+fn hash(secret: &str) -> String {
+    Sha256::digest(secret.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Mnemo {
+    /// Creates a key for `tenant` (and, for a user key, `user`); returns the secret, which is
+    /// not stored and cannot be shown again, and the stored record.
+    pub fn create_key(
+        &self,
+        tenant: &str,
+        user: Option<&str>,
+        admin: bool,
+    ) -> Result<(String, ApiKey)> {
+        let tenant = validate_key(tenant, "tenant")?;
+        let user_id = user.map(|u| validate_key(u, "user")).transpose()?;
+        if admin && user_id.is_some() {
+            return Err(InvalidInput::new(
+                "--admin",
+                "an admin key acts for the whole tenant, not one user",
+            )
+            .into());
+        }
+        let secret =
+            format!("mnemo_{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple());
+        let key = ApiKey {
+            id: format!("key_{}", &uuid::Uuid::new_v4().simple().to_string()[..12]),
+            tenant,
+            user_id,
+            admin,
+            key_hash: hash(&secret),
+            created_at: self.now(),
+            revoked_at: None,
+        };
+        self.store().create_key(&key)?;
+        Ok((secret, key))
+    }
+
+    /// The principal a secret key stands for, if it is a live key.
+    pub fn authenticate(&self, secret: &str) -> Result<Option<Principal>> {
+        let secret = secret.trim();
+        if !secret.starts_with("mnemo_") {
+            return Ok(None);
+        }
+        Ok(self.store().find_key(&hash(secret))?.map(|k| Principal {
+            key_id: k.id,
+            tenant: k.tenant,
+            user_id: k.user_id,
+            admin: k.admin,
+        }))
+    }
+
+    /// A tenant's keys (hashes are never shown).
+    pub fn list_keys(&self, tenant: &str) -> Result<Vec<ApiKey>> {
+        Ok(self.store().list_keys(&validate_key(tenant, "tenant")?)?)
+    }
+
+    /// Revokes a tenant's key.
+    pub fn revoke_key(&self, tenant: &str, id: &str) -> Result<()> {
+        if self.store().revoke_key(&validate_key(tenant, "tenant")?, id, self.now())? {
+            Ok(())
+        } else {
+            Err(Error::InvalidInput(InvalidInput::new(
+                "key",
+                format!("no live key {id} in tenant {tenant}"),
+            )))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hash_is_sha256_hex() {
+        assert_eq!(hash("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    }
+}
