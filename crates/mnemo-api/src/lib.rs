@@ -302,6 +302,7 @@ pub fn error_mapping(kind: ErrorKind) -> ErrorMapping {
         ErrorKind::Conflict => ("conflict", 409, 4),
         ErrorKind::Unauthorized => ("unauthorized", 401, 5),
         ErrorKind::Forbidden => ("forbidden", 403, 7),
+        ErrorKind::RateLimited { .. } => ("rate_limited", 429, 8),
         ErrorKind::Unavailable { .. } => ("unavailable", 503, 6),
         ErrorKind::Internal => ("internal", 500, 1),
     };
@@ -320,6 +321,7 @@ mod tests {
             ErrorKind::Conflict,
             ErrorKind::Unauthorized,
             ErrorKind::Forbidden,
+            ErrorKind::RateLimited { retry_after: std::time::Duration::from_secs(1) },
             ErrorKind::Unavailable { retry_after: None },
             ErrorKind::Internal,
         ];

@@ -352,7 +352,7 @@ fn serve(mnemo: Mnemo, addr: &str) -> anyhow::Result<()> {
             .await
             .with_context(|| format!("cannot listen on {addr}"))?;
         output::notice(&format!("mnemo serving on http://{}", listener.local_addr()?));
-        let state = mnemo_server::AppState { mnemo: Arc::new(mnemo) };
+        let state = mnemo_server::AppState::new(mnemo, mnemo_server::RateLimit::default());
         mnemo_server::serve(listener, state).await.context("server stopped")
     })
 }

@@ -16,6 +16,11 @@ pub enum ErrorKind {
     Unauthorized,
     /// The caller is identified but may not do this.
     Forbidden,
+    /// The caller sent too many requests; retry after the given time.
+    RateLimited {
+        /// When a retry may succeed.
+        retry_after: Duration,
+    },
     /// A dependency is temporarily unavailable; retrying later may succeed.
     Unavailable {
         /// A hint for when to retry, if known.

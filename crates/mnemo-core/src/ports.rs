@@ -355,6 +355,9 @@ pub trait Store: Send + Sync {
         select: &dyn Fn(&[RowSignal<'_>]) -> Vec<Fused>,
     ) -> Result<Vec<Found>, PortError>;
 
+    /// How many memories are stored, by status, across all tenants (for operators' metrics).
+    fn count_by_status(&self) -> Result<Vec<(Status, u64)>, PortError>;
+
     /// Stores a new API key.
     fn create_key(&self, key: &ApiKey) -> Result<(), PortError>;
 

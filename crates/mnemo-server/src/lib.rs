@@ -5,7 +5,11 @@
 //! handlers call the same library operations as the CLI, on the blocking pool, and every
 //! error is JSON `{"code","message"}` from `mnemo_api`'s one table.
 
+mod limits;
+mod metrics;
 mod routes;
+
+pub use limits::RateLimit;
 
 use std::sync::Arc;
 
@@ -21,11 +25,25 @@ pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 pub struct AppState {
     /// The notebook.
     pub mnemo: Arc<Mnemo>,
+    limiter: Arc<limits::Limiter>,
+    metrics: Arc<metrics::Metrics>,
+}
+
+impl AppState {
+    /// State for a notebook with a per-key rate limit.
+    pub fn new(mnemo: Mnemo, limit: RateLimit) -> Self {
+        Self {
+            mnemo: Arc::new(mnemo),
+            limiter: Arc::new(limits::Limiter::new(limit)),
+            metrics: Arc::new(metrics::Metrics::default()),
+        }
+    }
 }
 
 /// The HTTP API.
 pub fn router(state: AppState) -> Router {
     routes::routes()
+        .layer(axum::middleware::from_fn_with_state(state.clone(), routes::track))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(tower_http::catch_panic::CatchPanicLayer::new())
         .with_state(state)

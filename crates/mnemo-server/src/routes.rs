@@ -28,15 +28,22 @@ use crate::AppState;
 pub(crate) struct ApiError {
     status: StatusCode,
     body: ErrorBody,
+    retry_after: Option<std::time::Duration>,
 }
 
 impl ApiError {
     fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         let mapping = error_mapping(kind);
+        let retry_after = match kind {
+            ErrorKind::RateLimited { retry_after } => Some(retry_after),
+            ErrorKind::Unavailable { retry_after } => retry_after,
+            _ => None,
+        };
         Self {
             status: StatusCode::from_u16(mapping.http_status)
                 .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
             body: ErrorBody { code: mapping.code, message: message.into() },
+            retry_after,
         }
     }
 }
@@ -71,8 +78,42 @@ impl From<JsonRejection> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (self.status, Json(self.body)).into_response()
+        let mut response = (self.status, Json(self.body)).into_response();
+        if let Some(wait) = self.retry_after {
+            let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+            if let Ok(value) = header::HeaderValue::from_str(&seconds.max(1).to_string()) {
+                response.headers_mut().insert(header::RETRY_AFTER, value);
+            }
+        }
+        response
     }
+}
+
+/// Records each request's route, status and latency.
+pub(crate) async fn track(
+    State(state): State<AppState>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let route = request
+        .extensions()
+        .get::<axum::extract::MatchedPath>()
+        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
+    let method = request.method().to_string();
+    let start = std::time::Instant::now();
+    let response = next.run(request).await;
+    state.metrics.record(&method, &route, response.status().as_u16(), start.elapsed());
+    response
+}
+
+async fn metrics(State(state): State<AppState>) -> Result<Response, ApiError> {
+    let counts = blocking(&state, |mnemo| {
+        Ok(mnemo.store().count_by_status().map_err(mnemo::Error::from)?)
+    })
+    .await?;
+    let counts: Vec<(String, u64)> = counts.into_iter().map(|(s, n)| (s.to_string(), n)).collect();
+    let body = state.metrics.render(&counts);
+    Ok(([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], body).into_response())
 }
 
 type ApiResult<T> = Result<Json<T>, ApiError>;
@@ -98,7 +139,14 @@ impl FromRequestParts<AppState> for Caller {
         let principal = tokio::task::spawn_blocking(move || mnemo.authenticate(&secret))
             .await
             .map_err(|_| ApiError::new(ErrorKind::Internal, "internal error"))??;
-        principal.map(Caller).ok_or_else(unauthorized)
+        let principal = principal.ok_or_else(unauthorized)?;
+        state.limiter.take(&principal.key_id).map_err(|wait| {
+            ApiError::new(
+                ErrorKind::RateLimited { retry_after: wait },
+                "too many requests for this key",
+            )
+        })?;
+        Ok(Caller(principal))
     }
 }
 
@@ -142,6 +190,7 @@ fn json<T: Serialize>(value: T) -> ApiResult<T> {
 pub(crate) fn routes() -> Router<AppState> {
     Router::new()
         .route("/healthz", get(|| async { Json(serde_json::json!({"status": "ok"})) }))
+        .route("/metrics", get(metrics))
         .route("/v1/memories", post(remember).get(list))
         .route("/v1/memories/{id}", get(get_memory).patch(edit).delete(forget))
         .route("/v1/memories/{id}/history", get(history))

@@ -26,7 +26,13 @@ impl Api {
             "http",
         )
         .unwrap();
-        Self { _dir: dir, state: AppState { mnemo: Arc::new(mnemo) } }
+        Self {
+            _dir: dir,
+            state: AppState::new(
+                mnemo,
+                mnemo_server::RateLimit { burst: 1000.0, per_second: 1000.0 },
+            ),
+        }
     }
 
     fn key(&self, tenant: &str, user: Option<&str>) -> String {
@@ -206,4 +212,75 @@ async fn bad_requests_get_json_errors() {
     let (status, error) =
         api.call("POST", "/v1/search", Some(&key), Some(json!({"query": "tea", "k": 0}))).await;
     assert_eq!((status, error["code"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_input")));
+}
+
+#[tokio::test]
+async fn rate_limit_answers_429_with_retry_after_per_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let mnemo =
+        Mnemo::open_sqlite(&dir.path().join("rl.db"), None, Arc::new(mnemo::SystemClock), "http")
+            .unwrap();
+    let state = AppState::new(mnemo, mnemo_server::RateLimit { burst: 3.0, per_second: 0.5 });
+    let key = state.mnemo.create_key("acme", Some("sam"), false).unwrap().0;
+    let other = state.mnemo.create_key("acme", Some("ana"), false).unwrap().0;
+    let get = |k: &str| {
+        Request::builder()
+            .uri("/v1/memories")
+            .header("authorization", format!("Bearer {k}"))
+            .body(Body::empty())
+            .unwrap()
+    };
+    for _ in 0..3 {
+        assert_eq!(
+            router(state.clone()).oneshot(get(&key)).await.unwrap().status(),
+            StatusCode::OK
+        );
+    }
+    let limited = router(state.clone()).oneshot(get(&key)).await.unwrap();
+    assert_eq!(limited.status(), StatusCode::TOO_MANY_REQUESTS);
+    let retry: u64 = limited.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=2).contains(&retry), "retry-after {retry}");
+    let body: Value =
+        serde_json::from_slice(&limited.into_body().collect().await.unwrap().to_bytes()).unwrap();
+    assert_eq!(body["code"], "rate_limited");
+    assert_eq!(
+        router(state.clone()).oneshot(get(&other)).await.unwrap().status(),
+        StatusCode::OK,
+        "limits are per key"
+    );
+}
+
+#[tokio::test]
+async fn metrics_count_routes_statuses_latency_and_memories() {
+    let api = Api::new();
+    let key = api.key("acme", Some("sam"));
+    api.call("POST", "/v1/memories", Some(&key), Some(json!({"content": "Likes sailing"}))).await;
+    api.call(
+        "POST",
+        "/v1/memories",
+        Some(&key),
+        Some(json!({"content": "x", "source": {"type": "web"}})),
+    )
+    .await;
+    api.call("GET", "/v1/memories/nope", Some(&key), None).await;
+    let response = router(api.state.clone())
+        .oneshot(Request::builder().uri("/metrics").body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let text = String::from_utf8(response.into_body().collect().await.unwrap().to_bytes().to_vec())
+        .unwrap();
+    assert!(
+        text.contains(
+            "mnemo_http_requests_total{method=\"POST\",route=\"/v1/memories\",status=\"200\"} 2"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("route=\"/v1/memories/{id}\",status=\"404\"} 1"), "{text}");
+    assert!(
+        text.contains("mnemo_http_request_duration_seconds_count{route=\"/v1/memories\"} 2"),
+        "{text}"
+    );
+    assert!(text.contains("mnemo_memories{status=\"active\"} 1"), "{text}");
+    assert!(text.contains("mnemo_memories{status=\"pending\"} 1"), "{text}");
 }

@@ -1261,6 +1261,24 @@ impl Store for SqliteStore {
         Ok(result?)
     }
 
+    fn count_by_status(&self) -> Result<Vec<(Status, u64)>, PortError> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare_cached("SELECT status, count(*) FROM memories GROUP BY status ORDER BY status")
+            .map_err(StoreError::from)?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
+            .map_err(StoreError::from)?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (status, n) = row.map_err(StoreError::from)?;
+            if let Ok(status) = status.parse() {
+                out.push((status, u64::try_from(n).unwrap_or(0)));
+            }
+        }
+        Ok(out)
+    }
+
     fn create_key(&self, key: &ApiKey) -> Result<(), PortError> {
         Ok(self.write_tx(&key.tenant, "", |tx| {
             tx.execute(
