@@ -6,6 +6,7 @@
 //! error is JSON `{"code","message"}` from `mnemo_api`'s one table.
 
 mod limits;
+mod mem0;
 mod metrics;
 mod routes;
 
@@ -43,6 +44,7 @@ impl AppState {
 /// The HTTP API.
 pub fn router(state: AppState) -> Router {
     routes::routes()
+        .merge(mem0::routes())
         .layer(axum::middleware::from_fn_with_state(state.clone(), routes::track))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(tower_http::catch_panic::CatchPanicLayer::new())

@@ -119,7 +119,7 @@ async fn metrics(State(state): State<AppState>) -> Result<Response, ApiError> {
 type ApiResult<T> = Result<Json<T>, ApiError>;
 
 /// The authenticated caller.
-pub(crate) struct Caller(Principal);
+pub(crate) struct Caller(pub(crate) Principal);
 
 impl FromRequestParts<AppState> for Caller {
     type Rejection = ApiError;
@@ -134,7 +134,12 @@ impl FromRequestParts<AppState> for Caller {
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .ok_or_else(unauthorized)?;
-        let secret = header.strip_prefix("Bearer ").ok_or_else(unauthorized)?.to_owned();
+        // `Bearer` for mnemo clients, `Token` as mem0's client sends it.
+        let secret = header
+            .strip_prefix("Bearer ")
+            .or_else(|| header.strip_prefix("Token "))
+            .ok_or_else(unauthorized)?
+            .to_owned();
         let mnemo = Arc::clone(&state.mnemo);
         let principal = tokio::task::spawn_blocking(move || mnemo.authenticate(&secret))
             .await
@@ -153,7 +158,7 @@ impl FromRequestParts<AppState> for Caller {
 impl Caller {
     /// The user a request acts for: a user key's own user (naming another is forbidden), or
     /// the user a tenant key names.
-    fn user(&self, named: Option<&str>) -> Result<UserRef, ApiError> {
+    pub(crate) fn user(&self, named: Option<&str>) -> Result<UserRef, ApiError> {
         let p = &self.0;
         let user = match (&p.user_id, named) {
             (Some(own), Some(asked)) if asked.trim() != own => {
@@ -173,7 +178,7 @@ impl Caller {
 }
 
 /// Runs a library call on the blocking pool.
-async fn blocking<T: Send + 'static>(
+pub(crate) async fn blocking<T: Send + 'static>(
     state: &AppState,
     call: impl FnOnce(&Mnemo) -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {

@@ -284,3 +284,94 @@ async fn metrics_count_routes_statuses_latency_and_memories() {
     assert!(text.contains("mnemo_memories{status=\"active\"} 1"), "{text}");
     assert!(text.contains("mnemo_memories{status=\"pending\"} 1"), "{text}");
 }
+
+/// Requests shaped exactly as mem0's REST client sends them (`Authorization: Token …`).
+#[tokio::test]
+async fn mem0_compatible_routes() {
+    let api = Api::new();
+    let key = api.key("acme", None);
+    let other_tenant = api.key("globex", None);
+    let token = |k: &str| format!("Token {k}");
+    let call = |method: &'static str, path: String, k: String, body: Option<Value>| {
+        let state = api.state.clone();
+        async move {
+            let request = Request::builder()
+                .method(method)
+                .uri(path)
+                .header("content-type", "application/json")
+                .header("authorization", k);
+            let body = body.map_or_else(Body::empty, |b| Body::from(b.to_string()));
+            let response = router(state).oneshot(request.body(body).unwrap()).await.unwrap();
+            let status = response.status();
+            let value: Value =
+                serde_json::from_slice(&response.into_body().collect().await.unwrap().to_bytes())
+                    .unwrap_or(Value::Null);
+            (status, value)
+        }
+    };
+    let (status, added) = call("POST", "/memories".into(), token(&key), Some(json!({
+        "messages": [{"role": "user", "content": "I live in Lisbon"}, {"role": "assistant", "content": "Lovely city!"}],
+        "user_id": "alice", "agent_id": null, "run_id": null, "metadata": {"category": "profile"}, "infer": true
+    }))).await;
+    assert_eq!(status, StatusCode::OK, "{added}");
+    assert_eq!(added["results"][0]["event"], "ADD");
+    assert_eq!(added["results"][0]["memory"], "Lives in Lisbon");
+    let id = added["results"][0]["id"].as_str().unwrap().to_owned();
+    let (_, raw) = call("POST", "/memories".into(), token(&key), Some(json!({
+        "messages": [{"role": "user", "content": "Prefers window seats"}], "user_id": "alice", "infer": false
+    }))).await;
+    assert_eq!(raw["results"][0]["event"], "ADD");
+
+    let (_, all) = call("GET", "/memories?user_id=alice".into(), token(&key), None).await;
+    let results = all["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2, "{all}");
+    for field in ["id", "memory", "hash", "created_at", "updated_at", "user_id"] {
+        assert!(results[0].get(field).is_some(), "missing {field}");
+    }
+    let (_, found) = call(
+        "POST",
+        "/search".into(),
+        token(&key),
+        Some(json!({"query": "where do I live?", "user_id": "alice", "limit": 3})),
+    )
+    .await;
+    assert_eq!(found["results"][0]["memory"], "Lives in Lisbon");
+    assert!(found["results"][0]["score"].as_f64().unwrap() > 0.0);
+
+    let (status, _) = call(
+        "PUT",
+        format!("/memories/{id}?user_id=alice"),
+        token(&key),
+        Some(json!({"text": "Lives in Porto"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let (_, one) = call("GET", format!("/memories/{id}?user_id=alice"), token(&key), None).await;
+    assert_eq!(one["memory"], "Lives in Porto");
+    let (_, history) =
+        call("GET", format!("/memories/{id}/history?user_id=alice"), token(&key), None).await;
+    let history = history.as_array().unwrap();
+    assert_eq!(history.last().unwrap()["new_memory"], "Lives in Porto");
+    assert_eq!(history.last().unwrap()["old_memory"], "Lives in Lisbon");
+
+    // Another tenant sees nothing, as if the id did not exist.
+    let (status, _) =
+        call("GET", format!("/memories/{id}?user_id=alice"), token(&other_tenant), None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+
+    let (status, _) =
+        call("DELETE", format!("/memories/{id}?user_id=alice"), token(&key), None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        call("GET", format!("/memories/{id}?user_id=alice"), token(&key), None).await.0,
+        StatusCode::NOT_FOUND
+    );
+    let (status, _) = call("DELETE", "/memories?user_id=alice".into(), token(&key), None).await;
+    assert_eq!(status, StatusCode::OK);
+    let (_, empty) = call("GET", "/memories?user_id=alice".into(), token(&key), None).await;
+    assert!(empty["results"].as_array().unwrap().is_empty());
+    assert_eq!(
+        call("POST", "/reset?user_id=alice".into(), token(&key), None).await.0,
+        StatusCode::OK
+    );
+}
