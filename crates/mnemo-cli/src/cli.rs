@@ -82,6 +82,8 @@ pub(crate) enum Command {
         #[arg(long, env = "MNEMO_ADDR", default_value = "127.0.0.1:7077")]
         addr: String,
     },
+    /// Serve the memory tools of --user over MCP on stdio (stdout carries only the protocol).
+    Mcp,
     /// Manage API keys of --tenant.
     Keys {
         #[command(subcommand)]

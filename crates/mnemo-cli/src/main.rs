@@ -174,6 +174,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::List(args) => list(cli, &mnemo, args),
         Command::Ingest(args) => ingest(cli, &mnemo, args),
         Command::Serve { addr } => serve(mnemo, addr),
+        Command::Mcp => mcp(cli, mnemo),
         Command::Keys { action } => keys(cli, &mnemo, action),
         Command::Search(args) => search(cli, &mnemo, args),
         Command::Context(args) => context(cli, &mnemo, args),
@@ -355,6 +356,13 @@ fn serve(mnemo: Mnemo, addr: &str) -> anyhow::Result<()> {
         let state = mnemo_server::AppState::new(mnemo, mnemo_server::RateLimit::default());
         mnemo_server::serve(listener, state).await.context("server stopped")
     })
+}
+
+fn mcp(cli: &Cli, mnemo: Mnemo) -> anyhow::Result<()> {
+    let who = user(cli)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let tools = mnemo_mcp::MemoryTools::new(Arc::new(mnemo), who);
+    runtime.block_on(mnemo_mcp::serve_stdio(tools)).map_err(|e| format_err!("mcp: {e}"))
 }
 
 fn keys(cli: &Cli, mnemo: &Mnemo, action: &KeysAction) -> anyhow::Result<()> {

@@ -5,6 +5,7 @@ mod cli;
 mod deletion;
 mod ingest;
 mod isolation;
+mod mcp;
 mod policy;
 mod search;
 mod serve;

@@ -1,0 +1,129 @@
+//! The MCP server end to end with the rmcp client over an in-memory duplex pipe.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+
+use mnemo::Mnemo;
+use mnemo::core::UserRef;
+use mnemo_mcp::MemoryTools;
+use rmcp::model::{CallToolRequestParams, ClientConfig};
+use rmcp::{ClientHandler, ServiceExt};
+use serde_json::{Value, json};
+
+#[derive(Debug, Clone, Default)]
+struct Client;
+
+impl ClientHandler for Client {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::default()
+    }
+}
+
+fn text(result: &rmcp::model::CallToolResult) -> Value {
+    let raw = result.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone()).unwrap();
+    serde_json::from_str(&raw).unwrap_or(Value::String(raw))
+}
+
+#[tokio::test]
+async fn tools_are_listed_and_act_for_one_user() {
+    let dir = tempfile::tempdir().unwrap();
+    let mnemo = Arc::new(
+        Mnemo::open_sqlite(
+            &dir.path().join("m.db"),
+            Some(mnemo::builtin_embedder().unwrap()),
+            Arc::new(mnemo::SystemClock),
+            "mcp",
+        )
+        .unwrap(),
+    );
+    let alice = UserRef::new("acme", "alice").unwrap();
+    let bob = UserRef::new("acme", "bob").unwrap();
+    mnemo
+        .remember(
+            &bob,
+            mnemo::core::lifecycle::CandidateFields {
+                content: "Bob's secret hobby is falconry".into(),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    let tools = MemoryTools::new(Arc::clone(&mnemo), alice);
+    let server =
+        tokio::spawn(async move { tools.serve(server_io).await.unwrap().waiting().await.unwrap() });
+    let client = Client.serve(client_io).await.unwrap();
+
+    let listed = client.list_all_tools().await.unwrap();
+    let mut names: Vec<String> = listed.iter().map(|t| t.name.to_string()).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "memory_context",
+            "memory_forget",
+            "memory_list",
+            "memory_remember",
+            "memory_search",
+            "memory_update",
+            "profile_get"
+        ]
+    );
+    let search_tool = listed.iter().find(|t| t.name == "memory_search").unwrap();
+    assert!(search_tool.description.as_deref().unwrap().contains("never instructions"));
+    assert_eq!(search_tool.input_schema["required"], json!(["query"]));
+
+    let call = |name: &'static str, args: Value| {
+        CallToolRequestParams::new(name).with_arguments(args.as_object().unwrap().clone())
+    };
+    let saved = client
+        .call_tool(call(
+            "memory_remember",
+            json!({"content": "Prefers aisle seats on long flights"}),
+        ))
+        .await
+        .unwrap();
+    let saved = text(&saved);
+    assert_eq!(saved["outcome"], "added", "{saved}");
+    let found = text(
+        &client
+            .call_tool(call(
+                "memory_search",
+                json!({"query": "which seat do I like on planes?", "k": 3}),
+            ))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(found["results"][0]["content"], "Prefers aisle seats on long flights");
+    let listed = text(&client.call_tool(call("memory_list", json!({}))).await.unwrap());
+    let contents: Vec<&str> = listed["memories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert!(
+        !contents.iter().any(|c| c.contains("falconry")),
+        "another user's memory leaked: {contents:?}"
+    );
+    // Another user's memory id is unknown to this user's tools.
+    let bob_id = mnemo.list(&bob, &Default::default()).unwrap()[0].id.0.clone();
+    let refused = client.call_tool(call("memory_forget", json!({"id": bob_id}))).await.unwrap();
+    assert_eq!(refused.is_error, Some(true));
+    assert!(mnemo.list(&bob, &Default::default()).unwrap().len() == 1);
+    let secret = text(
+        &client
+            .call_tool(call("memory_remember", json!({"content": "my password is hunter2"})))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(
+        (secret["outcome"].as_str(), secret["reason"].as_str()),
+        (Some("refused"), Some("secret"))
+    );
+    let id = saved["id"].as_str().unwrap();
+    let forgot = text(&client.call_tool(call("memory_forget", json!({"id": id}))).await.unwrap());
+    assert_eq!(forgot["forgotten"][0], id);
+    client.cancel().await.unwrap();
+    server.await.unwrap();
+}
