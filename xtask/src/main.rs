@@ -17,6 +17,12 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Task {
+    /// Write generated files (docs/openapi.json); with --check, fail if they drifted.
+    Codegen {
+        /// Compare instead of writing.
+        #[arg(long)]
+        check: bool,
+    },
     /// Speed of the embedded default: ingest throughput, search latency, index recall, memory.
     Bench {
         /// Memories to store in all.
@@ -55,8 +61,29 @@ enum Eval {
     },
 }
 
+/// Writes or checks `docs/openapi.json` against the document the code generates.
+fn codegen(check: bool) -> anyhow::Result<()> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let path = root.join("docs/openapi.json");
+    let generated = serde_json::to_string_pretty(&mnemo_api::openapi::document())? + "\n";
+    if check {
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        anyhow::ensure!(
+            committed == generated,
+            "docs/openapi.json is out of date: run `cargo xtask codegen` and commit it"
+        );
+        println!("docs/openapi.json is up to date");
+        return Ok(());
+    }
+    std::fs::create_dir_all(root.join("docs"))?;
+    std::fs::write(&path, generated)?;
+    println!("wrote {}", path.display());
+    Ok(())
+}
+
 fn main() -> anyhow::Result<()> {
     match Cli::parse().task {
+        Task::Codegen { check } => codegen(check),
         Task::Eval { eval: Eval::Locomo { data, json } } => locomo::run(&data, json.as_deref()),
         Task::Bench { memories, users, queries, recall_every, keep } => {
             bench::run(memories, users, queries, recall_every, keep.as_deref())

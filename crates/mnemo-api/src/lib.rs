@@ -14,10 +14,11 @@ use mnemo_core::retrieval::Hit;
 use mnemo_core::{ErrorKind, Memory, MemoryId};
 use serde::{Deserialize, Serialize};
 
+pub mod openapi;
 pub mod requests;
 
 /// The answer to a write: `{"outcome","id","reason","superseded"}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct RememberResponse {
     /// `added`, `updated`, `skipped`, `pending` or `refused`.
     pub outcome: &'static str,
@@ -41,14 +42,14 @@ impl From<Remembered> for RememberResponse {
 }
 
 /// A list of memories: `{"memories":[...]}`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct MemoryList {
     /// The records.
     pub memories: Vec<Memory>,
 }
 
 /// One search result: the memory's fields plus its score parts.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SearchResult {
     /// The memory (its `importance` field is the importance used in the score).
     #[serde(flatten)]
@@ -65,7 +66,7 @@ pub struct SearchResult {
 }
 
 /// The signals behind a result's score.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Explain {
     /// BM25F over the memory and its conversational context (0 when no term matched).
     pub bm25: f64,
@@ -84,7 +85,7 @@ pub struct Explain {
 }
 
 /// Search results: `{"results":[...]}`, best first.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SearchResponse {
     /// The results.
     pub results: Vec<SearchResult>,
@@ -116,7 +117,7 @@ impl SearchResponse {
 }
 
 /// One section of a context block.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ContextPartBody {
     /// The section's text.
     pub text: String,
@@ -127,7 +128,7 @@ pub struct ContextPartBody {
 }
 
 /// A context block: `{"parts": {...}, "total_tokens", "rendered", "memory_ids", ...}`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ContextResponse {
     /// Sections by name.
     pub parts: BTreeMap<String, ContextPartBody>,
@@ -174,14 +175,14 @@ impl ContextResponse {
 pub type HistoryResponse = History;
 
 /// The ids a deletion removed: `{"forgotten":[...]}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ForgetResponse {
     /// Removed ids.
     pub forgotten: Vec<MemoryId>,
 }
 
 /// A confirmation: `{"confirmed": id, "superseded": [...]}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ConfirmResponse {
     /// The confirmed record.
     pub confirmed: MemoryId,
@@ -190,14 +191,14 @@ pub struct ConfirmResponse {
 }
 
 /// A rejection: `{"rejected": id}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct RejectResponse {
     /// The rejected (deleted) record.
     pub rejected: MemoryId,
 }
 
 /// One memory the extractor proposed during ingestion and its outcome.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ProposedResponse {
     /// Index of the message (0-based line of the input).
     pub message: usize,
@@ -214,7 +215,7 @@ pub struct ProposedResponse {
 }
 
 /// What an ingestion did: `{"turns_stored","secrets_redacted","candidates":[...],"skipped"}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct IngestResponse {
     /// Raw turns stored.
     pub turns_stored: usize,
@@ -229,7 +230,7 @@ pub struct IngestResponse {
 }
 
 /// A failed extraction: `{"message", "error"}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct FailureResponse {
     /// Index of the message.
     pub message: usize,
@@ -238,28 +239,28 @@ pub struct FailureResponse {
 }
 
 /// The count a forget-all removed: `{"forgotten_count": N}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ForgetAllResponse {
     /// How many records were removed.
     pub forgotten_count: usize,
 }
 
 /// The ids an expiry run removed: `{"expired":[...]}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ExpireResponse {
     /// Removed ids.
     pub expired: Vec<MemoryId>,
 }
 
 /// How many records an import wrote: `{"imported": N}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ImportResponse {
     /// Records written.
     pub imported: usize,
 }
 
 /// A user's settings: `{"user_id","memory_enabled"}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SettingsResponse {
     /// The user.
     pub user_id: String,
@@ -268,14 +269,14 @@ pub struct SettingsResponse {
 }
 
 /// Audit entries, newest first: `{"entries":[...]}`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct AuditResponse {
     /// The entries.
     pub entries: Vec<AuditEntry>,
 }
 
 /// Every error a client sees: `{"code","message"}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ErrorBody {
     /// Stable snake_case code.
     pub code: &'static str,

@@ -8,7 +8,7 @@ use mnemo_core::transcript::Message;
 use super::Deserialize;
 
 /// A provenance given by the caller.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SourceBody {
     /// `user_stated`, `tool`, `document`, ...
@@ -20,7 +20,7 @@ pub struct SourceBody {
 }
 
 /// `POST /v1/memories`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RememberBody {
     /// The user (optional with a user key).
@@ -73,7 +73,7 @@ pub struct RememberBody {
 }
 
 /// A query string naming the user (optional with a user key).
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 pub struct UserQuery {
     /// The user.
     #[serde(default)]
@@ -81,7 +81,7 @@ pub struct UserQuery {
 }
 
 /// `GET /v1/memories`.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 pub struct ListQuery {
     /// The user.
     #[serde(default)]
@@ -98,7 +98,7 @@ pub struct ListQuery {
 }
 
 /// `PATCH /v1/memories/{id}`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EditBody {
     /// The user.
@@ -109,7 +109,7 @@ pub struct EditBody {
 }
 
 /// `POST /v1/search`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchBody {
     /// The user.
@@ -135,7 +135,7 @@ pub struct SearchBody {
 }
 
 /// `POST /v1/context`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ContextBody {
     /// The user.
@@ -152,7 +152,7 @@ pub struct ContextBody {
 }
 
 /// `POST /v1/ingest`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct IngestBody {
     /// The user.
@@ -171,7 +171,7 @@ pub struct IngestBody {
 }
 
 /// `PUT /v1/users/{user_id}/settings`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SettingsBody {
     /// Whether memory is on.

@@ -89,6 +89,20 @@ impl<'de> Deserialize<'de> for Timestamp {
     }
 }
 
+impl schemars::JsonSchema for Timestamp {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Timestamp".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "format": "date-time",
+            "description": "RFC 3339, UTC, millisecond precision"
+        })
+    }
+}
+
 /// The source of "now" for every time-dependent rule.
 pub trait Clock: Send + Sync {
     /// The current time.

@@ -18,7 +18,7 @@ pub const EXPORT_FORMAT: &str = "mnemo-export";
 pub const EXPORT_VERSION: u32 = 1;
 
 /// One user's complete memory, as exported.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExportDocument {
     /// Always [`EXPORT_FORMAT`].

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::record::{Sensitivity, SourceType, Status};
 
 /// Stable, snake_case reason codes attached to every write decision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ReasonCode {
     /// A new statement, stored.
@@ -67,7 +67,7 @@ impl fmt::Display for ReasonCode {
 }
 
 /// A user's memory settings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct UserSettings {
     /// When false, nothing is read from or written to the user's memory.
     pub memory_enabled: bool,

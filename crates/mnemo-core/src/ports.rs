@@ -97,7 +97,7 @@ pub struct ListFilter {
 }
 
 /// A record with its version history and the older records it superseded.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct History {
     /// The record as it is now.
     pub memory: Memory,
@@ -110,7 +110,7 @@ pub struct History {
 /// A record as exported: every field, the vector, and its version history.
 ///
 /// Serialized in export files: changing it is an export-format change.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ExportedMemory {
     /// The record, with `embedding.vector` present when it has one.
     #[serde(flatten)]
@@ -120,7 +120,7 @@ pub struct ExportedMemory {
 }
 
 /// What an audit entry records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AuditAction {
     /// A record was stored as active.
@@ -179,7 +179,7 @@ impl fmt::Display for AuditAction {
 }
 
 /// One audit entry. It never holds memory content.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AuditEntry {
     /// When.
     pub at: Timestamp,
@@ -386,7 +386,7 @@ pub struct SearchFilter {
 }
 
 /// A stored API key: who it acts for. Only the key's hash is kept.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ApiKey {
     /// The key's public id.
     pub id: String,

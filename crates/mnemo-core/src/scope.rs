@@ -104,6 +104,20 @@ impl fmt::Display for Scope {
     }
 }
 
+impl schemars::JsonSchema for Scope {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Scope".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "pattern": "^(user|workspace:.+|project:.+)$",
+            "description": "user, workspace:<id> or project:<id>"
+        })
+    }
+}
+
 impl Serialize for Scope {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_str(self)

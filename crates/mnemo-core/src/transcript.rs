@@ -8,7 +8,7 @@ use crate::clock::Timestamp;
 use crate::record::SourceType;
 
 /// Who wrote a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     /// The person the memory is about.
@@ -45,7 +45,7 @@ impl Role {
 
 /// Where a message's content came from, when it is not simply its role (a user pasting a
 /// document, say).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MessageSource {
     /// The channel.
@@ -57,7 +57,7 @@ pub struct MessageSource {
 }
 
 /// One conversation message.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Message {
     /// Who wrote it.

@@ -196,6 +196,7 @@ pub(crate) fn routes() -> Router<AppState> {
     Router::new()
         .route("/healthz", get(|| async { Json(serde_json::json!({"status": "ok"})) }))
         .route("/metrics", get(metrics))
+        .route("/openapi.json", get(|| async { Json(mnemo_api::openapi::document()) }))
         .route("/v1/memories", post(remember).get(list))
         .route("/v1/memories/{id}", get(get_memory).patch(edit).delete(forget))
         .route("/v1/memories/{id}/history", get(history))
