@@ -2,6 +2,7 @@
 //! LoCoMo benchmark through the real library (SQLite store, built-in embedder).
 
 mod bench;
+mod load;
 mod locomo;
 
 use std::path::PathBuf;
@@ -40,6 +41,18 @@ enum Task {
         /// Keep the database here; an existing file is searched without ingesting again.
         #[arg(long)]
         keep: Option<PathBuf>,
+    },
+    /// Load benchmark of `mnemo serve` on loopback.
+    Load {
+        /// Concurrent clients.
+        #[arg(long, default_value_t = 200)]
+        clients: usize,
+        /// Memories stored before the run.
+        #[arg(long, default_value_t = 100_000)]
+        memories: usize,
+        /// Seconds to run.
+        #[arg(long, default_value_t = 30)]
+        seconds: u64,
     },
     /// Retrieval evaluations.
     Eval {
@@ -84,6 +97,7 @@ fn codegen(check: bool) -> anyhow::Result<()> {
 fn main() -> anyhow::Result<()> {
     match Cli::parse().task {
         Task::Codegen { check } => codegen(check),
+        Task::Load { clients, memories, seconds } => load::run(clients, memories, seconds),
         Task::Eval { eval: Eval::Locomo { data, json } } => locomo::run(&data, json.as_deref()),
         Task::Bench { memories, users, queries, recall_every, keep } => {
             bench::run(memories, users, queries, recall_every, keep.as_deref())
