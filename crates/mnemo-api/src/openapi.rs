@@ -9,9 +9,9 @@ use serde_json::{Map, Value, json};
 
 use crate::requests::{ContextBody, EditBody, IngestBody, RememberBody, SearchBody, SettingsBody};
 use crate::{
-    AuditResponse, ConfirmResponse, ContextResponse, ErrorBody, ForgetAllResponse, ForgetResponse,
-    HistoryResponse, IngestResponse, MemoryList, RejectResponse, RememberResponse, SearchResponse,
-    SettingsResponse,
+    AuditResponse, ConfirmResponse, ContextResponse, ErrorBody, ExpireResponse, ForgetAllResponse,
+    ForgetResponse, HistoryResponse, ImportResponse, IngestResponse, MemoryList, RejectResponse,
+    RememberResponse, SearchResponse, SettingsResponse,
 };
 use mnemo_core::Memory;
 use mnemo_core::export::ExportDocument;
@@ -162,6 +162,22 @@ fn table(g: &mut SchemaGenerator) -> Vec<Operation> {
             &[],
             None,
             schema::<ExportDocument>(g),
+        ),
+        op(
+            "post",
+            "/v1/users/{user_id}/import",
+            "Restore a user's memories from an export document",
+            &[],
+            Some(schema::<ExportDocument>(g)),
+            schema::<ImportResponse>(g),
+        ),
+        op(
+            "post",
+            "/v1/expire",
+            "Drop memories whose expiry has passed (the caller's user, or with a tenant key the whole tenant or ?user_id)",
+            &["user_id"],
+            None,
+            schema::<ExpireResponse>(g),
         ),
         op(
             "delete",

@@ -13,6 +13,7 @@ use mnemo::{Mnemo, SearchRequest};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -83,11 +84,12 @@ pub struct ContextArgs {
     pub budget: Option<usize>,
 }
 
-/// The memory tools of one user.
+/// The memory tools: of one user fixed at start (stdio), or of the user the HTTP layer
+/// authenticated for each request (streamable HTTP puts a `UserRef` in the request parts).
 #[derive(Clone)]
 pub struct MemoryTools {
     mnemo: Arc<Mnemo>,
-    who: UserRef,
+    who: Option<UserRef>,
     tool_router: ToolRouter<Self>,
 }
 
@@ -95,6 +97,47 @@ impl std::fmt::Debug for MemoryTools {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MemoryTools").field("who", &self.who).finish_non_exhaustive()
     }
+}
+
+impl MemoryTools {
+    /// The user a call acts for.
+    fn who(&self, ctx: &RequestContext<RoleServer>) -> Result<UserRef, McpError> {
+        if let Some(who) = &self.who {
+            return Ok(who.clone());
+        }
+        ctx.extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<UserRef>())
+            .cloned()
+            .ok_or_else(|| {
+                McpError::invalid_request("no authenticated user for this request", None)
+            })
+    }
+
+    /// Tools for whichever user the HTTP layer authenticates on each request.
+    pub fn per_request(mnemo: Arc<Mnemo>) -> Self {
+        Self { mnemo, who: None, tool_router: Self::tool_router() }
+    }
+}
+
+/// The streamable HTTP service (mount it at `/mcp` behind authentication that inserts the
+/// caller's `UserRef` into the request extensions).
+pub fn http_service(
+    mnemo: Arc<Mnemo>,
+) -> rmcp::transport::streamable_http_server::StreamableHttpService<
+    MemoryTools,
+    rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
+> {
+    // Plain JSON answers to POSTs (clients accept either JSON or an event stream); any Host,
+    // since the endpoint sits behind mnemo's own authentication.
+    let mut config = rmcp::transport::streamable_http_server::StreamableHttpServerConfig::default()
+        .with_allowed_hosts(Vec::<String>::new());
+    config.json_response = true;
+    rmcp::transport::streamable_http_server::StreamableHttpService::new(
+        move || Ok(MemoryTools::per_request(Arc::clone(&mnemo))),
+        Arc::default(),
+        config,
+    )
 }
 
 /// Runs a library call off the async executor and turns its result into a tool result: JSON
@@ -120,7 +163,7 @@ fn fail(e: impl std::fmt::Display) -> String {
 impl MemoryTools {
     /// Tools acting for `who`.
     pub fn new(mnemo: Arc<Mnemo>, who: UserRef) -> Self {
-        Self { mnemo, who, tool_router: Self::tool_router() }
+        Self { mnemo, who: Some(who), tool_router: Self::tool_router() }
     }
 
     #[tool(
@@ -129,8 +172,9 @@ impl MemoryTools {
     async fn memory_search(
         &self,
         Parameters(args): Parameters<SearchArgs>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let who = self.who.clone();
+        let who = self.who(&ctx)?;
         run(Arc::clone(&self.mnemo), move |mnemo| {
             let request = SearchRequest {
                 query: args.query,
@@ -150,8 +194,9 @@ impl MemoryTools {
     async fn memory_remember(
         &self,
         Parameters(args): Parameters<RememberArgs>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let who = self.who.clone();
+        let who = self.who(&ctx)?;
         run(Arc::clone(&self.mnemo), move |mnemo| {
             let expires_at = args
                 .ttl
@@ -184,8 +229,9 @@ impl MemoryTools {
     async fn memory_update(
         &self,
         Parameters(args): Parameters<UpdateArgs>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let who = self.who.clone();
+        let who = self.who(&ctx)?;
         run(Arc::clone(&self.mnemo), move |mnemo| {
             mnemo.edit(&who, &MemoryId(args.id), &args.content).map_err(fail)
         })
@@ -196,8 +242,9 @@ impl MemoryTools {
     async fn memory_forget(
         &self,
         Parameters(args): Parameters<ForgetArgs>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let who = self.who.clone();
+        let who = self.who(&ctx)?;
         run(Arc::clone(&self.mnemo), move |mnemo| {
             Ok(mnemo_api::ForgetResponse {
                 forgotten: mnemo.forget(&who, &MemoryId(args.id)).map_err(fail)?,
@@ -210,8 +257,9 @@ impl MemoryTools {
     async fn memory_list(
         &self,
         Parameters(args): Parameters<ListArgs>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let who = self.who.clone();
+        let who = self.who(&ctx)?;
         run(Arc::clone(&self.mnemo), move |mnemo| {
             let filter = ListFilter {
                 kind: args.kind.as_deref().map(str::parse).transpose().map_err(fail)?,
@@ -229,8 +277,9 @@ impl MemoryTools {
     async fn memory_context(
         &self,
         Parameters(args): Parameters<ContextArgs>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let who = self.who.clone();
+        let who = self.who(&ctx)?;
         run(Arc::clone(&self.mnemo), move |mnemo| {
             let tokenizer = mnemo::Tokenizer::new(mnemo::TokenizerName::O200k).map_err(fail)?;
             let block = mnemo
@@ -244,8 +293,11 @@ impl MemoryTools {
     #[tool(
         description = "The user's core profile (name, role, language, key preferences): always relevant."
     )]
-    async fn profile_get(&self) -> Result<CallToolResult, McpError> {
-        let who = self.who.clone();
+    async fn profile_get(
+        &self,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let who = self.who(&ctx)?;
         run(Arc::clone(&self.mnemo), move |mnemo| {
             Ok(mnemo_api::MemoryList { memories: mnemo.profile(&who).map_err(fail)? })
         })

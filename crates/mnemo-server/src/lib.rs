@@ -43,8 +43,12 @@ impl AppState {
 
 /// The HTTP API.
 pub fn router(state: AppState) -> Router {
+    let mcp = Router::new()
+        .nest_service("/mcp", mnemo_mcp::http_service(Arc::clone(&state.mnemo)))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), routes::mcp_auth));
     routes::routes()
         .merge(mem0::routes())
+        .merge(mcp)
         .layer(axum::middleware::from_fn_with_state(state.clone(), routes::track))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(tower_http::catch_panic::CatchPanicLayer::new())

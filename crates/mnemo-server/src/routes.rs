@@ -89,6 +89,28 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// Authenticates MCP-over-HTTP requests and puts the caller's user in the request
+/// extensions, where the MCP tools read it: a user key's own user, or the user a tenant key
+/// names in the `x-mnemo-user` header.
+pub(crate) async fn mcp_auth(
+    State(state): State<AppState>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let (mut parts, body) = request.into_parts();
+    let caller = match Caller::from_request_parts(&mut parts, &state).await {
+        Ok(caller) => caller,
+        Err(error) => return error.into_response(),
+    };
+    let named = parts.headers.get("x-mnemo-user").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let who = match caller.user(named.as_deref()) {
+        Ok(who) => who,
+        Err(error) => return error.into_response(),
+    };
+    parts.extensions.insert(who);
+    next.run(axum::extract::Request::from_parts(parts, body)).await
+}
+
 /// Records each request's route, status and latency.
 pub(crate) async fn track(
     State(state): State<AppState>,
@@ -206,6 +228,8 @@ pub(crate) fn routes() -> Router<AppState> {
         .route("/v1/context", post(context))
         .route("/v1/ingest", post(ingest))
         .route("/v1/users/{user_id}/export", get(export))
+        .route("/v1/users/{user_id}/import", post(import))
+        .route("/v1/expire", post(expire))
         .route("/v1/users/{user_id}/memories", axum::routing::delete(forget_all))
         .route("/v1/users/{user_id}/settings", put(set_settings).get(settings))
         .route("/v1/users/{user_id}/pending", get(pending))
@@ -458,6 +482,41 @@ async fn export(
 ) -> ApiResult<mnemo::core::export::ExportDocument> {
     let who = caller.user(Some(&user_id))?;
     json(blocking(&state, move |mnemo| Ok(mnemo.export(&who)?)).await?)
+}
+
+async fn import(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(user_id): Path<String>,
+    body: Result<Json<mnemo::core::export::ExportDocument>, JsonRejection>,
+) -> ApiResult<api::ImportResponse> {
+    let Json(document) = body?;
+    let who = caller.user(Some(&user_id))?;
+    if document.user_id != who.user_id() {
+        return Err(InvalidInput::new("user_id", "differs from the export's user").into());
+    }
+    let imported = blocking(&state, move |mnemo| Ok(mnemo.import(&who, document)?)).await?;
+    json(api::ImportResponse { imported })
+}
+
+async fn expire(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(q): Query<UserQuery>,
+) -> ApiResult<api::ExpireResponse> {
+    // A user key expires its own user's memories; a tenant key the whole tenant's (or one
+    // user's, when named).
+    let tenant = caller.0.tenant.clone();
+    let user = match (&caller.0.user_id, q.user_id) {
+        (Some(own), Some(asked)) if *own != asked => {
+            return Err(ApiError::new(ErrorKind::Forbidden, "this key acts only for its own user"));
+        }
+        (Some(own), _) => Some(own.clone()),
+        (None, asked) => asked,
+    };
+    let expired =
+        blocking(&state, move |mnemo| Ok(mnemo.expire(&tenant, user.as_deref())?)).await?;
+    json(api::ExpireResponse { expired })
 }
 
 async fn forget_all(

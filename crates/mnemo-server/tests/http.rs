@@ -181,8 +181,18 @@ async fn core_routes_mirror_the_cli() {
         (refused["outcome"].as_str(), refused["reason"].as_str()),
         (Some("refused"), Some("memory_disabled"))
     );
+    // Export, then restore into a fresh tenant's user through import.
+    let (_, exported) = api.call("GET", "/v1/users/sam/export", Some(&key), None).await;
+    let count = exported["memories"].as_array().unwrap().len();
+    assert!(count >= 3);
+    let (_, expired) = api.call("POST", "/v1/expire", Some(&key), None).await;
+    assert!(expired["expired"].as_array().unwrap().is_empty());
     let (_, gone) = api.call("DELETE", "/v1/users/sam/memories", Some(&key), None).await;
     assert!(gone["forgotten_count"].as_u64().unwrap() >= 3);
+    let (status, imported) =
+        api.call("POST", "/v1/users/sam/import", Some(&key), Some(exported)).await;
+    assert_eq!(status, StatusCode::OK, "{imported}");
+    assert_eq!(imported["imported"].as_u64().unwrap() as usize, count);
 }
 
 #[tokio::test]
@@ -398,4 +408,63 @@ async fn every_documented_operation_is_served() {
             assert_eq!(status, StatusCode::OK, "{method} {path}");
         }
     }
+}
+
+/// The same isolation checks over real HTTP: a server on 127.0.0.1 and raw HTTP/1.1.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn foreign_ids_are_missing_over_real_http() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let api = Api::new();
+    let alice = api.key("acme", Some("alice"));
+    let bob = api.key("acme", Some("bob"));
+    let globex = api.key("globex", None);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    tokio::spawn(mnemo_server::serve(listener, api.state.clone()));
+    let http = |method: &'static str, path: String, key: String, body: Option<Value>| {
+        let addr = addr.clone();
+        async move {
+            let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+            let payload = body.map(|b| b.to_string()).unwrap_or_default();
+            let request = format!(
+                "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {key}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{payload}",
+                payload.len()
+            );
+            stream.write_all(request.as_bytes()).await.unwrap();
+            let mut response = String::new();
+            stream.read_to_string(&mut response).await.unwrap();
+            let status: u16 = response.split_whitespace().nth(1).unwrap().parse().unwrap();
+            let body = response.split("\r\n\r\n").nth(1).unwrap_or_default().to_owned();
+            (status, body)
+        }
+    };
+    let (status, added) = http(
+        "POST",
+        "/v1/memories".into(),
+        alice.clone(),
+        Some(json!({"content": "Alice's safe code is in the red binder"})),
+    )
+    .await;
+    assert_eq!(status, 200, "{added}");
+    let id = serde_json::from_str::<Value>(&added).unwrap()["id"].as_str().unwrap().to_owned();
+    let made_up = "00000000-0000-7000-8000-000000000000";
+    for (key, user) in [(bob.clone(), "bob"), (globex.clone(), "alice")] {
+        for (method, suffix, body) in [
+            ("GET", "", None),
+            ("GET", "/history", None),
+            ("PATCH", "", Some(json!({"user_id": user, "content": "hijacked"}))),
+            ("DELETE", "", None),
+            ("POST", "/confirm", None),
+            ("POST", "/reject", None),
+        ] {
+            let path = |target: &str| format!("/v1/memories/{target}{suffix}?user_id={user}");
+            let (status, foreign) = http(method, path(&id), key.clone(), body.clone()).await;
+            let (_, reference) = http(method, path(made_up), key.clone(), body).await;
+            assert_eq!(status, 404, "{method} {suffix}: {foreign}");
+            assert_eq!(foreign.replace(&id, "ID"), reference.replace(made_up, "ID"));
+            assert!(!foreign.contains("red binder"));
+        }
+    }
+    let (_, mine) = http("GET", format!("/v1/memories/{id}"), alice, None).await;
+    assert!(mine.contains("red binder"));
 }

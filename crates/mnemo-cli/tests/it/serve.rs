@@ -84,3 +84,82 @@ fn an_acknowledged_write_survives_kill_9_and_sigterm_stops_cleanly() {
     let exit = server.wait().unwrap();
     assert!(exit.success(), "server exited with {exit:?} on SIGTERM");
 }
+
+/// MCP over streamable HTTP at /mcp: raw JSON-RPC, then the Python SDK client when it is
+/// installed (`.ci/run` installs it from PyPI).
+#[test]
+fn mcp_over_streamable_http() {
+    let env = Env::new();
+    let key = env.json(&["keys", "create", "--tenant", "acme", "--user", "alice"])["key"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (mut server, addr) = start(&env);
+    let rpc = |body: Value, session: Option<&str>| -> (u16, String, Option<String>) {
+        let mut stream = TcpStream::connect(&addr).unwrap();
+        let payload = body.to_string();
+        let session_header =
+            session.map(|s| format!("Mcp-Session-Id: {s}\r\n")).unwrap_or_default();
+        write!(
+            stream,
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {key}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{session_header}Content-Length: {}\r\nConnection: close\r\n\r\n{payload}",
+            payload.len()
+        )
+        .unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        let status = response.split_whitespace().nth(1).unwrap().parse().unwrap();
+        let session = response
+            .lines()
+            .find(|l| l.to_ascii_lowercase().starts_with("mcp-session-id:"))
+            .map(|l| l.split_once(':').unwrap().1.trim().to_owned());
+        (status, response, session)
+    };
+    let (status, response, session) = rpc(
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}),
+        None,
+    );
+    assert_eq!(status, 200, "{response}");
+    assert!(response.contains("\"mnemo\""), "{response}");
+    rpc(
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        session.as_deref(),
+    );
+    let (_, listed, _) = rpc(
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        session.as_deref(),
+    );
+    assert!(listed.contains("memory_search") && listed.contains("profile_get"), "{listed}");
+    // Without a key there is no MCP either.
+    let mut stream = TcpStream::connect(&addr).unwrap();
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    assert!(response.starts_with("HTTP/1.1 401"), "{response}");
+
+    let has_sdk = std::process::Command::new("python3")
+        .args(["-c", "import mcp"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if has_sdk {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/python_client.py");
+        let out = std::process::Command::new("python3")
+            .args([script, &format!("http://{addr}/mcp"), &key])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "python client failed:\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    } else {
+        eprintln!("skipping the Python MCP SDK client: `pip install mcp` to run it (.ci/run does)");
+    }
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
