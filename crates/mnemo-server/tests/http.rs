@@ -465,6 +465,58 @@ async fn foreign_ids_are_missing_over_real_http() {
             assert!(!foreign.contains("red binder"));
         }
     }
+    // Every user-scoped route answers another tenant about alice exactly as it answers about a
+    // user who never existed: no content, no counts.
+    let user_routes = |user: &str| -> Vec<(&'static str, String, Option<Value>)> {
+        vec![
+            ("GET", format!("/v1/memories?user_id={user}"), None),
+            (
+                "POST",
+                "/v1/search".into(),
+                Some(json!({"user_id": user, "query": "safe code binder"})),
+            ),
+            ("POST", "/v1/context".into(), Some(json!({"user_id": user, "query": "safe code"}))),
+            ("GET", format!("/v1/users/{user}/export"), None),
+            ("GET", format!("/v1/users/{user}/pending"), None),
+            ("GET", format!("/v1/users/{user}/audit"), None),
+            ("GET", format!("/v1/users/{user}/settings"), None),
+            ("POST", format!("/v1/expire?user_id={user}"), None),
+            ("DELETE", format!("/v1/users/{user}/memories"), None),
+        ]
+    };
+    for ((method, path, body), (_, reference_path, reference_body)) in
+        user_routes("alice").into_iter().zip(user_routes("nobody"))
+    {
+        let (status, foreign) = http(method, path.clone(), globex.clone(), body).await;
+        let (reference_status, reference) =
+            http(method, reference_path, globex.clone(), reference_body).await;
+        assert_eq!(status, reference_status, "{method} {path}: {foreign}");
+        assert!(!foreign.contains("red binder"), "{method} {path} leaked: {foreign}");
+        let normalise = |text: &str, user: &str| {
+            let mut value: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+            strip_volatile(&mut value);
+            value.to_string().replace(user, "USER")
+        };
+        assert_eq!(
+            normalise(&foreign, "alice"),
+            normalise(&reference, "nobody"),
+            "{method} {path} answers differently from an unknown user"
+        );
+    }
     let (_, mine) = http("GET", format!("/v1/memories/{id}"), alice, None).await;
-    assert!(mine.contains("red binder"));
+    assert!(mine.contains("red binder"), "another tenant's calls changed alice's memory");
+}
+
+/// Drops fields that differ between any two calls (timestamps, ids, timings).
+fn strip_volatile(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.retain(|key, _| {
+                !matches!(key.as_str(), "exported_at" | "took_ms" | "elapsed_ms" | "generated_at")
+            });
+            map.values_mut().for_each(strip_volatile);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_volatile),
+        _ => {}
+    }
 }
