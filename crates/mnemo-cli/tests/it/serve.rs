@@ -94,42 +94,83 @@ fn mcp_over_streamable_http() {
         .as_str()
         .unwrap()
         .to_owned();
+    let tenant_key =
+        env.json(&["keys", "create", "--tenant", "acme"])["key"].as_str().unwrap().to_owned();
     let (mut server, addr) = start(&env);
-    let rpc = |body: Value, session: Option<&str>| -> (u16, String, Option<String>) {
+    // One MCP request with `key` (and, for a tenant key, the user it acts for).
+    let call = |key: &str, user: Option<&str>, body: Value, session: Option<&str>| {
         let mut stream = TcpStream::connect(&addr).unwrap();
         let payload = body.to_string();
-        let session_header =
-            session.map(|s| format!("Mcp-Session-Id: {s}\r\n")).unwrap_or_default();
+        let mut headers = session.map(|s| format!("Mcp-Session-Id: {s}\r\n")).unwrap_or_default();
+        if let Some(user) = user {
+            headers.push_str(&format!("x-mnemo-user: {user}\r\n"));
+        }
         write!(
             stream,
-            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {key}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{session_header}Content-Length: {}\r\nConnection: close\r\n\r\n{payload}",
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {key}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{payload}",
             payload.len()
         )
         .unwrap();
         let mut response = String::new();
         stream.read_to_string(&mut response).unwrap();
-        let status = response.split_whitespace().nth(1).unwrap().parse().unwrap();
+        let status: u16 = response.split_whitespace().nth(1).unwrap().parse().unwrap();
         let session = response
             .lines()
             .find(|l| l.to_ascii_lowercase().starts_with("mcp-session-id:"))
             .map(|l| l.split_once(':').unwrap().1.trim().to_owned());
         (status, response, session)
     };
-    let (status, response, session) = rpc(
-        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}),
-        None,
-    );
-    assert_eq!(status, 200, "{response}");
-    assert!(response.contains("\"mnemo\""), "{response}");
-    rpc(
-        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        session.as_deref(),
-    );
+    let initialize = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}});
+    let open_session = |key: &str, user: Option<&str>| {
+        let (status, response, session) = call(key, user, initialize.clone(), None);
+        assert_eq!(status, 200, "{response}");
+        assert!(response.contains("\"mnemo\""), "{response}");
+        call(
+            key,
+            user,
+            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            session.as_deref(),
+        );
+        session
+    };
+    let tool = |name: &str, arguments: Value| serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": name, "arguments": arguments}});
+    let rpc = |body: Value, session: Option<&str>| call(&key, None, body, session);
+
+    let session = open_session(&key, None);
     let (_, listed, _) = rpc(
         serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
         session.as_deref(),
     );
     assert!(listed.contains("memory_search") && listed.contains("profile_get"), "{listed}");
+    let (status, saved, _) = rpc(
+        tool(
+            "memory_remember",
+            serde_json::json!({"content": "Keeps the spare key under the blue pot"}),
+        ),
+        session.as_deref(),
+    );
+    assert_eq!(status, 200, "{saved}");
+    assert!(saved.contains("added"), "{saved}");
+
+    // A user key cannot name another user; a tenant key acts for the user it names, and sees
+    // only that user's memories.
+    let (status, refused, _) = call(&key, Some("bob"), initialize.clone(), None);
+    assert_eq!(status, 403, "{refused}");
+    let bob = open_session(&tenant_key, Some("bob"));
+    let (_, bobs, _) =
+        call(&tenant_key, Some("bob"), tool("memory_list", serde_json::json!({})), bob.as_deref());
+    assert!(bobs.contains("\"result\"") && !bobs.contains("blue pot"), "{bobs}");
+    let alices_session = open_session(&tenant_key, Some("alice"));
+    let (_, alices, _) = call(
+        &tenant_key,
+        Some("alice"),
+        tool("memory_list", serde_json::json!({})),
+        alices_session.as_deref(),
+    );
+    assert!(alices.contains("blue pot"), "{alices}");
+    let (status, _, _) = call(&tenant_key, None, initialize.clone(), None);
+    assert_eq!(status, 400, "a tenant key must name the user");
+
     // Without a key there is no MCP either.
     let mut stream = TcpStream::connect(&addr).unwrap();
     write!(
