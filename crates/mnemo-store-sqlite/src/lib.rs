@@ -175,6 +175,9 @@ impl SqliteStore {
              PRAGMA foreign_keys = ON;",
         )?;
         migrate::migrate(&mut conn, now.as_millis())?;
+        // Plans must not depend on bound values: otherwise SQLite compiles a statement whose plan
+        // might again on every run, which cost half of the write path (BENCHMARKS.md).
+        conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
         conn.set_prepared_statement_cache_capacity(64);
         Ok(Self {
             conn: Mutex::new(conn),
@@ -574,11 +577,7 @@ impl SqliteStore {
         let normalized = candidate.normalized_content();
         let same_content = query_memories(
             tx,
-            // Unary `+` keeps the planner on the content-hash index rather than scanning the
-            // user's records through the (tenant, user, status, kind) index.
-            "m.tenant = ?1 AND m.user_id = ?2 AND m.content_hash = ?3 AND +m.kind = ?4
-             AND +m.scope = ?5 AND +m.status IN ('active', 'pending')
-             AND (m.expires_at IS NULL OR m.expires_at > ?6)",
+            SAME_CONTENT,
             &[
                 &tenant,
                 &user,
@@ -707,6 +706,13 @@ impl SqliteStore {
         Ok((WriteReceipt { decision, id }, touched))
     }
 }
+
+/// The records of a user with the same content hash, kind and scope that are live: the
+/// duplicate lookup every write makes. Unary `+` keeps the planner on the content-hash index
+/// rather than scanning the user's records through the (tenant, user, status, kind) index.
+const SAME_CONTENT: &str = "m.tenant = ?1 AND m.user_id = ?2 AND m.content_hash = ?3
+     AND +m.kind = ?4 AND +m.scope = ?5 AND +m.status IN ('active', 'pending')
+     AND (m.expires_at IS NULL OR m.expires_at > ?6)";
 
 /// How many nearest records a write compares itself with.
 const NEIGHBOURS: usize = 3;
@@ -1317,5 +1323,33 @@ impl Store for SqliteStore {
             )?;
             Ok((changed > 0, Touched::Nothing))
         })?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cached statement must not be compiled again for each new set of bound values: the
+    /// write path runs its duplicate lookup once per record.
+    #[test]
+    fn cached_lookups_are_not_recompiled_per_binding() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("m.db"), Timestamp::from_millis(0)).unwrap();
+        let conn = store.lock();
+        let sql = format!("SELECT {MEMORY_COLUMNS} FROM {MEMORY_FROM} WHERE {SAME_CONTENT}");
+        for i in 0..20_i64 {
+            let hash = format!("hash-{i}");
+            let tenant = format!("tenant-{i}");
+            query_memories(
+                &conn,
+                SAME_CONTENT,
+                &[&tenant, &"user", &hash, &"semantic", &"user", &i],
+            )
+            .unwrap();
+        }
+        let stmt = conn.prepare_cached(&sql).unwrap();
+        let recompiled = stmt.get_status(rusqlite::StatementStatus::RePrepare);
+        assert!(recompiled <= 1, "the duplicate lookup was compiled again {recompiled} times");
     }
 }
