@@ -229,6 +229,33 @@ pub struct IngestResponse {
     pub failures: Vec<FailureResponse>,
 }
 
+impl From<mnemo::IngestReport> for IngestResponse {
+    fn from(report: mnemo::IngestReport) -> Self {
+        Self {
+            turns_stored: report.turns_stored,
+            secrets_redacted: report.secrets_redacted,
+            skipped: report.skipped.map(|r| r.as_str()),
+            failures: report
+                .failures
+                .into_iter()
+                .map(|f| FailureResponse { message: f.message, error: f.error })
+                .collect(),
+            candidates: report
+                .proposed
+                .into_iter()
+                .map(|p| ProposedResponse {
+                    message: p.message,
+                    content: p.content,
+                    outcome: p.result.outcome.as_str(),
+                    id: p.result.id,
+                    reason: p.result.reason.as_str(),
+                    superseded: p.result.superseded,
+                })
+                .collect(),
+        }
+    }
+}
+
 /// A failed extraction: `{"message", "error"}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct FailureResponse {

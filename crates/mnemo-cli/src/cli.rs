@@ -281,7 +281,7 @@ pub(crate) struct IngestArgs {
     #[arg(long)]
     pub(crate) incognito: bool,
     /// How long raw turns are kept.
-    #[arg(long, default_value = "30d")]
+    #[arg(long, default_value = mnemo::DEFAULT_RETENTION)]
     pub(crate) retention: String,
 }
 

@@ -446,28 +446,7 @@ fn ingest(cli: &Cli, mnemo: &Mnemo, args: &IngestArgs) -> anyhow::Result<()> {
         retention: mnemo::core::duration::Ttl::parse(&args.retention, "--retention")?,
     };
     let report = mnemo.ingest(&who, &messages, &options)?;
-    let response = api::IngestResponse {
-        turns_stored: report.turns_stored,
-        secrets_redacted: report.secrets_redacted,
-        skipped: report.skipped.map(|r| r.as_str()),
-        failures: report
-            .failures
-            .into_iter()
-            .map(|f| api::FailureResponse { message: f.message, error: f.error })
-            .collect(),
-        candidates: report
-            .proposed
-            .into_iter()
-            .map(|p| api::ProposedResponse {
-                message: p.message,
-                content: p.content,
-                outcome: p.result.outcome.as_str(),
-                id: p.result.id,
-                reason: p.result.reason.as_str(),
-                superseded: p.result.superseded,
-            })
-            .collect(),
-    };
+    let response = api::IngestResponse::from(report);
     if cli.json {
         return output::json(&response);
     }

@@ -13,7 +13,7 @@ use axum::routing::{get, post};
 use mnemo::core::lifecycle::{CandidateFields, Outcome};
 use mnemo::core::ports::{ListFilter, SearchFilter};
 use mnemo::core::transcript::{Message, Role};
-use mnemo::core::{Kind, Memory, MemoryId, Status};
+use mnemo::core::{Kind, Memory, MemoryId, Status, Timestamp};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -138,7 +138,10 @@ async fn add(
             let options = mnemo::IngestOptions {
                 session: body.run_id.clone().unwrap_or_else(|| "mem0".to_owned()),
                 incognito: false,
-                retention: mnemo::core::duration::Ttl::parse("30d", "retention")?,
+                retention: mnemo::core::duration::Ttl::parse(
+                    mnemo::DEFAULT_RETENTION,
+                    "retention",
+                )?,
             };
             let report = mnemo.ingest(&who, &messages, &options)?;
             for p in report.proposed {
@@ -264,17 +267,34 @@ async fn history(
 ) -> Result<Json<Value>, ApiError> {
     let who = caller.user(scope.user_id.as_deref())?;
     let history = blocking(&state, move |mnemo| Ok(mnemo.history(&who, &MemoryId(id))?)).await?;
-    let mut entries = Vec::new();
-    let mut previous: Option<String> = None;
+    // mem0 lists each value a memory has held, oldest first: the records it superseded, its
+    // own earlier versions, then its current text.
+    let memory = &history.memory;
+    let mut values: Vec<(String, &str, Timestamp, Timestamp)> = Vec::new();
     for old in history.superseded.iter().rev() {
-        entries.push(json!({"id": old.id, "memory_id": history.memory.id, "old_memory": previous, "new_memory": old.content, "event": if previous.is_none() { "ADD" } else { "UPDATE" }, "created_at": old.created_at, "updated_at": old.updated_at}));
-        previous = Some(old.content.clone());
+        values.push((old.id.to_string(), &old.content, old.created_at, old.updated_at));
     }
     for v in &history.versions {
-        entries.push(json!({"id": format!("{}-v{}", history.memory.id, v.version), "memory_id": history.memory.id, "old_memory": previous, "new_memory": v.content, "event": if previous.is_none() { "ADD" } else { "UPDATE" }, "created_at": v.updated_at, "updated_at": v.replaced_at}));
-        previous = Some(v.content.clone());
+        values.push((
+            format!("{}-v{}", memory.id, v.version),
+            &v.content,
+            v.updated_at,
+            v.replaced_at,
+        ));
     }
-    entries.push(json!({"id": format!("{}-v{}", history.memory.id, history.memory.version), "memory_id": history.memory.id, "old_memory": previous, "new_memory": history.memory.content, "event": if previous.is_none() { "ADD" } else { "UPDATE" }, "created_at": history.memory.created_at, "updated_at": history.memory.updated_at}));
+    values.push((
+        format!("{}-v{}", memory.id, memory.version),
+        &memory.content,
+        memory.created_at,
+        memory.updated_at,
+    ));
+    let mut previous: Option<&str> = None;
+    let mut entries = Vec::with_capacity(values.len());
+    for (entry_id, text, created_at, updated_at) in values {
+        let event = if previous.is_none() { "ADD" } else { "UPDATE" };
+        entries.push(json!({"id": entry_id, "memory_id": memory.id, "old_memory": previous, "new_memory": text, "event": event, "created_at": created_at, "updated_at": updated_at}));
+        previous = Some(text);
+    }
     Ok(Json(Value::Array(entries)))
 }
 

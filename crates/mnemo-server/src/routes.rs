@@ -443,33 +443,12 @@ async fn ingest(
                 session: body.session,
                 incognito: body.incognito,
                 retention: mnemo::core::duration::Ttl::parse(
-                    body.retention.as_deref().unwrap_or("30d"),
+                    body.retention.as_deref().unwrap_or(mnemo::DEFAULT_RETENTION),
                     "retention",
                 )?,
             };
             let report = mnemo.ingest(&who, &body.messages, &options)?;
-            Ok(api::IngestResponse {
-                turns_stored: report.turns_stored,
-                secrets_redacted: report.secrets_redacted,
-                skipped: report.skipped.map(|r| r.as_str()),
-                failures: report
-                    .failures
-                    .into_iter()
-                    .map(|f| api::FailureResponse { message: f.message, error: f.error })
-                    .collect(),
-                candidates: report
-                    .proposed
-                    .into_iter()
-                    .map(|p| api::ProposedResponse {
-                        message: p.message,
-                        content: p.content,
-                        outcome: p.result.outcome.as_str(),
-                        id: p.result.id,
-                        reason: p.result.reason.as_str(),
-                        superseded: p.result.superseded,
-                    })
-                    .collect(),
-            })
+            Ok(api::IngestResponse::from(report))
         })
         .await?,
     )

@@ -23,6 +23,9 @@ use mnemo_core::{Kind, MemoryId, Source, SourceType, Timestamp, UserRef};
 
 use crate::{Mnemo, Result};
 
+/// How long raw turns are kept when the caller does not say (`30d`).
+pub const DEFAULT_RETENTION: &str = "30d";
+
 /// How to ingest a conversation.
 #[derive(Debug, Clone)]
 pub struct IngestOptions {

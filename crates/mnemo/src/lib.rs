@@ -14,7 +14,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use error::Error;
-pub use ingest::{ExtractionFailure, IngestOptions, IngestReport, ProposedMemory};
+pub use ingest::{
+    DEFAULT_RETENTION, ExtractionFailure, IngestOptions, IngestReport, ProposedMemory,
+};
 pub use keys::Principal;
 pub use mnemo_core as core;
 use mnemo_core::context::{ContextBlock, TokenCounter, assemble};
