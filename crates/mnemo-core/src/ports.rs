@@ -36,6 +36,23 @@ impl PortError {
         Self { kind, message: message.into(), source: None }
     }
 
+    /// The error for a non-200 answer from a model endpoint (`what`, e.g. "chat endpoint URL"):
+    /// 401/403 are unauthorized, 429 and 5xx unavailable (with `Retry-After` seconds when
+    /// given), anything else a rejected request. The message quotes the first 200 characters of
+    /// the body.
+    pub fn http_answer(what: &str, status: u16, retry_after: Option<&str>, body: &str) -> Self {
+        let retry_after = retry_after
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(std::time::Duration::from_secs);
+        let kind = match status {
+            401 | 403 => ErrorKind::Unauthorized,
+            429 | 500..=599 => ErrorKind::Unavailable { retry_after },
+            _ => ErrorKind::InvalidInput,
+        };
+        let detail: String = body.chars().take(200).collect();
+        Self::new(kind, format!("{what} answered {status}: {detail}"))
+    }
+
     /// An internal error wrapping `source`.
     pub fn internal(
         message: impl Into<String>,
@@ -470,5 +487,26 @@ pub fn audit_action_for(decision: &Decision) -> (AuditAction, Option<ReasonCode>
             (AuditAction::Updated, Some(*reason))
         }
         Decision::Insert { reason, .. } => (AuditAction::Added, Some(*reason)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_answers_map_to_error_kinds() {
+        let kind = |status, retry| PortError::http_answer("chat endpoint", status, retry, "").kind;
+        assert_eq!(kind(401, None), ErrorKind::Unauthorized);
+        assert_eq!(kind(403, None), ErrorKind::Unauthorized);
+        assert_eq!(
+            kind(429, Some(" 7 ")),
+            ErrorKind::Unavailable { retry_after: Some(std::time::Duration::from_secs(7)) }
+        );
+        assert_eq!(kind(503, Some("soon")), ErrorKind::Unavailable { retry_after: None });
+        assert_eq!(kind(400, None), ErrorKind::InvalidInput);
+        let long = "x".repeat(500);
+        let error = PortError::http_answer("chat endpoint", 400, None, &long);
+        assert_eq!(error.message, format!("chat endpoint answered 400: {}", "x".repeat(200)));
     }
 }

@@ -97,18 +97,13 @@ impl OpenAiEmbedder {
                 .headers()
                 .get("retry-after")
                 .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .map(Duration::from_secs);
+                .map(str::to_owned);
             let body = response.body_mut().read_to_string().unwrap_or_default();
-            let detail: String = body.chars().take(200).collect();
-            let kind = match status {
-                401 | 403 => ErrorKind::Unauthorized,
-                429 | 500..=599 => ErrorKind::Unavailable { retry_after },
-                _ => ErrorKind::InvalidInput,
-            };
-            return Err(PortError::new(
-                kind,
-                format!("embeddings endpoint {url} answered {status}: {detail}"),
+            return Err(PortError::http_answer(
+                &format!("embeddings endpoint {url}"),
+                status,
+                retry_after.as_deref(),
+                &body,
             ));
         }
         let parsed: Response = response.body_mut().read_json().map_err(|e| {

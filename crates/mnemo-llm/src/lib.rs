@@ -102,23 +102,13 @@ impl ChatModel for OpenAiChat {
                 .headers()
                 .get("retry-after")
                 .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .map(Duration::from_secs);
-            let detail: String = response
-                .body_mut()
-                .read_to_string()
-                .unwrap_or_default()
-                .chars()
-                .take(200)
-                .collect();
-            let kind = match status {
-                401 | 403 => ErrorKind::Unauthorized,
-                429 | 500..=599 => ErrorKind::Unavailable { retry_after },
-                _ => ErrorKind::InvalidInput,
-            };
-            return Err(PortError::new(
-                kind,
-                format!("chat endpoint {url} answered {status}: {detail}"),
+                .map(str::to_owned);
+            let body = response.body_mut().read_to_string().unwrap_or_default();
+            return Err(PortError::http_answer(
+                &format!("chat endpoint {url}"),
+                status,
+                retry_after.as_deref(),
+                &body,
             ));
         }
         let completion: Completion = response.body_mut().read_json().map_err(|e| {
