@@ -99,14 +99,7 @@ async fn keys_authenticate_and_bind_tenant_and_user() {
     // Another tenant's or user's id behaves exactly like a made-up one, on every by-id route.
     let made_up = "00000000-0000-7000-8000-000000000000";
     for (key, user) in [(&globex, "alice"), (&acme, "bob")] {
-        for (method, suffix, body) in [
-            ("GET", "", None),
-            ("GET", "/history", None),
-            ("PATCH", "", Some(json!({"user_id": user, "content": "hijacked"}))),
-            ("DELETE", "", None),
-            ("POST", "/confirm", None),
-            ("POST", "/reject", None),
-        ] {
+        for (method, suffix, body) in by_id_routes(user) {
             let path = |target: &str| format!("/v1/memories/{target}{suffix}?user_id={user}");
             let (status, foreign) = api.call(method, &path(&id), Some(key), body.clone()).await;
             let (reference_status, reference) =
@@ -449,14 +442,7 @@ async fn foreign_ids_are_missing_over_real_http() {
     let id = serde_json::from_str::<Value>(&added).unwrap()["id"].as_str().unwrap().to_owned();
     let made_up = "00000000-0000-7000-8000-000000000000";
     for (key, user) in [(bob.clone(), "bob"), (globex.clone(), "alice")] {
-        for (method, suffix, body) in [
-            ("GET", "", None),
-            ("GET", "/history", None),
-            ("PATCH", "", Some(json!({"user_id": user, "content": "hijacked"}))),
-            ("DELETE", "", None),
-            ("POST", "/confirm", None),
-            ("POST", "/reject", None),
-        ] {
+        for (method, suffix, body) in by_id_routes(user) {
             let path = |target: &str| format!("/v1/memories/{target}{suffix}?user_id={user}");
             let (status, foreign) = http(method, path(&id), key.clone(), body.clone()).await;
             let (_, reference) = http(method, path(made_up), key.clone(), body).await;
@@ -519,4 +505,16 @@ fn strip_volatile(value: &mut Value) {
         Value::Array(items) => items.iter_mut().for_each(strip_volatile),
         _ => {}
     }
+}
+
+/// Every by-id route under `/v1/memories/{id}`: method, path suffix and body, acting for `user`.
+fn by_id_routes(user: &str) -> [(&'static str, &'static str, Option<Value>); 6] {
+    [
+        ("GET", "", None),
+        ("GET", "/history", None),
+        ("PATCH", "", Some(json!({"user_id": user, "content": "hijacked"}))),
+        ("DELETE", "", None),
+        ("POST", "/confirm", None),
+        ("POST", "/reject", None),
+    ]
 }
