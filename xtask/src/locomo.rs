@@ -81,21 +81,11 @@ fn session_time(text: &str) -> anyhow::Result<Timestamp> {
     }
     let parts: Vec<&str> = date.split([' ', ',']).filter(|p| !p.is_empty()).collect();
     let [day, month, year] = parts.as_slice() else { return Err(bad()) };
-    const MONTHS: [&str; 12] = [
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-    ];
-    let month = MONTHS.iter().position(|m| *m == month.to_lowercase()).ok_or_else(bad)? + 1;
+    let month = mnemo::core::retrieval::MONTH_NAMES
+        .iter()
+        .position(|m| *m == month.to_lowercase())
+        .ok_or_else(bad)?
+        + 1;
     let rfc = format!("{year}-{month:02}-{:02}T{hour:02}:{minute:02}:00Z", day.parse::<u32>()?);
     Ok(Timestamp::parse(&rfc, "session time")?)
 }

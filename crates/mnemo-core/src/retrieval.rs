@@ -153,9 +153,7 @@ const STOPWORDS: &[&str] = &[
 ];
 
 /// English month names, lowercase, January first.
-pub const MONTH_NAMES: [&str; 12] = MONTHS;
-
-const MONTHS: [&str; 12] = [
+pub const MONTH_NAMES: [&str; 12] = [
     "january",
     "february",
     "march",
@@ -226,7 +224,7 @@ pub fn query_dates(query: &str) -> Vec<QueryDate> {
     let mut dates = Vec::new();
     let mut used = vec![false; tokens.len()];
     for (i, token) in tokens.iter().enumerate() {
-        let Some(month) = MONTHS.iter().position(|m| m == token) else { continue };
+        let Some(month) = MONTH_NAMES.iter().position(|m| m == token) else { continue };
         let month = month as u8 + 1;
         let before = i
             .checked_sub(1)
