@@ -214,12 +214,7 @@ impl SqliteStore {
         user: &str,
         body: impl FnOnce(&Transaction<'_>) -> Result<(T, Touched)>,
     ) -> Result<T> {
-        let mut conn = self.lock();
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let (value, touched) = body(&tx)?;
-        tx.commit()?;
-        self.follow(&conn, tenant, user, touched);
-        Ok(value)
+        self.commit_tx(tenant, user, false, body)
     }
 
     /// Like [`Self::write_tx`] for deletions, then checkpoints and truncates the write-ahead
@@ -230,12 +225,25 @@ impl SqliteStore {
         user: &str,
         body: impl FnOnce(&Transaction<'_>) -> Result<(T, Touched)>,
     ) -> Result<T> {
+        self.commit_tx(tenant, user, true, body)
+    }
+
+    /// The transaction behind [`Self::write_tx`] and [`Self::delete_tx`], under one lock.
+    fn commit_tx<T>(
+        &self,
+        tenant: &str,
+        user: &str,
+        scrub: bool,
+        body: impl FnOnce(&Transaction<'_>) -> Result<(T, Touched)>,
+    ) -> Result<T> {
         let mut conn = self.lock();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let (value, touched) = body(&tx)?;
         tx.commit()?;
         self.follow(&conn, tenant, user, touched);
-        scrub_wal(&conn)?;
+        if scrub {
+            scrub_wal(&conn)?;
+        }
         Ok(value)
     }
 
