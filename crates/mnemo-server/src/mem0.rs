@@ -314,8 +314,7 @@ async fn delete_all(
     caller: Caller,
     Query(scope): Query<Scope>,
 ) -> Result<Json<Value>, ApiError> {
-    let who = caller.user(scope.user_id.as_deref())?;
-    blocking(&state, move |mnemo| Ok(mnemo.forget_all(&who)?)).await?;
+    forget_user(&state, &caller, &scope).await?;
     Ok(Json(json!({ "message": "All relevant memories deleted" })))
 }
 
@@ -326,7 +325,13 @@ async fn reset(
 ) -> Result<Json<Value>, ApiError> {
     // mnemo scopes even a reset: it forgets everything of one user (the key's, or the one a
     // tenant key names), never another tenant's data.
-    let who = caller.user(scope.user_id.as_deref())?;
-    blocking(&state, move |mnemo| Ok(mnemo.forget_all(&who)?)).await?;
+    forget_user(&state, &caller, &scope).await?;
     Ok(Json(json!({ "message": "Reset all memories" })))
+}
+
+/// Forgets every memory of the user the caller acts for.
+async fn forget_user(state: &AppState, caller: &Caller, scope: &Scope) -> Result<(), ApiError> {
+    let who = caller.user(scope.user_id.as_deref())?;
+    blocking(state, move |mnemo| Ok(mnemo.forget_all(&who)?)).await?;
+    Ok(())
 }
