@@ -189,6 +189,52 @@ async fn core_routes_mirror_the_cli() {
 }
 
 #[tokio::test]
+async fn expire_drops_only_the_callers_lapsed_memories() {
+    let api = Api::new();
+    let alice = api.key("acme", Some("alice"));
+    let acme = api.key("acme", None);
+    let soon = rfc3339_from_now(150);
+    let (_, lapsing) = api
+        .call(
+            "POST",
+            "/v1/memories",
+            Some(&alice),
+            Some(json!({"content": "Parked on level 3 today", "expires_at": soon})),
+        )
+        .await;
+    let lapsing = lapsing["id"].as_str().unwrap().to_owned();
+    let (_, bobs) = api
+        .call(
+            "POST",
+            "/v1/memories",
+            Some(&acme),
+            Some(json!({"user_id": "bob", "content": "Bob's desk is 12B", "expires_at": soon})),
+        )
+        .await;
+    let bobs = bobs["id"].as_str().unwrap().to_owned();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+
+    // A user key cannot expire another user's memories.
+    let (status, body) = api.call("POST", "/v1/expire?user_id=bob", Some(&alice), None).await;
+    assert_eq!((status, body["code"].as_str()), (StatusCode::FORBIDDEN, Some("forbidden")));
+    // Alice's key expires hers and leaves bob's in place.
+    let (status, expired) = api.call("POST", "/v1/expire", Some(&alice), None).await;
+    assert_eq!(status, StatusCode::OK, "{expired}");
+    assert_eq!(expired["expired"], json!([lapsing]));
+    let (_, export) = api.call("GET", "/v1/users/bob/export", Some(&acme), None).await;
+    assert!(export.to_string().contains(&bobs), "bob's memory went with alice's: {export}");
+    // The tenant key expires the rest of the tenant.
+    let (_, expired) = api.call("POST", "/v1/expire", Some(&acme), None).await;
+    assert_eq!(expired["expired"], json!([bobs]));
+}
+
+/// RFC 3339 for the system time `ms` milliseconds from now.
+fn rfc3339_from_now(ms: i64) -> String {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+    mnemo::core::Timestamp::from_millis(now.as_millis() as i64 + ms).to_string()
+}
+
+#[tokio::test]
 async fn bad_requests_get_json_errors() {
     let api = Api::new();
     let key = api.key("acme", Some("sam"));
