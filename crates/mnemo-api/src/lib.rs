@@ -11,6 +11,7 @@ use mnemo_core::context::ContextBlock;
 use mnemo_core::lifecycle::Remembered;
 use mnemo_core::ports::{AuditEntry, History};
 use mnemo_core::retrieval::Hit;
+use mnemo_core::run::Run;
 use mnemo_core::{ErrorKind, Memory, MemoryId};
 use serde::{Deserialize, Serialize};
 
@@ -300,6 +301,40 @@ pub struct SettingsResponse {
 pub struct AuditResponse {
     /// The entries.
     pub entries: Vec<AuditEntry>,
+}
+
+/// A user's runs, oldest first: `{"runs":[...]}`.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct RunList {
+    /// The runs.
+    pub runs: Vec<Run>,
+}
+
+/// What is left of a run once it is ended: its id and how much it held, nothing more.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct RunEnded {
+    /// The run's id.
+    pub id: String,
+    /// Always true: the run's state was deleted.
+    pub ended: bool,
+    /// How many plan steps it had.
+    pub steps: usize,
+    /// How many evidence items it held.
+    pub evidence: usize,
+    /// How many tool-result references it held.
+    pub tool_results: usize,
+}
+
+impl From<&Run> for RunEnded {
+    fn from(run: &Run) -> Self {
+        Self {
+            id: run.id.clone(),
+            ended: true,
+            steps: run.steps.len(),
+            evidence: run.evidence.len(),
+            tool_results: run.tool_results.len(),
+        }
+    }
 }
 
 /// Every error a client sees: `{"code","message"}`.

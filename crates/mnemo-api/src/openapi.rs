@@ -7,14 +7,18 @@ use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
-use crate::requests::{ContextBody, EditBody, IngestBody, RememberBody, SearchBody, SettingsBody};
+use crate::requests::{
+    ContextBody, EditBody, IngestBody, RememberBody, RunEvidenceBody, RunStartBody, RunStatusBody,
+    RunStepBody, RunToolResultBody, SearchBody, SettingsBody,
+};
 use crate::{
     AuditResponse, ConfirmResponse, ContextResponse, ErrorBody, ExpireResponse, ForgetAllResponse,
     ForgetResponse, HistoryResponse, ImportResponse, IngestResponse, MemoryList, RejectResponse,
-    RememberResponse, SearchResponse, SettingsResponse,
+    RememberResponse, RunEnded, RunList, SearchResponse, SettingsResponse,
 };
 use mnemo_core::Memory;
 use mnemo_core::export::ExportDocument;
+use mnemo_core::run::Run;
 
 /// One documented operation.
 struct Operation {
@@ -218,6 +222,56 @@ fn table(g: &mut SchemaGenerator) -> Vec<Operation> {
             &[],
             None,
             schema::<AuditResponse>(g),
+        ),
+        op(
+            "post",
+            "/v1/runs",
+            "Start a run (working memory of one task)",
+            &[],
+            Some(schema::<RunStartBody>(g)),
+            schema::<Run>(g),
+        ),
+        op("get", "/v1/runs", "The user's runs, oldest first", user, None, schema::<RunList>(g)),
+        op("get", "/v1/runs/{id}", "A run", user, None, schema::<Run>(g)),
+        op(
+            "delete",
+            "/v1/runs/{id}",
+            "End a run: its state is deleted, leaving one audit entry",
+            user,
+            None,
+            schema::<RunEnded>(g),
+        ),
+        op(
+            "post",
+            "/v1/runs/{id}/steps",
+            "Add a plan step",
+            &[],
+            Some(schema::<RunStepBody>(g)),
+            schema::<Run>(g),
+        ),
+        op(
+            "put",
+            "/v1/runs/{id}/steps/{number}",
+            "Set a step's status",
+            &[],
+            Some(schema::<RunStatusBody>(g)),
+            schema::<Run>(g),
+        ),
+        op(
+            "post",
+            "/v1/runs/{id}/evidence",
+            "Record evidence",
+            &[],
+            Some(schema::<RunEvidenceBody>(g)),
+            schema::<Run>(g),
+        ),
+        op(
+            "post",
+            "/v1/runs/{id}/tool-results",
+            "Record a reference to a tool result",
+            &[],
+            Some(schema::<RunToolResultBody>(g)),
+            schema::<Run>(g),
         ),
         op("post", "/memories", "mem0-compatible add", &[], Some(free.clone()), free.clone()),
         op(

@@ -177,3 +177,64 @@ pub struct SettingsBody {
     /// Whether memory is on.
     pub memory_enabled: bool,
 }
+
+/// `POST /v1/runs`.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunStartBody {
+    /// The user.
+    #[serde(default)]
+    pub user_id: Option<String>,
+    /// What the task is for.
+    pub goal: String,
+}
+
+/// `POST /v1/runs/{id}/steps`.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunStepBody {
+    /// The user.
+    #[serde(default)]
+    pub user_id: Option<String>,
+    /// The step, added as pending at the end of the plan.
+    pub text: String,
+}
+
+/// `PUT /v1/runs/{id}/steps/{number}`.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunStatusBody {
+    /// The user.
+    #[serde(default)]
+    pub user_id: Option<String>,
+    /// pending, done or blocked.
+    pub status: String,
+}
+
+/// `POST /v1/runs/{id}/evidence`.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunEvidenceBody {
+    /// The user.
+    #[serde(default)]
+    pub user_id: Option<String>,
+    /// Where it came from (a memory id, URL, path or document id).
+    pub source_id: String,
+    /// The relevant excerpt.
+    pub excerpt: String,
+}
+
+/// `POST /v1/runs/{id}/tool-results`.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunToolResultBody {
+    /// The user.
+    #[serde(default)]
+    pub user_id: Option<String>,
+    /// The tool that produced the result.
+    pub tool: String,
+    /// Where the full result is.
+    pub reference: String,
+    /// One line on what it held.
+    pub note: String,
+}

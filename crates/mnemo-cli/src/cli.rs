@@ -155,6 +155,77 @@ pub(crate) enum Command {
         #[arg(long, default_value_t = 50)]
         limit: usize,
     },
+    /// Working memory of one task: its goal, plan steps, evidence and tool results.
+    Run {
+        #[command(subcommand)]
+        action: RunAction,
+    },
+}
+
+/// What to do with a run.
+#[derive(Debug, Subcommand)]
+pub(crate) enum RunAction {
+    /// Start a run for a goal and print its id.
+    Start {
+        /// What the task is for.
+        #[arg(long)]
+        goal: String,
+    },
+    /// Add a plan step, or set a step's status.
+    #[command(group(clap::ArgGroup::new("change").required(true).args(["add", "done", "blocked", "pending"])))]
+    Step {
+        /// Run id.
+        id: String,
+        /// Add a pending step with this text at the end of the plan.
+        #[arg(long)]
+        add: Option<String>,
+        /// Mark step N done.
+        #[arg(long, value_name = "N")]
+        done: Option<u32>,
+        /// Mark step N blocked.
+        #[arg(long, value_name = "N")]
+        blocked: Option<u32>,
+        /// Mark step N pending again.
+        #[arg(long, value_name = "N")]
+        pending: Option<u32>,
+    },
+    /// Record evidence: where it came from and the relevant excerpt.
+    Evidence {
+        /// Run id.
+        id: String,
+        /// Source id (a memory id, URL, path or document id).
+        #[arg(long)]
+        source: String,
+        /// The relevant excerpt.
+        #[arg(long)]
+        excerpt: String,
+    },
+    /// Record a reference to a tool result instead of the result itself.
+    Tool {
+        /// Run id.
+        id: String,
+        /// The tool that produced it.
+        #[arg(long)]
+        tool: String,
+        /// Where the full result is (a path, an id, a URL).
+        #[arg(long = "ref", value_name = "REF")]
+        reference: String,
+        /// One line on what it held (e.g. "240 lines").
+        #[arg(long)]
+        note: String,
+    },
+    /// Show a run.
+    Show {
+        /// Run id.
+        id: String,
+    },
+    /// List the user's runs, oldest first.
+    List,
+    /// End a run: its state is deleted, leaving one audit entry.
+    End {
+        /// Run id.
+        id: String,
+    },
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -23,8 +23,11 @@ use mnemo::core::{
 use mnemo::{Mnemo, SystemClock};
 use mnemo_api as api;
 
+use mnemo::core::run::{RunChange, StepStatus};
+
 use crate::cli::{
-    Cli, Command, ContextArgs, IngestArgs, KeysAction, ListArgs, RememberArgs, SearchArgs, Switch,
+    Cli, Command, ContextArgs, IngestArgs, KeysAction, ListArgs, RememberArgs, RunAction,
+    SearchArgs, Switch,
 };
 
 const ACTOR: &str = "cli";
@@ -67,9 +70,13 @@ fn usage_error(error: &clap::Error) -> ExitCode {
             ExitCode::SUCCESS
         };
     }
+    // The first paragraph, on one line: the problem and what it names (e.g. the missing
+    // arguments clap lists under it).
     let rendered = error.render().to_string();
-    let first = rendered.lines().next().unwrap_or("invalid arguments");
-    output::error(first.trim_start_matches("error: "));
+    let first: Vec<&str> =
+        rendered.lines().map(str::trim).take_while(|line| !line.is_empty()).collect();
+    let message = if first.is_empty() { "invalid arguments".to_owned() } else { first.join(" ") };
+    output::error(message.trim_start_matches("error: "));
     ExitCode::from(2)
 }
 
@@ -284,7 +291,62 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
                 output::lines(entries.iter().map(output::audit_line))
             }
         }
+        Command::Run { action } => run_command(cli, &mnemo, action),
     }
+}
+
+fn run_command(cli: &Cli, mnemo: &Mnemo, action: &RunAction) -> anyhow::Result<()> {
+    let who = user(cli)?;
+    let change = |id: &str, change: RunChange| mnemo.change_run(&who, id, &change);
+    let run = match action {
+        RunAction::Start { goal } => {
+            let run = mnemo.start_run(&who, goal)?;
+            return if cli.json { output::json(&run) } else { output::lines([run.id]) };
+        }
+        RunAction::Step { id, add, done, blocked, pending } => {
+            let status = |number: &Option<u32>, status| {
+                number.map(|number| RunChange::SetStatus { number, status })
+            };
+            let step = add
+                .clone()
+                .map(RunChange::AddStep)
+                .or_else(|| status(done, StepStatus::Done))
+                .or_else(|| status(blocked, StepStatus::Blocked))
+                .or_else(|| status(pending, StepStatus::Pending))
+                .context("give one of --add, --done, --blocked, --pending")?;
+            change(id, step)?
+        }
+        RunAction::Evidence { id, source, excerpt } => change(
+            id,
+            RunChange::AddEvidence { source_id: source.clone(), excerpt: excerpt.clone() },
+        )?,
+        RunAction::Tool { id, tool, reference, note } => change(
+            id,
+            RunChange::AddToolResult {
+                tool: tool.clone(),
+                reference: reference.clone(),
+                note: note.clone(),
+            },
+        )?,
+        RunAction::Show { id } => mnemo.run(&who, id)?,
+        RunAction::List => {
+            let runs = mnemo.runs(&who)?;
+            return if cli.json {
+                output::json(&api::RunList { runs })
+            } else {
+                output::lines(runs.iter().map(output::run_line))
+            };
+        }
+        RunAction::End { id } => {
+            let run = mnemo.end_run(&who, id)?;
+            return if cli.json {
+                output::json(&api::RunEnded::from(&run))
+            } else {
+                output::lines([format!("ended run {} (state deleted)", run.id)])
+            };
+        }
+    };
+    if cli.json { output::json(&run) } else { output::lines(output::run_detail(&run)) }
 }
 
 fn remember(cli: &Cli, mnemo: &Mnemo, args: &RememberArgs) -> anyhow::Result<()> {

@@ -5,6 +5,7 @@ use std::io::Write;
 
 use mnemo::core::Memory;
 use mnemo::core::ports::{AuditEntry, History};
+use mnemo::core::run::Run;
 use serde::Serialize;
 
 /// Prints a JSON value on one line of stdout.
@@ -122,12 +123,45 @@ pub(crate) fn history_lines(h: &History) -> Vec<String> {
 
 /// An audit entry as text.
 pub(crate) fn audit_line(e: &AuditEntry) -> String {
+    let subject = match (&e.memory_id, &e.run_id) {
+        (Some(id), _) => id.to_string(),
+        (None, Some(run)) => format!("run {run}"),
+        (None, None) => "-".to_owned(),
+    };
     format!(
         "{}  {}  {}  {}  by {}",
         e.at,
         e.action,
-        e.memory_id.as_ref().map_or("-".to_owned(), ToString::to_string),
+        subject,
         e.reason.map_or("-", |r| r.as_str()),
         e.actor
     )
+}
+
+/// One line per run: id, progress and goal.
+pub(crate) fn run_line(run: &Run) -> String {
+    let done = run.steps.iter().filter(|s| s.status == mnemo::core::run::StepStatus::Done).count();
+    format!("{}  {}/{} steps done  {}", run.id, done, run.steps.len(), run.goal)
+}
+
+/// A run in full: goal, plan, evidence and tool-result references.
+pub(crate) fn run_detail(run: &Run) -> Vec<String> {
+    let mut lines = vec![
+        format!("run {}  started {}  updated {}", run.id, run.started_at, run.updated_at),
+        format!("goal: {}", run.goal),
+        "steps:".to_owned(),
+    ];
+    lines.extend(
+        run.steps.iter().map(|s| format!("  {}. [{}] {}", s.number, s.status.as_str(), s.text)),
+    );
+    lines.push("evidence:".to_owned());
+    lines.extend(run.evidence.iter().map(|e| {
+        let excerpt = e.excerpt.split_whitespace().collect::<Vec<_>>().join(" ");
+        format!("  - {} ({}): {excerpt}", e.source_id, e.retrieved_at)
+    }));
+    lines.push("tool results:".to_owned());
+    lines.extend(
+        run.tool_results.iter().map(|t| format!("  - {} {}: {}", t.tool, t.reference, t.note)),
+    );
+    lines
 }

@@ -19,6 +19,7 @@ pub mod policy;
 pub mod ports;
 pub mod record;
 pub mod retrieval;
+pub mod run;
 pub mod scope;
 pub mod scoring;
 pub mod screen;

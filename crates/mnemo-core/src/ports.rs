@@ -14,7 +14,8 @@ use crate::error::ErrorKind;
 use crate::lifecycle::{Candidate, Decision, WriteContext};
 use crate::policy::{ReasonCode, UserSettings};
 use crate::record::{Kind, Memory, MemoryId, MemoryVersion, Status};
-use crate::retrieval::{Fused, RowSignal};
+use crate::retrieval::{Fused, Signals};
+use crate::run::Run;
 use crate::scope::{Scope, UserRef};
 
 /// An error from an adapter, classified by [`ErrorKind`] at the adapter's boundary.
@@ -166,6 +167,10 @@ pub enum AuditAction {
     Imported,
     /// The user's settings changed.
     SettingsChanged,
+    /// A run was started.
+    RunStarted,
+    /// A run was ended and its state deleted.
+    RunEnded,
 }
 
 impl AuditAction {
@@ -185,6 +190,8 @@ impl AuditAction {
             AuditAction::Expired => "expired",
             AuditAction::Imported => "imported",
             AuditAction::SettingsChanged => "settings_changed",
+            AuditAction::RunStarted => "run_started",
+            AuditAction::RunEnded => "run_ended",
         }
     }
 }
@@ -208,6 +215,9 @@ pub struct AuditEntry {
     pub reason: Option<ReasonCode>,
     /// Who or what did it (e.g. `cli`, a key id, an extractor).
     pub actor: String,
+    /// Which run, for run entries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
 }
 
 /// What a store supports beyond the required operations.
@@ -369,7 +379,7 @@ pub trait Store: Send + Sync {
         who: &UserRef,
         query: &SearchQuery<'_>,
         now: Timestamp,
-        select: &dyn Fn(&[RowSignal<'_>]) -> Vec<Fused>,
+        select: &dyn Fn(&Signals<'_>) -> Vec<Fused>,
     ) -> Result<Vec<Found>, PortError>;
 
     /// How many memories are stored, by status, across all tenants (for operators' metrics).
@@ -389,6 +399,33 @@ pub trait Store: Send + Sync {
 
     /// Records that `ids` were used in a response at `now` (their `last_used_at`).
     fn mark_used(&self, who: &UserRef, ids: &[MemoryId], now: Timestamp) -> Result<(), PortError>;
+
+    /// Stores a new run of the user (its id must be new).
+    fn create_run(&self, who: &UserRef, run: &Run, actor: &str) -> Result<(), PortError>;
+
+    /// One of the user's runs; `Ok(None)` when the user has no run with this id.
+    fn run(&self, who: &UserRef, id: &str) -> Result<Option<Run>, PortError>;
+
+    /// The user's runs, oldest first.
+    fn runs(&self, who: &UserRef) -> Result<Vec<Run>, PortError>;
+
+    /// Reads a run, lets `change` modify it and stores the result, in one transaction; an
+    /// error from `change` leaves the run as it was. `Ok(None)` when the user has no such run.
+    fn update_run(
+        &self,
+        who: &UserRef,
+        id: &str,
+        change: &dyn Fn(&mut Run) -> Result<(), PortError>,
+    ) -> Result<Option<Run>, PortError>;
+
+    /// Completely deletes a run's state, leaving one audit entry; returns its last state.
+    fn end_run(
+        &self,
+        who: &UserRef,
+        id: &str,
+        now: Timestamp,
+        actor: &str,
+    ) -> Result<Option<Run>, PortError>;
 }
 
 /// Which records a search may return. Only `active`, unexpired records are ever candidates.

@@ -9,7 +9,8 @@
 //! contrast, is absolute: a record must show real lexical or semantic evidence, so a query
 //! about nothing stored returns nothing rather than the least-bad records.
 
-use std::collections::HashSet;
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, HashSet};
 
 use crate::clock::Timestamp;
 use crate::record::Memory;
@@ -337,17 +338,42 @@ impl RetrievalConfig {
 
 /// What a store reports about one retrievable record for one query.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RowSignal<'a> {
+pub struct RowSignal {
     /// BM25F of the record with its neighbouring turns (0 when no term matches).
     pub bm25: f64,
     /// Cosine similarity of its vector to the query's (0 without vectors).
     pub cosine: f64,
     /// BM25 of its session as one document (0 without a session or match).
     pub session_bm25: f64,
-    /// Who said it, for conversation turns.
-    pub speaker: Option<&'a str>,
+    /// Who said it, for conversation turns: an index into [`Signals::speakers`].
+    pub speaker: Option<u32>,
     /// From when the statement holds (a turn's session date).
     pub valid_from: Timestamp,
+}
+
+/// The retrievable records' signals for one query, with the speaker names they refer to.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Signals<'a> {
+    /// One entry per retrievable record, or per candidate when `population` is given.
+    pub rows: Vec<RowSignal>,
+    /// Speaker names, indexed by [`RowSignal::speaker`].
+    pub speakers: Vec<&'a str>,
+    /// Statistics over every retrievable record, when `rows` holds only the candidates
+    /// among them (the best by lexical and by vector search, for a large user).
+    pub population: Option<Population>,
+}
+
+/// Statistics of the signals over every retrievable record, for standard scores.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Population {
+    /// Of BM25F.
+    pub lexical: Moments,
+    /// Of the cosine.
+    pub semantic: Moments,
+    /// Of session BM25.
+    pub session: Moments,
+    /// Which speakers (by index into [`Signals::speakers`]) have a retrievable record.
+    pub speakers_present: Vec<bool>,
 }
 
 /// One record's fused score.
@@ -361,16 +387,30 @@ pub struct Fused {
     pub evidence: f64,
 }
 
-fn z_scores(values: impl Iterator<Item = f64> + Clone) -> impl Fn(f64) -> f64 {
-    let (mut n, mut sum, mut sum_sq) = (0.0, 0.0, 0.0);
-    for v in values {
-        n += 1.0;
-        sum += v;
-        sum_sq += v * v;
+/// Running sums of one signal, for its standard score.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct Moments {
+    n: f64,
+    sum: f64,
+    sum_sq: f64,
+}
+
+impl Moments {
+    /// Adds one value.
+    pub fn add(&mut self, v: f64) {
+        self.n += 1.0;
+        self.sum += v;
+        self.sum_sq += v * v;
     }
-    let mean = if n > 0.0 { sum / n } else { 0.0 };
-    let std = if n > 0.0 { (sum_sq / n - mean * mean).max(0.0).sqrt() } else { 0.0 };
-    move |v| (v - mean) / (std + 1e-9)
+
+    /// The standard score as `(slope, offset)`: `z(v) = slope * v + offset`.
+    fn z_scores(&self) -> (f64, f64) {
+        let Self { n, sum, sum_sq } = *self;
+        let mean = if n > 0.0 { sum / n } else { 0.0 };
+        let std = if n > 0.0 { (sum_sq / n - mean * mean).max(0.0).sqrt() } else { 0.0 };
+        let slope = 1.0 / (std + 1e-9);
+        (slope, -mean * slope)
+    }
 }
 
 fn civil_date(at: Timestamp) -> Option<(i32, u8, u8)> {
@@ -400,63 +440,145 @@ fn date_match(dates: &[QueryDate], at: Timestamp, tau: f64) -> f64 {
     dates.iter().filter_map(score).fold(0.0, f64::max)
 }
 
-/// The speakers among `rows` that the query names (every word of the name appears in the
-/// query). A bonus applies only when some but not all speakers are named.
-fn named_speakers<'a>(query: &str, rows: &[RowSignal<'a>]) -> HashSet<&'a str> {
+/// Which speakers (by index) the query names: every word of the name appears in the query.
+/// A bonus applies only when some but not all speakers of the retrievable records are named.
+fn named_speakers(query: &str, signals: &Signals<'_>) -> Vec<bool> {
+    let present = match &signals.population {
+        Some(population) => population.speakers_present.clone(),
+        None => {
+            let mut present = vec![false; signals.speakers.len()];
+            for row in &signals.rows {
+                if let Some(slot) = row.speaker.and_then(|s| present.get_mut(s as usize)) {
+                    *slot = true;
+                }
+            }
+            present
+        }
+    };
     let query_words: HashSet<String> = words(query).into_iter().collect();
-    let speakers: HashSet<&str> = rows.iter().filter_map(|r| r.speaker).collect();
-    let named: HashSet<&str> = speakers
+    let named: Vec<bool> = signals
+        .speakers
         .iter()
-        .copied()
-        .filter(|s| {
-            let name = words(s);
-            !name.is_empty() && name.iter().all(|w| query_words.contains(w))
+        .zip(&present)
+        .map(|(name, &present)| {
+            let name = words(name);
+            present && !name.is_empty() && name.iter().all(|w| query_words.contains(w))
         })
         .collect();
-    if named.len() == speakers.len() { HashSet::new() } else { named }
+    let named_count = named.iter().filter(|n| **n).count();
+    let present_count = present.iter().filter(|p| **p).count();
+    if named_count == present_count { vec![false; named.len()] } else { named }
 }
 
 /// Fuses every retrievable record's signals into one score, keeps those whose absolute
 /// evidence passes the gate, and returns the best `limit`, best first.
 pub fn fuse(
     query: &str,
-    rows: &[RowSignal<'_>],
+    signals: &Signals<'_>,
     config: &RetrievalConfig,
     limit: usize,
 ) -> Vec<Fused> {
-    let z_lexical = z_scores(rows.iter().map(|r| r.bm25));
-    let z_semantic = z_scores(rows.iter().map(|r| r.cosine));
-    let z_session = z_scores(rows.iter().map(|r| r.session_bm25));
-    let named = named_speakers(query, rows);
+    let rows = &signals.rows;
+    let (lexical, semantic, session) = match &signals.population {
+        Some(p) => (p.lexical, p.semantic, p.session),
+        None => {
+            let mut moments = (Moments::default(), Moments::default(), Moments::default());
+            for row in rows {
+                moments.0.add(row.bm25);
+                moments.1.add(row.cosine);
+                moments.2.add(row.session_bm25);
+            }
+            moments
+        }
+    };
+    let (lexical_slope, lexical_offset) = lexical.z_scores();
+    let (semantic_slope, semantic_offset) = semantic.z_scores();
+    let (session_slope, session_offset) = session.z_scores();
+    // Weighted z-scores folded into one linear form over the three signals.
+    let (w_lexical, w_semantic, w_session) = (
+        config.lexical_weight * lexical_slope,
+        config.semantic_weight * semantic_slope,
+        config.session_weight * session_slope,
+    );
+    let offset = config.lexical_weight * lexical_offset
+        + config.semantic_weight * semantic_offset
+        + config.session_weight * session_offset;
+    let named = named_speakers(query, signals);
     let dates = query_dates(query);
-    let mut fused: Vec<Fused> = rows
-        .iter()
-        .enumerate()
-        .filter_map(|(index, row)| {
-            let evidence = config.evidence(row.bm25, row.cosine);
-            if evidence < config.min_relevance || (row.bm25 <= 0.0 && row.cosine <= 0.0) {
-                return None;
-            }
-            let mut score = config.lexical_weight * z_lexical(row.bm25)
-                + config.semantic_weight * z_semantic(row.cosine)
-                + config.session_weight * z_session(row.session_bm25);
-            if row.speaker.is_some_and(|s| named.contains(s)) {
-                score += config.speaker_bonus;
-            }
-            if !dates.is_empty() {
-                score +=
-                    config.date_bonus * date_match(&dates, row.valid_from, config.date_tau_days);
-            }
-            Some(Fused { index, score, evidence })
-        })
-        .collect();
-    let order = |a: &Fused, b: &Fused| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index));
-    if fused.len() > limit {
-        fused.select_nth_unstable_by(limit, order);
-        fused.truncate(limit);
+    // The best `limit` so far, worst on top, so most rows are turned away by one comparison.
+    let mut best: BinaryHeap<Ranked> = BinaryHeap::with_capacity(limit + 1);
+    // The score of the worst kept row once `limit` are kept; a row scoring less cannot enter.
+    let mut worst_kept = f64::NEG_INFINITY;
+    for (index, row) in rows.iter().enumerate() {
+        if limit == 0 {
+            break;
+        }
+        if row.bm25 <= 0.0 && row.cosine <= 0.0 {
+            continue;
+        }
+        let mut score =
+            offset + w_lexical * row.bm25 + w_semantic * row.cosine + w_session * row.session_bm25;
+        if row.speaker.is_some_and(|s| named.get(s as usize).copied().unwrap_or(false)) {
+            score += config.speaker_bonus;
+        }
+        if !dates.is_empty() {
+            score += config.date_bonus * date_match(&dates, row.valid_from, config.date_tau_days);
+        }
+        // Most rows rank below the kept ones: turn them away before the gate's arithmetic.
+        if score < worst_kept {
+            continue;
+        }
+        let candidate = Ranked(Fused { index, score, evidence: 0.0 });
+        let full = best.len() == limit;
+        if full && best.peek().is_some_and(|worst| candidate > *worst) {
+            continue;
+        }
+        let evidence = config.evidence(row.bm25, row.cosine);
+        if evidence < config.min_relevance {
+            continue;
+        }
+        if full {
+            best.pop();
+        }
+        best.push(Ranked(Fused { evidence, ..candidate.0 }));
+        if best.len() == limit {
+            worst_kept = best.peek().map_or(f64::NEG_INFINITY, |worst| worst.0.score);
+        }
     }
-    fused.sort_by(order);
+    let mut fused: Vec<Fused> = best.into_iter().map(|r| r.0).collect();
+    fused.sort_by(Ranked::order);
     fused
+}
+
+/// A fused record ordered best first: higher score, then lower index (so a max-heap of
+/// `Ranked` keeps its worst member on top).
+#[derive(Debug, Clone, Copy)]
+struct Ranked(Fused);
+
+impl Ranked {
+    fn order(a: &Fused, b: &Fused) -> Ordering {
+        b.score.total_cmp(&a.score).then(a.index.cmp(&b.index))
+    }
+}
+
+impl PartialEq for Ranked {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Ranked {}
+
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Ranked {
+    fn cmp(&self, other: &Self) -> Ordering {
+        Self::order(&self.0, &other.0)
+    }
 }
 
 /// One ranked memory and why it ranked there.
@@ -512,8 +634,15 @@ mod tests {
         Timestamp::parse(&format!("{date}T13:56:00Z"), "t").unwrap()
     }
 
-    fn row(bm25: f64, cosine: f64, speaker: Option<&'static str>) -> RowSignal<'static> {
+    const SPEAKERS: [&str; 3] = ["Melanie", "Caroline", "Jon"];
+
+    fn row(bm25: f64, cosine: f64, speaker: Option<&str>) -> RowSignal {
+        let speaker = speaker.and_then(|s| SPEAKERS.iter().position(|n| *n == s)).map(|i| i as u32);
         RowSignal { bm25, cosine, session_bm25: 0.0, speaker, valid_from: at("2023-05-08") }
+    }
+
+    fn signals(rows: impl Into<Vec<RowSignal>>) -> Signals<'static> {
+        Signals { rows: rows.into(), speakers: SPEAKERS.to_vec(), population: None }
     }
 
     #[test]
@@ -557,9 +686,9 @@ mod tests {
     #[test]
     fn gate_is_absolute_no_least_bad_filler() {
         let config = RetrievalConfig::default();
-        let rows = [row(0.0, 0.12, None), row(0.0, 0.2, None)];
+        let rows = signals([row(0.0, 0.12, None), row(0.0, 0.2, None)]);
         assert!(fuse("quantum chromodynamics", &rows, &config, 10).is_empty());
-        let rows = [row(0.0, 0.12, None), row(6.0, 0.7, None)];
+        let rows = signals([row(0.0, 0.12, None), row(6.0, 0.7, None)]);
         let fused = fuse("green tea", &rows, &config, 10);
         assert_eq!(fused.iter().map(|f| f.index).collect::<Vec<_>>(), [1]);
     }
@@ -567,18 +696,72 @@ mod tests {
     #[test]
     fn named_speaker_and_agreement_rank_first() {
         let config = RetrievalConfig { min_relevance: 0.0, ..Default::default() };
-        let rows = [
+        // "Jon" is known but has no retrievable record, so naming the other two is naming all.
+        let rows = signals([
             row(5.0, 0.5, Some("Melanie")),
             row(5.0, 0.5, Some("Caroline")),
             row(5.0, 0.1, Some("Caroline")),
             row(0.5, 0.3, Some("Melanie")),
-        ];
+        ]);
         let fused = fuse("What did Caroline paint?", &rows, &config, 10);
         assert_eq!(fused[0].index, 1);
         assert_eq!(fused.iter().map(|f| f.index).collect::<Vec<_>>(), [1, 2, 0, 3]);
         // Naming every speaker gives no one a bonus.
         let both = fuse("Did Caroline and Melanie paint?", &rows, &config, 10);
         assert_eq!(both[0].index, 0);
+    }
+
+    #[test]
+    fn best_few_are_the_head_of_the_full_ranking() {
+        let config = RetrievalConfig { min_relevance: 0.0, ..Default::default() };
+        // Deterministic pseudo-random signals with ties.
+        let mut state = 7_u64;
+        let mut next = move || {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (state >> 40) as f64 / f64::from(1 << 24)
+        };
+        let rows: Vec<RowSignal> = (0..500)
+            .map(|i| {
+                let speaker = if i % 3 == 0 { Some("Caroline") } else { Some("Melanie") };
+                row((next() * 8.0).floor(), (next() * 10.0).floor() / 10.0, speaker)
+            })
+            .collect();
+        let rows = signals(rows);
+        let all = fuse("Caroline hiking", &rows, &config, rows.rows.len());
+        assert!(all.windows(2).all(|w| w[0].score >= w[1].score));
+        for limit in [0, 1, 7, 40, 499] {
+            assert_eq!(fuse("Caroline hiking", &rows, &config, limit), all[..limit.min(all.len())]);
+        }
+    }
+
+    #[test]
+    fn candidates_with_population_statistics_rank_as_all_rows() {
+        let config = RetrievalConfig { min_relevance: 0.0, ..Default::default() };
+        let all = signals([
+            row(0.0, 0.1, Some("Jon")),
+            row(4.0, 0.6, Some("Caroline")),
+            row(0.0, 0.05, None),
+            row(1.0, 0.7, Some("Melanie")),
+            row(0.0, 0.0, Some("Melanie")),
+        ]);
+        let full = fuse("Did Caroline go?", &all, &config, 2);
+        let mut population = Population { speakers_present: vec![true; 3], ..Default::default() };
+        for r in &all.rows {
+            population.lexical.add(r.bm25);
+            population.semantic.add(r.cosine);
+            population.session.add(r.session_bm25);
+        }
+        let candidates = Signals {
+            rows: vec![all.rows[1].clone(), all.rows[3].clone()],
+            speakers: SPEAKERS.to_vec(),
+            population: Some(population),
+        };
+        let picked = fuse("Did Caroline go?", &candidates, &config, 2);
+        assert_eq!(full.iter().map(|f| f.index).collect::<Vec<_>>(), [1, 3]);
+        assert_eq!(picked.iter().map(|f| f.index).collect::<Vec<_>>(), [0, 1]);
+        for (a, b) in full.iter().zip(&picked) {
+            assert!((a.score - b.score).abs() < 1e-12);
+        }
     }
 
     #[test]

@@ -14,10 +14,12 @@ use mnemo::core::error::InvalidInput;
 use mnemo::core::lifecycle::CandidateFields;
 use mnemo::core::policy::UserSettings;
 use mnemo::core::ports::{ListFilter, SearchFilter};
+use mnemo::core::run::{Run, RunChange, StepStatus};
 use mnemo::core::{ConsentReceipt, MemoryId, Source, SourceType, Timestamp, UserRef};
 use mnemo::{Mnemo, Principal};
 use mnemo_api::requests::{
-    ContextBody, EditBody, IngestBody, ListQuery, RememberBody, SearchBody, SettingsBody, UserQuery,
+    ContextBody, EditBody, IngestBody, ListQuery, RememberBody, RunEvidenceBody, RunStartBody,
+    RunStatusBody, RunStepBody, RunToolResultBody, SearchBody, SettingsBody, UserQuery,
 };
 use mnemo_api::{self as api, ErrorBody, error_mapping};
 use serde::Serialize;
@@ -234,6 +236,111 @@ pub(crate) fn routes() -> Router<AppState> {
         .route("/v1/users/{user_id}/settings", put(set_settings).get(settings))
         .route("/v1/users/{user_id}/pending", get(pending))
         .route("/v1/users/{user_id}/audit", get(audit))
+        .route("/v1/runs", post(start_run).get(list_runs))
+        .route("/v1/runs/{id}", get(show_run).delete(end_run))
+        .route("/v1/runs/{id}/steps", post(add_run_step))
+        .route("/v1/runs/{id}/steps/{number}", put(set_run_step))
+        .route("/v1/runs/{id}/evidence", post(add_run_evidence))
+        .route("/v1/runs/{id}/tool-results", post(add_run_tool_result))
+}
+
+async fn start_run(
+    State(state): State<AppState>,
+    caller: Caller,
+    body: Result<Json<RunStartBody>, JsonRejection>,
+) -> ApiResult<Run> {
+    let Json(body) = body?;
+    let who = caller.user(body.user_id.as_deref())?;
+    json(blocking(&state, move |mnemo| Ok(mnemo.start_run(&who, &body.goal)?)).await?)
+}
+
+async fn list_runs(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(q): Query<UserQuery>,
+) -> ApiResult<api::RunList> {
+    let who = caller.user(q.user_id.as_deref())?;
+    let runs = blocking(&state, move |mnemo| Ok(mnemo.runs(&who)?)).await?;
+    json(api::RunList { runs })
+}
+
+async fn show_run(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Query(q): Query<UserQuery>,
+) -> ApiResult<Run> {
+    let who = caller.user(q.user_id.as_deref())?;
+    json(blocking(&state, move |mnemo| Ok(mnemo.run(&who, &id)?)).await?)
+}
+
+async fn end_run(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Query(q): Query<UserQuery>,
+) -> ApiResult<api::RunEnded> {
+    let who = caller.user(q.user_id.as_deref())?;
+    let run = blocking(&state, move |mnemo| Ok(mnemo.end_run(&who, &id)?)).await?;
+    json(api::RunEnded::from(&run))
+}
+
+/// Applies one change to the caller's run.
+async fn change_run(
+    state: &AppState,
+    who: UserRef,
+    id: String,
+    change: RunChange,
+) -> ApiResult<Run> {
+    json(blocking(state, move |mnemo| Ok(mnemo.change_run(&who, &id, &change)?)).await?)
+}
+
+async fn add_run_step(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    body: Result<Json<RunStepBody>, JsonRejection>,
+) -> ApiResult<Run> {
+    let Json(body) = body?;
+    let who = caller.user(body.user_id.as_deref())?;
+    change_run(&state, who, id, RunChange::AddStep(body.text)).await
+}
+
+async fn set_run_step(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((id, number)): Path<(String, u32)>,
+    body: Result<Json<RunStatusBody>, JsonRejection>,
+) -> ApiResult<Run> {
+    let Json(body) = body?;
+    let who = caller.user(body.user_id.as_deref())?;
+    let status: StepStatus = body.status.parse()?;
+    change_run(&state, who, id, RunChange::SetStatus { number, status }).await
+}
+
+async fn add_run_evidence(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    body: Result<Json<RunEvidenceBody>, JsonRejection>,
+) -> ApiResult<Run> {
+    let Json(body) = body?;
+    let who = caller.user(body.user_id.as_deref())?;
+    let change = RunChange::AddEvidence { source_id: body.source_id, excerpt: body.excerpt };
+    change_run(&state, who, id, change).await
+}
+
+async fn add_run_tool_result(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    body: Result<Json<RunToolResultBody>, JsonRejection>,
+) -> ApiResult<Run> {
+    let Json(body) = body?;
+    let who = caller.user(body.user_id.as_deref())?;
+    let change =
+        RunChange::AddToolResult { tool: body.tool, reference: body.reference, note: body.note };
+    change_run(&state, who, id, change).await
 }
 
 async fn remember(

@@ -3,9 +3,12 @@
 //! one before (0.5) and the next turn (0.5); each session is also scored as one document.
 //! Postings hold the record's own terms only, so context costs nothing to maintain: it is
 //! gathered through the session order at query time.
+//!
+//! Records are addressed by the slot their owner gives them (dense, `0..len`), so scores come
+//! back as plain arrays the search scan reads by position, without hashing.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
-use std::sync::{Arc, OnceLock};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::OnceLock;
 
 use rust_stemmers::{Algorithm, Stemmer};
 use rustc_hash::FxHashMap;
@@ -29,111 +32,177 @@ pub(crate) fn terms(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// BM25F scores by rowid, and session BM25 scores by session id.
-pub(crate) type LexicalScores = (FxHashMap<i64, f64>, HashMap<Arc<str>, f64>);
+/// BM25F scores of one query: by record slot, and by session number.
+#[derive(Debug, Default)]
+pub(crate) struct LexicalScores {
+    /// BM25F of each slot's record with its context (0 when nothing matches).
+    pub(crate) turns: Vec<f64>,
+    /// BM25 of each session as one document, indexed by session number.
+    pub(crate) sessions: Vec<f64>,
+}
+
+impl LexicalScores {
+    /// The BM25 of a session (0 for none, or one without a match).
+    pub(crate) fn session_score(&self, session: Option<u32>) -> f64 {
+        session.and_then(|s| self.sessions.get(s as usize)).copied().unwrap_or(0.0)
+    }
+}
 
 #[derive(Debug)]
 struct Doc {
+    rowid: i64,
     terms: Box<[(u32, u16)]>,
     len: u32,
-    session: Option<Arc<str>>,
+    session: Option<u32>,
 }
 
-/// One user's lexical index.
+/// A slot's length and session (`NO_SESSION` for none), kept apart from its terms so the
+/// scoring loop reads a small array.
+#[derive(Debug, Clone, Copy)]
+struct Shape {
+    len: u32,
+    session: u32,
+}
+
+const NO_SESSION: u32 = u32::MAX;
+
+/// One user's lexical index over slots `0..len`.
 #[derive(Debug, Default)]
 pub(crate) struct LexicalIndex {
     dictionary: HashMap<Box<str>, u32>,
-    docs: FxHashMap<i64, Doc>,
-    /// Term id → (rowid → count of the term in the record's own text).
-    postings: FxHashMap<u32, FxHashMap<i64, u16>>,
-    sessions: HashMap<Arc<str>, BTreeSet<i64>>,
-    session_len: HashMap<Arc<str>, u64>,
+    docs: Vec<Doc>,
+    /// Per slot, the record's length and session.
+    shapes: Vec<Shape>,
+    /// Term id → (slot → count of the term in the record's own text).
+    postings: FxHashMap<u32, FxHashMap<u32, u16>>,
+    /// Session number → its records in rowid (conversation) order, with their slots.
+    sessions: FxHashMap<u32, BTreeMap<i64, u32>>,
+    /// Session number → total length of its records; sized to the highest session number.
+    session_len: Vec<u64>,
     total_len: u64,
     sessioned_len: u64,
 }
 
 impl LexicalIndex {
-    /// Adds or replaces a record's text.
-    pub(crate) fn upsert(&mut self, rowid: i64, text: &str, session: Option<Arc<str>>) {
-        self.remove(rowid);
+    /// Sets the record at `slot`, which is either an existing slot or the next one (`len`).
+    pub(crate) fn set(&mut self, slot: u32, rowid: i64, text: &str, session: Option<u32>) {
         let mut counts: HashMap<u32, u16> = HashMap::new();
         let tokens = terms(text);
         for token in &tokens {
             let next = self.dictionary.len() as u32;
             let id = *self.dictionary.entry(token.as_str().into()).or_insert(next);
-            *counts.entry(id).or_insert(0) += 1;
+            let count = counts.entry(id).or_insert(0);
+            *count = count.saturating_add(1);
         }
-        for (id, count) in &counts {
-            self.postings.entry(*id).or_default().insert(rowid, *count);
+        let doc =
+            Doc { rowid, terms: counts.into_iter().collect(), len: tokens.len() as u32, session };
+        let shape = Shape { len: doc.len, session: session.unwrap_or(NO_SESSION) };
+        if (slot as usize) < self.docs.len() {
+            self.unlink(slot);
+            self.docs[slot as usize] = doc;
+            self.shapes[slot as usize] = shape;
+        } else {
+            self.docs.push(doc);
+            self.shapes.push(shape);
         }
-        let len = tokens.len() as u32;
-        self.total_len += u64::from(len);
-        if let Some(s) = &session {
-            self.sessions.entry(s.clone()).or_default().insert(rowid);
-            *self.session_len.entry(s.clone()).or_insert(0) += u64::from(len);
-            self.sessioned_len += u64::from(len);
-        }
-        self.docs.insert(rowid, Doc { terms: counts.into_iter().collect(), len, session });
+        self.link(slot);
     }
 
-    /// Removes a record.
-    pub(crate) fn remove(&mut self, rowid: i64) {
-        let Some(doc) = self.docs.remove(&rowid) else { return };
+    /// Removes the record at `slot` and moves the last record into it, as `Vec::swap_remove`.
+    pub(crate) fn swap_remove(&mut self, slot: u32) {
+        let last = self.docs.len() as u32 - 1;
+        self.unlink(slot);
+        if slot != last {
+            self.unlink(last);
+        }
+        self.docs.swap_remove(slot as usize);
+        self.shapes.swap_remove(slot as usize);
+        if slot != last {
+            self.link(slot);
+        }
+    }
+
+    /// Adds the record at `slot` to the postings, sessions and length totals.
+    fn link(&mut self, slot: u32) {
+        let doc = &self.docs[slot as usize];
+        for (id, count) in doc.terms.iter() {
+            self.postings.entry(*id).or_default().insert(slot, *count);
+        }
+        let len = u64::from(doc.len);
+        self.total_len += len;
+        if let Some(s) = doc.session {
+            self.sessions.entry(s).or_default().insert(doc.rowid, slot);
+            if self.session_len.len() <= s as usize {
+                self.session_len.resize(s as usize + 1, 0);
+            }
+            self.session_len[s as usize] += len;
+            self.sessioned_len += len;
+        }
+    }
+
+    /// Takes the record at `slot` out of the postings, sessions and length totals.
+    fn unlink(&mut self, slot: u32) {
+        let doc = &self.docs[slot as usize];
         for (id, _) in doc.terms.iter() {
             if let Some(set) = self.postings.get_mut(id) {
-                set.remove(&rowid);
+                set.remove(&slot);
                 if set.is_empty() {
                     self.postings.remove(id);
                 }
             }
         }
-        self.total_len -= u64::from(doc.len);
-        if let Some(s) = &doc.session {
-            if let Some(set) = self.sessions.get_mut(s) {
-                set.remove(&rowid);
+        let len = u64::from(doc.len);
+        self.total_len -= len;
+        if let Some(s) = doc.session {
+            if let Some(set) = self.sessions.get_mut(&s) {
+                set.remove(&doc.rowid);
                 if set.is_empty() {
-                    self.sessions.remove(s);
+                    self.sessions.remove(&s);
                 }
             }
-            if let Some(l) = self.session_len.get_mut(s) {
-                *l -= u64::from(doc.len);
-                if *l == 0 {
-                    self.session_len.remove(s);
-                }
-            }
-            self.sessioned_len -= u64::from(doc.len);
+            self.session_len[s as usize] -= len;
+            self.sessioned_len -= len;
         }
     }
 
-    fn neighbour(&self, rowid: i64, session: &Option<Arc<str>>, offset: i32) -> Option<i64> {
-        let set = self.sessions.get(session.as_ref()?)?;
-        match offset {
-            -1 => set.range(..rowid).next_back().copied(),
-            1 => set.range(rowid + 1..).next().copied(),
-            2 => set.range(rowid + 1..).nth(1).copied(),
-            -2 => set.range(..rowid).nth_back(1).copied(),
+    /// The slot of the record `offset` turns after (negative: before) `slot` in its session.
+    fn neighbour(&self, slot: u32, offset: i32) -> Option<u32> {
+        let doc = &self.docs[slot as usize];
+        let set = self.sessions.get(&doc.session?)?;
+        let rowid = doc.rowid;
+        let found = match offset {
+            -1 => set.range(..rowid).next_back(),
+            1 => set.range(rowid + 1..).next(),
+            2 => set.range(rowid + 1..).nth(1),
+            -2 => set.range(..rowid).nth_back(1),
             _ => None,
-        }
+        };
+        found.map(|(_, slot)| *slot)
     }
 
-    fn len_of(&self, rowid: Option<i64>) -> f64 {
-        rowid.and_then(|r| self.docs.get(&r)).map_or(0.0, |d| f64::from(d.len))
+    fn len_of(&self, slot: Option<u32>) -> f64 {
+        slot.map_or(0.0, |s| f64::from(self.shapes[s as usize].len))
     }
 
     /// BM25F of every record matching any of `query` (plain words; stemmed here), and BM25
-    /// of every matching session, by rowid and by session id.
+    /// of every matching session.
     pub(crate) fn score(&self, query: &[String]) -> LexicalScores {
-        let mut turns: FxHashMap<i64, f64> = FxHashMap::default();
-        let mut sessions: HashMap<Arc<str>, f64> = HashMap::new();
-        let n = self.docs.len() as f64;
-        if n == 0.0 {
-            return (turns, sessions);
+        let n = self.docs.len();
+        let mut scores =
+            LexicalScores { turns: vec![0.0; n], sessions: vec![0.0; self.session_len.len()] };
+        if n == 0 {
+            return scores;
         }
         // Each sessioned record's length also counts, with weights adding to two, in its
         // neighbours' context: the average context-weighted length, without a full pass.
-        let avgdl = ((self.total_len + 2 * self.sessioned_len) as f64 / n).max(1.0);
+        let avgdl = ((self.total_len + 2 * self.sessioned_len) as f64 / n as f64).max(1.0);
         let ns = self.sessions.len() as f64;
         let avg_session = if ns > 0.0 { self.sessioned_len as f64 / ns } else { 1.0 };
+        // Per-term scratch: term frequency by slot and by session, and which were touched.
+        let mut tf = vec![0.0_f64; n];
+        let mut touched: Vec<u32> = Vec::new();
+        let mut per_session = vec![0.0_f64; self.session_len.len()];
+        let mut touched_sessions: Vec<u32> = Vec::new();
         let mut seen = HashSet::new();
         for term in query.iter().flat_map(|q| terms(q)) {
             if !seen.insert(term.clone()) {
@@ -142,40 +211,53 @@ impl LexicalIndex {
             let Some(id) = self.dictionary.get(term.as_str()) else { continue };
             let Some(posting) = self.postings.get(id) else { continue };
             let df = posting.len() as f64;
-            let idf = ((n - df + 0.5) / (df + 0.5)).ln().max(1e-6);
-            let mut tf: FxHashMap<i64, f64> = FxHashMap::default();
-            let mut per_session: HashMap<Arc<str>, f64> = HashMap::new();
-            for (&rowid, &count) in posting {
+            let idf = ((n as f64 - df + 0.5) / (df + 0.5)).ln().max(1e-6);
+            let mut add = |slot: u32, amount: f64| {
+                let cell = &mut tf[slot as usize];
+                if *cell == 0.0 {
+                    touched.push(slot);
+                }
+                *cell += amount;
+            };
+            for (&slot, &count) in posting {
                 let count = f64::from(count);
-                let Some(doc) = self.docs.get(&rowid) else { continue };
-                *tf.entry(rowid).or_insert(0.0) += count;
-                if let Some(s) = &doc.session {
-                    *per_session.entry(s.clone()).or_insert(0.0) += count;
+                add(slot, count);
+                let s = self.shapes[slot as usize].session;
+                if s != NO_SESSION {
+                    let cell = &mut per_session[s as usize];
+                    if *cell == 0.0 {
+                        touched_sessions.push(s);
+                    }
+                    *cell += count;
                     for (offset, weight) in [(1, W_PREV), (2, W_PREV2), (-1, W_NEXT)] {
-                        if let Some(other) = self.neighbour(rowid, &doc.session, offset) {
-                            *tf.entry(other).or_insert(0.0) += weight * count;
+                        if let Some(other) = self.neighbour(slot, offset) {
+                            add(other, weight * count);
                         }
                     }
                 }
             }
-            for (rowid, f) in tf {
-                let Some(doc) = self.docs.get(&rowid) else { continue };
-                let dl = f64::from(doc.len)
-                    + W_PREV * self.len_of(self.neighbour(rowid, &doc.session, -1))
-                    + W_PREV2 * self.len_of(self.neighbour(rowid, &doc.session, -2))
-                    + W_NEXT * self.len_of(self.neighbour(rowid, &doc.session, 1));
-                let score = idf * f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * dl / avgdl));
-                *turns.entry(rowid).or_insert(0.0) += score;
+            for slot in touched.drain(..) {
+                let f = std::mem::take(&mut tf[slot as usize]);
+                let shape = self.shapes[slot as usize];
+                let mut dl = f64::from(shape.len);
+                if shape.session != NO_SESSION {
+                    dl += W_PREV * self.len_of(self.neighbour(slot, -1))
+                        + W_PREV2 * self.len_of(self.neighbour(slot, -2))
+                        + W_NEXT * self.len_of(self.neighbour(slot, 1));
+                }
+                scores.turns[slot as usize] +=
+                    idf * f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * dl / avgdl));
             }
-            let sdf = per_session.len() as f64;
+            let sdf = touched_sessions.len() as f64;
             let sidf = (1.0 + (ns - sdf + 0.5) / (sdf + 0.5)).ln();
-            for (session, g) in per_session {
-                let sl = self.session_len.get(&session).copied().unwrap_or(0) as f64;
-                let score = sidf * g * (K1 + 1.0) / (g + K1 * (1.0 - B + B * sl / avg_session));
-                *sessions.entry(session).or_insert(0.0) += score;
+            for session in touched_sessions.drain(..) {
+                let g = std::mem::take(&mut per_session[session as usize]);
+                let sl = self.session_len[session as usize] as f64;
+                scores.sessions[session as usize] +=
+                    sidf * g * (K1 + 1.0) / (g + K1 * (1.0 - B + B * sl / avg_session));
             }
         }
-        (turns, sessions)
+        scores
     }
 }
 
@@ -186,19 +268,39 @@ mod tests {
     #[test]
     fn context_and_sessions_score_and_removal_forgets() {
         let mut index = LexicalIndex::default();
-        let s: Arc<str> = Arc::from("s1");
-        index.upsert(1, "Did you name the boat?", Some(s.clone()));
-        index.upsert(2, "Yes, we called her Quillback", Some(s.clone()));
-        index.upsert(3, "I like pizza", None);
-        let (turns, sessions) = index.score(&["boat".into()]);
+        index.set(0, 1, "Did you name the boat?", Some(0));
+        index.set(1, 2, "Yes, we called her Quillback", Some(0));
+        index.set(2, 3, "I like pizza", None);
+        let scores = index.score(&["boat".into()]);
         // The answer is found through the question before it.
-        assert!(turns.get(&2).copied().unwrap_or(0.0) > 0.0);
-        assert!(turns[&1] > turns[&2]);
-        assert!(!turns.contains_key(&3));
-        assert!(sessions[&s] > 0.0);
-        index.remove(1);
-        let (turns, _) = index.score(&["boat".into()]);
-        assert!(turns.is_empty());
+        assert!(scores.turns[1] > 0.0);
+        assert!(scores.turns[0] > scores.turns[1]);
+        assert_eq!(scores.turns[2], 0.0);
+        assert!(scores.sessions[0] > 0.0);
+        // Removing slot 0 moves rowid 3 ("pizza") into it.
+        index.swap_remove(0);
+        let scores = index.score(&["boat".into()]);
+        assert!(scores.turns.iter().all(|s| *s == 0.0));
+        assert!(index.score(&["pizza".into()]).turns[0] > 0.0);
         assert_eq!(terms("Running runs RAN"), ["run", "run", "ran"]);
+    }
+
+    #[test]
+    fn moved_records_keep_their_postings_and_neighbours() {
+        let mut index = LexicalIndex::default();
+        for (slot, rowid) in (0..4).zip(10..) {
+            index.set(slot, rowid, &format!("turn{rowid} shared"), Some(1));
+        }
+        // Rowid 13 moves from slot 3 to slot 1; rowid 12's previous turn is now rowid 10.
+        index.swap_remove(1);
+        let scores = index.score(&["turn13".into()]);
+        assert!(scores.turns[1] > 0.0, "{:?}", scores.turns);
+        let scores = index.score(&["turn10".into()]);
+        // Rowid 12 (slot 2) sees rowid 10 as its previous turn.
+        assert!(scores.turns[2] > 0.0 && scores.turns[0] > scores.turns[2]);
+        // Replacing a record's text in place drops its old terms.
+        index.set(0, 10, "something else", Some(1));
+        assert!(index.score(&["turn10".into()]).turns.iter().all(|s| *s == 0.0));
+        assert_eq!(index.total_len, 2 + 2 + 2);
     }
 }

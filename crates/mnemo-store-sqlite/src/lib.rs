@@ -23,7 +23,8 @@ use mnemo_core::ports::{
     ApiKey, AuditAction, AuditEntry, Edit, Embedded, ExportedMemory, Found, History, ListFilter,
     NewRecord, PortError, SearchQuery, Store, StoreCaps, WriteReceipt, audit_action_for,
 };
-use mnemo_core::retrieval::{Fused, RowSignal};
+use mnemo_core::retrieval::{Fused, RowSignal, Signals};
+use mnemo_core::run::Run;
 use mnemo_core::{
     ConsentReceipt, ErrorKind, Kind, Memory, MemoryId, MemoryVersion, Status, Timestamp, UserRef,
     lifecycle,
@@ -36,7 +37,7 @@ use codec::{
 };
 use fts::SessionDocs;
 pub use migrate::LATEST_VERSION as SCHEMA_VERSION;
-use vector_index::{ScanFilter, VectorIndex, cosine_of, quantize};
+use vector_index::{ScanFilter, Scanned, VectorIndex, cosine_of, quantize};
 
 /// How long a writer waits for another process's lock before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -295,7 +296,8 @@ fn memories_by_rowid(
     for chunk in rowids.chunks(200) {
         let marks = vec!["?"; chunk.len()].join(",");
         let sql = format!("SELECT {MEMORY_COLUMNS} FROM {MEMORY_FROM} WHERE m.rowid IN ({marks})");
-        let mut stmt = conn.prepare(&sql)?;
+        // A search fetches the same number of candidates every time: keep that statement.
+        let mut stmt = conn.prepare_cached(&sql)?;
         let rows = stmt.query_map(rusqlite::params_from_iter(chunk), memory_from_row)?;
         for row in rows {
             let (rowid, memory) = row?;
@@ -361,6 +363,42 @@ impl<'a> Auditor<'a> {
         ])?;
         Ok(())
     }
+
+    /// Appends one audit entry about a run; it never holds the run's content.
+    fn log_run(&self, tx: &Transaction<'_>, action: AuditAction, run_id: &str) -> Result<()> {
+        tx.prepare_cached(
+            "INSERT INTO audit_log (tenant, user_id, at, action, actor, run_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )?
+        .execute(params![
+            self.tenant,
+            self.user_id,
+            self.now.as_millis(),
+            action.as_str(),
+            self.actor,
+            run_id
+        ])?;
+        Ok(())
+    }
+}
+
+/// The user's run with this id, if any.
+fn read_run(conn: &Connection, who: &UserRef, id: &str) -> Result<Option<Run>> {
+    let state: Option<String> = conn
+        .prepare_cached("SELECT state FROM runs WHERE tenant = ?1 AND user_id = ?2 AND id = ?3")?
+        .query_row(params![who.tenant(), who.user_id(), id], |r| r.get(0))
+        .optional()?;
+    state.map(|s| serde_json::from_str(&s).map_err(StoreError::Json)).transpose()
+}
+
+/// Stores a run's whole state over its row.
+fn write_run(tx: &Transaction<'_>, who: &UserRef, run: &Run) -> Result<()> {
+    let state = serde_json::to_string(run).map_err(StoreError::Json)?;
+    tx.prepare_cached(
+        "UPDATE runs SET state = ?1, updated_at = ?2 WHERE tenant = ?3 AND user_id = ?4 AND id = ?5",
+    )?
+    .execute(params![state, run.updated_at.as_millis(), who.tenant(), who.user_id(), run.id])?;
+    Ok(())
 }
 
 fn query_memories(
@@ -1026,6 +1064,9 @@ impl Store for SqliteStore {
             let mut docs = SessionDocs::default();
             purge(tx, &mut docs, &rowids)?;
             docs.flush(tx)?;
+            // Working memory goes with the rest of the user's data.
+            tx.prepare_cached("DELETE FROM runs WHERE tenant = ?1 AND user_id = ?2")?
+                .execute(owner_params(who))?;
             Auditor::for_user(who, now, actor).log(tx, AuditAction::Forgotten, None, None)?;
             Ok((rowids.len(), Touched::User))
         })?)
@@ -1146,7 +1187,7 @@ impl Store for SqliteStore {
         let conn = self.lock();
         let mut stmt = conn
             .prepare_cached(
-                "SELECT at, action, memory_id, reason, actor FROM audit_log
+                "SELECT at, action, memory_id, reason, actor, run_id FROM audit_log
                   WHERE tenant = ?1 AND user_id = ?2 ORDER BY seq DESC LIMIT ?3",
             )
             .map_err(StoreError::from)?;
@@ -1158,12 +1199,13 @@ impl Store for SqliteStore {
                     r.get::<_, Option<String>>(2)?,
                     r.get::<_, Option<String>>(3)?,
                     r.get::<_, String>(4)?,
+                    r.get::<_, Option<String>>(5)?,
                 ))
             })
             .map_err(StoreError::from)?;
         let mut out = Vec::new();
         for row in rows {
-            let (at, action, memory_id, reason, actor) = row.map_err(StoreError::from)?;
+            let (at, action, memory_id, reason, actor, run_id) = row.map_err(StoreError::from)?;
             let decode = |text: String| -> Result<serde_json::Value, PortError> {
                 Ok(serde_json::Value::String(text))
             };
@@ -1179,6 +1221,7 @@ impl Store for SqliteStore {
                 memory_id: memory_id.map(MemoryId),
                 reason,
                 actor,
+                run_id,
             });
         }
         Ok(out)
@@ -1189,14 +1232,12 @@ impl Store for SqliteStore {
         who: &UserRef,
         query: &SearchQuery<'_>,
         now: Timestamp,
-        select: &dyn Fn(&[RowSignal<'_>]) -> Vec<Fused>,
+        select: &dyn Fn(&Signals<'_>) -> Vec<Fused>,
     ) -> Result<Vec<Found>, PortError> {
         let conn = self.lock();
         if let Some(vector) = query.vector {
             check_vector(&conn, vector)?;
         }
-        let (lexical, sessions) =
-            self.vectors().lexical_scores(&conn, who.tenant(), who.user_id(), query.terms)?;
         let scope = query.filter.scope.as_ref().map(ToString::to_string);
         let scan = ScanFilter {
             now: now.as_millis(),
@@ -1209,30 +1250,33 @@ impl Store for SqliteStore {
             &conn,
             who.tenant(),
             who.user_id(),
+            query.terms,
             query.vector.map(|v| v.vector.as_slice()),
             scan,
-            |rows| {
-                let mut rowids = Vec::new();
-                let mut signals = Vec::new();
-                for (entry, cosine) in rows {
+            |user, lexical, population, rows| {
+                let capacity = if population.is_some() { 0 } else { user.len() };
+                let (mut rowids, mut signals) = (
+                    Vec::with_capacity(capacity),
+                    Signals {
+                        rows: Vec::with_capacity(capacity),
+                        speakers: user.speakers.all(),
+                        population,
+                    },
+                );
+                for Scanned { entry, slot, cosine } in rows {
                     rowids.push(entry.rowid);
-                    signals.push(RowSignal {
-                        bm25: lexical.get(&entry.rowid).copied().unwrap_or(0.0),
+                    signals.rows.push(RowSignal {
+                        bm25: lexical.turns[slot],
                         cosine: f64::from(cosine),
-                        session_bm25: entry
-                            .session
-                            .as_deref()
-                            .and_then(|s| sessions.get(s))
-                            .copied()
-                            .unwrap_or(0.0),
-                        speaker: entry.speaker.as_deref(),
+                        session_bm25: lexical.session_score(entry.session),
+                        speaker: entry.speaker,
                         valid_from: Timestamp::from_millis(entry.valid_from),
                     });
                 }
                 let selected = select(&signals);
                 let signal_of: HashMap<usize, (f64, f64)> = selected
                     .iter()
-                    .map(|f| (f.index, (signals[f.index].bm25, signals[f.index].cosine)))
+                    .map(|f| (f.index, (signals.rows[f.index].bm25, signals.rows[f.index].cosine)))
                     .collect();
                 (rowids, selected, signal_of)
             },
@@ -1273,6 +1317,92 @@ impl Store for SqliteStore {
         set_synchronous(&conn, "FULL")?;
         self.follow(&conn, who.tenant(), who.user_id(), Touched::Nothing);
         Ok(result?)
+    }
+
+    fn create_run(&self, who: &UserRef, run: &Run, actor: &str) -> Result<(), PortError> {
+        let state = serde_json::to_string(run).map_err(StoreError::Json)?;
+        Ok(self.write_tx(who.tenant(), who.user_id(), |tx| {
+            tx.prepare_cached(
+                "INSERT INTO runs (id, tenant, user_id, state, started_at, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?
+            .execute(params![
+                run.id,
+                who.tenant(),
+                who.user_id(),
+                state,
+                run.started_at.as_millis(),
+                run.updated_at.as_millis()
+            ])?;
+            Auditor::for_user(who, run.started_at, actor).log_run(
+                tx,
+                AuditAction::RunStarted,
+                &run.id,
+            )?;
+            Ok(((), Touched::Nothing))
+        })?)
+    }
+
+    fn run(&self, who: &UserRef, id: &str) -> Result<Option<Run>, PortError> {
+        Ok(read_run(&self.lock(), who, id)?)
+    }
+
+    fn runs(&self, who: &UserRef) -> Result<Vec<Run>, PortError> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT state FROM runs WHERE tenant = ?1 AND user_id = ?2
+                  ORDER BY started_at, id",
+            )
+            .map_err(StoreError::from)?;
+        let states = stmt
+            .query_map(owner_params(who), |r| r.get::<_, String>(0))
+            .map_err(StoreError::from)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(StoreError::from)?;
+        Ok(states
+            .iter()
+            .map(|s| serde_json::from_str(s).map_err(StoreError::Json))
+            .collect::<Result<_>>()?)
+    }
+
+    fn update_run(
+        &self,
+        who: &UserRef,
+        id: &str,
+        change: &dyn Fn(&mut Run) -> Result<(), PortError>,
+    ) -> Result<Option<Run>, PortError> {
+        let mut refused = None;
+        let result = self.write_tx(who.tenant(), who.user_id(), |tx| {
+            let Some(mut run) = read_run(tx, who, id)? else { return Ok((None, Touched::Nothing)) };
+            if let Err(e) = change(&mut run) {
+                refused = Some(e);
+                // Returning an error rolls the transaction back.
+                return Err(StoreError::Conflict("run change refused".into()));
+            }
+            write_run(tx, who, &run)?;
+            Ok((Some(run), Touched::Nothing))
+        });
+        match refused {
+            Some(e) => Err(e),
+            None => Ok(result?),
+        }
+    }
+
+    fn end_run(
+        &self,
+        who: &UserRef,
+        id: &str,
+        now: Timestamp,
+        actor: &str,
+    ) -> Result<Option<Run>, PortError> {
+        Ok(self.delete_tx(who.tenant(), who.user_id(), |tx| {
+            let Some(run) = read_run(tx, who, id)? else { return Ok((None, Touched::Nothing)) };
+            tx.prepare_cached("DELETE FROM runs WHERE tenant = ?1 AND user_id = ?2 AND id = ?3")?
+                .execute(params![who.tenant(), who.user_id(), id])?;
+            Auditor::for_user(who, now, actor).log_run(tx, AuditAction::RunEnded, id)?;
+            Ok((Some(run), Touched::Nothing))
+        })?)
     }
 
     fn count_by_status(&self) -> Result<Vec<(Status, u64)>, PortError> {

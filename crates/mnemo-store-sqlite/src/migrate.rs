@@ -14,10 +14,11 @@ const MIGRATIONS: &[(u32, &str, &str)] = &[
     (3, "conversation_context", include_str!("../migrations/0003_conversation_context.sql")),
     (4, "fts_owner", include_str!("../migrations/0004_fts_owner.sql")),
     (5, "api_keys", include_str!("../migrations/0005_api_keys.sql")),
+    (6, "runs", include_str!("../migrations/0006_runs.sql")),
 ];
 
 /// The newest schema version this build knows.
-pub const LATEST_VERSION: u32 = 5;
+pub const LATEST_VERSION: u32 = 6;
 
 /// The schema version recorded in the database (0 for a new file).
 pub(crate) fn current_version(conn: &Connection) -> Result<u32, StoreError> {

@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 use mnemo_core::ports::{Embedded, SearchFilter, SearchQuery, Store};
-use mnemo_core::retrieval::{Fused, RowSignal};
+use mnemo_core::retrieval::{Fused, Signals};
 use mnemo_core::{MemoryId, Timestamp};
 use mnemo_store_sqlite::SqliteStore;
 use mnemo_testkit::fakes::FakeEmbedder;
@@ -21,8 +21,10 @@ fn found(store: &SqliteStore, text: &str, now: Timestamp) -> Vec<MemoryId> {
     let vector = query(text);
     let filter = SearchFilter::default();
     let search = SearchQuery { terms: &[], vector: Some(&vector), filter: &filter };
-    let exact = |rows: &[RowSignal<'_>]| {
-        rows.iter()
+    let exact = |signals: &Signals<'_>| {
+        signals
+            .rows
+            .iter()
             .enumerate()
             .filter(|(_, r)| r.cosine > 0.99)
             .map(|(index, r)| Fused { index, score: r.cosine, evidence: 1.0 })

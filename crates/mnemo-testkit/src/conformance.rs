@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use mnemo_core::lifecycle::{Decision, Outcome, Remembered};
 use mnemo_core::policy::{ReasonCode, UserSettings};
-use mnemo_core::ports::{AuditAction, Edit, ListFilter, Store};
+use mnemo_core::ports::{AuditAction, Edit, ListFilter, PortError, Store};
+use mnemo_core::run::{Run, RunChange, StepStatus};
 use mnemo_core::{Kind, MemoryId, SourceType, Status, Timestamp, UserRef};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -46,6 +47,9 @@ macro_rules! conformance_tests {
             vectors_from_another_embedder_are_rejected,
             isolation_property,
             export_import_property,
+            runs_persist_and_change_atomically,
+            runs_are_isolated_by_user,
+            ending_a_run_scrubs_its_state,
         );
     };
     (@each $make:expr; $($check:ident),+ $(,)?) => {
@@ -618,4 +622,93 @@ pub fn export_import_property(h: &dyn Harness) {
     if let Err(failure) = result {
         panic!("export/import property failed: {failure}");
     }
+}
+
+fn started_run(store: &dyn Store, owner: &UserRef, id: &str, goal: &str) -> Run {
+    let run = Run::start(id.to_owned(), goal, T0).unwrap();
+    store.create_run(owner, &run, "test").unwrap();
+    run
+}
+
+fn change(change: RunChange) -> impl Fn(&mut Run) -> Result<(), PortError> {
+    move |run: &mut Run| {
+        run.apply(&change, day(1))
+            .map_err(|e| PortError::new(mnemo_core::ErrorKind::InvalidInput, e.to_string()))
+    }
+}
+
+/// A run is stored whole, changes apply in order, a refused change leaves it as it was, and
+/// ids are unique.
+pub fn runs_persist_and_change_atomically(h: &dyn Harness) {
+    let store = h.store();
+    let alice = who("acme", "alice");
+    let run = started_run(&*store, &alice, "r1", "Migrate the billing service");
+    assert_eq!(store.run(&alice, "r1").unwrap(), Some(run.clone()));
+    let again = store.create_run(&alice, &run, "test").unwrap_err();
+    assert_eq!(again.kind, mnemo_core::ErrorKind::Conflict);
+    store.update_run(&alice, "r1", &change(RunChange::AddStep("Dump the schema".into()))).unwrap();
+    let done = RunChange::SetStatus { number: 1, status: StepStatus::Done };
+    let updated = store.update_run(&alice, "r1", &change(done)).unwrap().unwrap();
+    assert_eq!(updated.steps[0].status, StepStatus::Done);
+    let bad = RunChange::SetStatus { number: 9, status: StepStatus::Blocked };
+    let err = store.update_run(&alice, "r1", &change(bad)).unwrap_err();
+    assert_eq!(err.kind, mnemo_core::ErrorKind::InvalidInput);
+    assert_eq!(store.run(&alice, "r1").unwrap(), Some(updated));
+    assert!(
+        store
+            .update_run(&alice, "nope", &change(RunChange::AddStep("x".into())))
+            .unwrap()
+            .is_none()
+    );
+    started_run(&*store, &alice, "r2", "Second task");
+    let ids: Vec<String> = store.runs(&alice).unwrap().into_iter().map(|r| r.id).collect();
+    assert_eq!(ids, ["r1", "r2"]);
+    let actions: Vec<AuditAction> =
+        store.audit(&alice, 10).unwrap().into_iter().map(|e| e.action).collect();
+    assert_eq!(actions, [AuditAction::RunStarted, AuditAction::RunStarted]);
+}
+
+/// Another user's run does not exist: it cannot be read, listed, changed or ended.
+pub fn runs_are_isolated_by_user(h: &dyn Harness) {
+    let store = h.store();
+    let alice = who("acme", "alice");
+    started_run(&*store, &alice, "r1", "Alice's private task");
+    for intruder in [who("acme", "bob"), who("globex", "alice")] {
+        assert_eq!(store.run(&intruder, "r1").unwrap(), None);
+        assert!(store.runs(&intruder).unwrap().is_empty());
+        let add = change(RunChange::AddStep("hijack".into()));
+        assert!(store.update_run(&intruder, "r1", &add).unwrap().is_none());
+        assert!(store.end_run(&intruder, "r1", day(1), "test").unwrap().is_none());
+    }
+    let run = store.run(&alice, "r1").unwrap().unwrap();
+    assert!(run.steps.is_empty());
+}
+
+/// Ending a run deletes its state from the files and leaves one audit entry naming the run
+/// and nothing of its content; forgetting a user deletes their runs too.
+pub fn ending_a_run_scrubs_its_state(h: &dyn Harness) {
+    let store = h.store();
+    let alice = who("acme", "alice");
+    started_run(&*store, &alice, "r1", "Investigate Zanzibarian4471 outage");
+    let evidence = RunChange::AddEvidence {
+        source_id: "runbook.md".into(),
+        excerpt: "restart the Quokkafold9313 pool".into(),
+    };
+    store.update_run(&alice, "r1", &change(evidence)).unwrap().unwrap();
+    for needle in ["Zanzibarian4471", "Quokkafold9313"] {
+        assert_present(h, needle);
+    }
+    let ended = store.end_run(&alice, "r1", day(2), "test").unwrap().unwrap();
+    assert_eq!(ended.evidence.len(), 1);
+    assert_eq!(store.run(&alice, "r1").unwrap(), None);
+    assert!(store.end_run(&alice, "r1", day(2), "test").unwrap().is_none());
+    for needle in ["Zanzibarian4471", "Quokkafold9313"] {
+        assert_scrubbed(h, needle, "end_run");
+    }
+    let last = store.audit(&alice, 1).unwrap().remove(0);
+    assert_eq!((last.action, last.run_id.as_deref()), (AuditAction::RunEnded, Some("r1")));
+    started_run(&*store, &alice, "r2", "Another Pomegranix5582 task");
+    store.forget_all(&alice, day(3), "test").unwrap();
+    assert!(store.runs(&alice).unwrap().is_empty());
+    assert_scrubbed(h, "Pomegranix5582", "forget_all");
 }

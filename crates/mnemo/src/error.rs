@@ -14,6 +14,9 @@ pub enum Error {
     /// No such record for this tenant and user.
     #[error("memory {0} not found")]
     NotFound(MemoryId),
+    /// No such run for this tenant and user.
+    #[error("run {0} not found")]
+    RunNotFound(String),
     /// A store or embedder failed.
     #[error(transparent)]
     Port(#[from] PortError),
@@ -24,7 +27,7 @@ impl Error {
     pub fn kind(&self) -> ErrorKind {
         match self {
             Error::InvalidInput(_) => ErrorKind::InvalidInput,
-            Error::NotFound(_) => ErrorKind::NotFound,
+            Error::NotFound(_) | Error::RunNotFound(_) => ErrorKind::NotFound,
             Error::Port(e) => e.kind,
         }
     }

@@ -8,6 +8,7 @@
 mod error;
 mod ingest;
 mod keys;
+mod runs;
 mod tokens;
 
 use std::path::Path;

@@ -7,6 +7,7 @@ mod ingest;
 mod isolation;
 mod mcp;
 mod policy;
+mod runs;
 mod search;
 mod serve;
 

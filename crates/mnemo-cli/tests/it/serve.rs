@@ -24,6 +24,12 @@ fn start(env: &Env) -> (Child, String) {
     (child, addr)
 }
 
+/// A new key for one user of a tenant.
+fn user_key(env: &Env, tenant: &str, user: &str) -> String {
+    let created = env.json(&["keys", "create", "--tenant", tenant, "--user", user]);
+    created["key"].as_str().unwrap().to_owned()
+}
+
 /// One HTTP/1.1 request; returns the status and JSON body.
 fn http(addr: &str, method: &str, path: &str, key: &str, body: Option<&Value>) -> (u16, Value) {
     let mut stream = TcpStream::connect(addr).unwrap();
@@ -90,10 +96,7 @@ fn an_acknowledged_write_survives_kill_9_and_sigterm_stops_cleanly() {
 #[test]
 fn mcp_over_streamable_http() {
     let env = Env::new();
-    let key = env.json(&["keys", "create", "--tenant", "acme", "--user", "alice"])["key"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let key = user_key(&env, "acme", "alice");
     let tenant_key =
         env.json(&["keys", "create", "--tenant", "acme"])["key"].as_str().unwrap().to_owned();
     let (mut server, addr) = start(&env);
@@ -201,6 +204,47 @@ fn mcp_over_streamable_http() {
     } else {
         eprintln!("skipping the Python MCP SDK client: `pip install mcp` to run it (.ci/run does)");
     }
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
+
+/// Runs over HTTP: a run survives a `kill -9` of the server and resumes from the store; a
+/// key of another user cannot see it; ending it deletes it.
+#[test]
+fn runs_over_http_survive_a_restart() {
+    let env = Env::new();
+    let (alice, bob) = (user_key(&env, "acme", "alice"), user_key(&env, "acme", "bob"));
+    let (mut server, addr) = start(&env);
+    let goal = serde_json::json!({"goal": "Upgrade the database cluster"});
+    let (status, run) = http(&addr, "POST", "/v1/runs", &alice, Some(&goal));
+    assert_eq!(status, 200, "{run}");
+    let id = run["id"].as_str().unwrap().to_owned();
+    let step = serde_json::json!({"text": "Snapshot every node"});
+    let (status, _) = http(&addr, "POST", &format!("/v1/runs/{id}/steps"), &alice, Some(&step));
+    assert_eq!(status, 200);
+    let evidence =
+        serde_json::json!({"source_id": "wiki/upgrades", "excerpt": "one node at a time"});
+    let (status, _) =
+        http(&addr, "POST", &format!("/v1/runs/{id}/evidence"), &alice, Some(&evidence));
+    assert_eq!(status, 200);
+    server.kill().unwrap();
+    server.wait().unwrap();
+
+    let (mut server, addr) = start(&env);
+    let done = serde_json::json!({"status": "done"});
+    let (status, run) = http(&addr, "PUT", &format!("/v1/runs/{id}/steps/1"), &alice, Some(&done));
+    assert_eq!(status, 200, "{run}");
+    assert_eq!(run["steps"][0]["status"], "done");
+    assert_eq!(run["evidence"][0]["excerpt"], "one node at a time");
+    let bad = serde_json::json!({"status": "finished"});
+    let (status, error) = http(&addr, "PUT", &format!("/v1/runs/{id}/steps/1"), &alice, Some(&bad));
+    assert_eq!((status, error["code"].as_str()), (400, Some("invalid_input")), "{error}");
+    let (status, _) = http(&addr, "GET", &format!("/v1/runs/{id}"), &bob, None);
+    assert_eq!(status, 404);
+    let (status, ended) = http(&addr, "DELETE", &format!("/v1/runs/{id}"), &alice, None);
+    assert_eq!((status, ended["ended"].as_bool()), (200, Some(true)), "{ended}");
+    let (status, _) = http(&addr, "GET", &format!("/v1/runs/{id}"), &alice, None);
+    assert_eq!(status, 404);
     server.kill().unwrap();
     server.wait().unwrap();
 }
