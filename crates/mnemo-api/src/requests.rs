@@ -149,6 +149,10 @@ pub struct ContextBody {
     /// `cl100k` or `o200k` (default).
     #[serde(default)]
     pub tokenizer: Option<String>,
+    /// Also show this conversation session: a summary of its older turns and its most
+    /// recent turns.
+    #[serde(default)]
+    pub session_id: Option<String>,
 }
 
 /// `POST /v1/ingest`.

@@ -155,10 +155,31 @@ pub(crate) enum Command {
         #[arg(long, default_value_t = 50)]
         limit: usize,
     },
+    /// Conversation sessions: the transcript turns ingested under a session id.
+    Session {
+        #[command(subcommand)]
+        action: SessionAction,
+    },
     /// Working memory of one task: its goal, plan steps, evidence and tool results.
     Run {
         #[command(subcommand)]
         action: RunAction,
+    },
+}
+
+/// What to do with sessions.
+#[derive(Debug, Subcommand)]
+pub(crate) enum SessionAction {
+    /// List the sessions that still hold turns, most recently active first.
+    List,
+    /// Show a session as context shows it: a summary of older turns once they pass the
+    /// compaction threshold, then the recent turns.
+    Show {
+        /// Session id.
+        id: String,
+        /// Tokenizer that counts the compaction threshold: cl100k or o200k.
+        #[arg(long, default_value = "o200k")]
+        tokenizer: String,
     },
 }
 
@@ -338,6 +359,10 @@ pub(crate) struct ContextArgs {
     /// Tokenizer that counts the budget: cl100k or o200k.
     #[arg(long, default_value = "o200k")]
     pub(crate) tokenizer: String,
+    /// Also show this conversation session: a summary of its older turns and its most
+    /// recent turns.
+    #[arg(long)]
+    pub(crate) session: Option<String>,
 }
 
 #[derive(Debug, Args)]

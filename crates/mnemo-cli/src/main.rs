@@ -27,7 +27,7 @@ use mnemo::core::run::{RunChange, StepStatus};
 
 use crate::cli::{
     Cli, Command, ContextArgs, IngestArgs, KeysAction, ListArgs, RememberArgs, RunAction,
-    SearchArgs, Switch,
+    SearchArgs, SessionAction, Switch,
 };
 
 const ACTOR: &str = "cli";
@@ -292,6 +292,44 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
             }
         }
         Command::Run { action } => run_command(cli, &mnemo, action),
+        Command::Session { action } => session_command(cli, &mnemo, action),
+    }
+}
+
+fn session_command(cli: &Cli, mnemo: &Mnemo, action: &SessionAction) -> anyhow::Result<()> {
+    let who = user(cli)?;
+    match action {
+        SessionAction::List => {
+            let sessions = mnemo.sessions(&who)?;
+            if cli.json {
+                output::json(&serde_json::json!({ "sessions": sessions }))
+            } else {
+                output::lines(sessions.iter().map(|s| {
+                    let expires = s.expires_at.map_or("-".to_owned(), |t| t.to_string());
+                    format!(
+                        "{}  {} turns  {} .. {}  expires {expires}",
+                        s.id, s.turns, s.first_at, s.last_at
+                    )
+                }))
+            }
+        }
+        SessionAction::Show { id, tokenizer } => {
+            let tokenizer = mnemo::Tokenizer::new(tokenizer.parse()?)?;
+            let view = mnemo.session_view(&who, id, &tokenizer)?;
+            if view.recent.is_empty() {
+                return Err(mnemo::Error::SessionNotFound(id.clone()).into());
+            }
+            if cli.json {
+                output::json(&view)
+            } else {
+                let mut lines = Vec::new();
+                if let Some(summary) = &view.summary {
+                    lines.extend(summary.lines());
+                }
+                lines.extend(view.recent.iter().map(|t| t.line.clone()));
+                output::lines(lines)
+            }
+        }
     }
 }
 
@@ -562,7 +600,13 @@ fn search(cli: &Cli, mnemo: &Mnemo, args: &SearchArgs) -> anyhow::Result<()> {
 
 fn context(cli: &Cli, mnemo: &Mnemo, args: &ContextArgs) -> anyhow::Result<()> {
     let tokenizer = mnemo::Tokenizer::new(args.tokenizer.parse()?)?;
-    let block = mnemo.context(&user(cli)?, &args.query, args.budget, &tokenizer)?;
+    let block = mnemo.context(
+        &user(cli)?,
+        &args.query,
+        args.budget,
+        &tokenizer,
+        args.session.as_deref(),
+    )?;
     let response =
         api::ContextResponse::new(block, mnemo::core::context::TokenCounter::name(&tokenizer));
     if cli.json {

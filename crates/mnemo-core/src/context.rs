@@ -82,60 +82,197 @@ fn render(parts: &[(String, Vec<String>)]) -> String {
     out
 }
 
-/// Builds the block from sections in priority order (`(name, title, memories)`), adding
-/// memories while the whole block stays within `budget` tokens. A memory that does not fit
-/// is skipped and smaller later ones may still be added. The block is empty when no memory
-/// fits.
-pub fn assemble(
-    sections: &[(&str, &str, &[Memory])],
+/// One line a block may hold and the memory records it stands for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Line {
+    /// The rendered line.
+    pub text: String,
+    /// The records it shows (a memory, a turn, or the turns a summary covers).
+    pub ids: Vec<MemoryId>,
+}
+
+/// How a section's lines are taken while the budget allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fill {
+    /// In order; a line that does not fit is skipped and later, smaller ones may still be
+    /// added (memories).
+    SkipWhatDoesNotFit,
+    /// In order, stopping at the first that does not fit (a summary: its heading first).
+    InOrderUntilFull,
+    /// Newest (last) first, stopping at the first that does not fit, so what is shown is the
+    /// most recent stretch (conversation turns).
+    NewestFirstUntilFull,
+}
+
+/// One titled section of a block.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Section<'a> {
+    /// Its name in the block's parts (`profile`, `memories`, `session_summary`, `recent_turns`).
+    pub name: &'a str,
+    /// Its heading.
+    pub title: &'a str,
+    /// Its candidate lines, in display order.
+    pub lines: Vec<Line>,
+    /// How they are taken.
+    pub fill: Fill,
+    /// When it is filled: lower first (sections of equal priority in display order).
+    pub priority: u8,
+}
+
+/// What became of one line offered to a block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Take {
+    Taken,
+    AlreadyShown,
+    TooBig,
+}
+
+/// Builds a block from `sections` (in display order) within `budget` tokens. `first`, a
+/// (section, line) pair, is tried before anything else (the most recent turn); then the
+/// sections are filled by priority, each by its [`Fill`]. A record already shown is not shown twice.
+/// The block is empty when no line fits.
+pub fn assemble_sections(
+    sections: &[Section<'_>],
+    first: Option<(usize, usize)>,
     budget: usize,
     counter: &dyn TokenCounter,
 ) -> ContextBlock {
-    let mut chosen: Vec<(String, Vec<String>)> =
-        sections.iter().map(|(_, title, _)| ((*title).to_owned(), Vec::new())).collect();
-    let mut ids: Vec<Vec<MemoryId>> = vec![Vec::new(); sections.len()];
+    let mut taken: Vec<Vec<bool>> = sections.iter().map(|s| vec![false; s.lines.len()]).collect();
     let mut total = 0usize;
-    for (index, (_, _, memories)) in sections.iter().enumerate() {
-        for memory in memories.iter() {
-            if ids.iter().flatten().any(|id| *id == memory.id) {
-                continue;
-            }
-            chosen[index].1.push(render_line(memory));
-            let tokens = counter.count(&render(&chosen));
-            if tokens <= budget {
-                total = tokens;
-                ids[index].push(memory.id.clone());
-            } else {
-                chosen[index].1.pop();
+    let rendered = |taken: &[Vec<bool>]| -> String {
+        let parts: Vec<(String, Vec<String>)> = sections
+            .iter()
+            .zip(taken)
+            .map(|(section, taken)| {
+                let lines = section
+                    .lines
+                    .iter()
+                    .zip(taken)
+                    .filter(|(_, t)| **t)
+                    .map(|(l, _)| l.text.clone())
+                    .collect();
+                (section.title.to_owned(), lines)
+            })
+            .collect();
+        render(&parts)
+    };
+    // Tries one line; keeps it if the block still fits. A record already shown on a line of
+    // its own is not shown twice.
+    let mut try_take = |taken: &mut Vec<Vec<bool>>, section: usize, line: usize| -> Take {
+        let candidate = &sections[section].lines[line];
+        let duplicate = candidate.ids.len() == 1
+            && sections.iter().zip(taken.iter()).any(|(s, t)| {
+                s.lines.iter().zip(t).any(|(l, t)| *t && l.ids.len() == 1 && l.ids == candidate.ids)
+            });
+        if taken[section][line] || duplicate {
+            return Take::AlreadyShown;
+        }
+        taken[section][line] = true;
+        let tokens = counter.count(&rendered(taken));
+        if tokens <= budget {
+            total = tokens;
+            Take::Taken
+        } else {
+            taken[section][line] = false;
+            Take::TooBig
+        }
+    };
+    if let Some((section, line)) =
+        first.filter(|(s, l)| sections.get(*s).is_some_and(|s| *l < s.lines.len()))
+    {
+        try_take(&mut taken, section, line);
+    }
+    let mut by_priority: Vec<usize> = (0..sections.len()).collect();
+    by_priority.sort_by_key(|&i| sections[i].priority);
+    for index in by_priority {
+        let section = &sections[index];
+        let order: Vec<usize> = match section.fill {
+            Fill::NewestFirstUntilFull => (0..section.lines.len()).rev().collect(),
+            _ => (0..section.lines.len()).collect(),
+        };
+        for line in order {
+            let take = try_take(&mut taken, index, line);
+            if take == Take::TooBig && section.fill != Fill::SkipWhatDoesNotFit {
+                break;
             }
         }
     }
-    let memory_ids: Vec<MemoryId> = ids.iter().flatten().cloned().collect();
-    if memory_ids.is_empty() {
+    let any = taken.iter().flatten().any(|t| *t);
+    if !any {
         return ContextBlock {
             rendered: String::new(),
             total_tokens: 0,
             budget,
             parts: vec![],
-            memory_ids,
+            memory_ids: vec![],
         };
     }
-    let parts = sections
-        .iter()
-        .zip(&chosen)
-        .zip(&ids)
-        .filter(|(_, ids)| !ids.is_empty())
-        .map(|(((name, _, _), (title, lines)), ids)| {
-            let text = format!("## {title}\n{}\n", lines.join("\n"));
-            ContextPart {
-                name: (*name).to_owned(),
-                tokens: counter.count(&text),
-                text,
-                memory_ids: ids.clone(),
+    let mut memory_ids: Vec<MemoryId> = Vec::new();
+    let mut parts = Vec::new();
+    for (section, taken) in sections.iter().zip(&taken) {
+        let lines: Vec<&Line> =
+            section.lines.iter().zip(taken).filter(|(_, t)| **t).map(|(l, _)| l).collect();
+        if lines.is_empty() {
+            continue;
+        }
+        let ids: Vec<MemoryId> = lines.iter().flat_map(|l| l.ids.iter().cloned()).collect();
+        for id in &ids {
+            if !memory_ids.contains(id) {
+                memory_ids.push(id.clone());
             }
+        }
+        let text = format!(
+            "## {}\n{}\n",
+            section.title,
+            lines.iter().map(|l| l.text.as_str()).collect::<Vec<_>>().join("\n")
+        );
+        parts.push(ContextPart {
+            name: section.name.to_owned(),
+            tokens: counter.count(&text),
+            text,
+            memory_ids: ids,
+        });
+    }
+    ContextBlock { rendered: rendered(&taken), total_tokens: total, budget, parts, memory_ids }
+}
+
+/// Builds the block from sections of memories in priority order (`(name, title,
+/// memories)`), adding memories while the whole block stays within `budget` tokens. A
+/// memory that does not fit is skipped and smaller later ones may still be added. The block
+/// is empty when no memory fits.
+pub fn assemble(
+    sections: &[(&str, &str, &[Memory])],
+    budget: usize,
+    counter: &dyn TokenCounter,
+) -> ContextBlock {
+    let sections: Vec<Section<'_>> = sections
+        .iter()
+        .map(|(name, title, memories)| Section {
+            name,
+            title,
+            lines: memories
+                .iter()
+                .map(|m| Line { text: render_line(m), ids: vec![m.id.clone()] })
+                .collect(),
+            fill: Fill::SkipWhatDoesNotFit,
+            priority: 0,
         })
         .collect();
-    ContextBlock { rendered: render(&chosen), total_tokens: total, budget, parts, memory_ids }
+    assemble_sections(&sections, None, budget, counter)
+}
+
+/// Counts whitespace-separated words: enough to test budgeting logic.
+#[cfg(test)]
+pub(crate) struct Words;
+
+#[cfg(test)]
+impl TokenCounter for Words {
+    fn count(&self, text: &str) -> usize {
+        text.split_whitespace().count()
+    }
+    fn name(&self) -> &str {
+        "words"
+    }
 }
 
 #[cfg(test)]
@@ -144,17 +281,6 @@ mod tests {
     use crate::clock::Timestamp;
     use crate::lifecycle::{Candidate, CandidateFields};
     use crate::record::Status;
-
-    /// Counts whitespace-separated words: enough to test budgeting logic.
-    struct Words;
-    impl TokenCounter for Words {
-        fn count(&self, text: &str) -> usize {
-            text.split_whitespace().count()
-        }
-        fn name(&self) -> &str {
-            "words"
-        }
-    }
 
     fn memory(id: &str, content: &str) -> Memory {
         let now = Timestamp::from_millis(1_768_478_400_000);

@@ -23,6 +23,7 @@ pub mod run;
 pub mod scope;
 pub mod scoring;
 pub mod screen;
+pub mod session;
 pub mod transcript;
 
 pub use clock::{Clock, FixedClock, Timestamp};

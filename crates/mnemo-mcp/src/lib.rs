@@ -82,6 +82,9 @@ pub struct ContextArgs {
     /// Token budget (default 800).
     #[serde(default)]
     pub budget: Option<usize>,
+    /// The conversation session to include (its summary and most recent turns).
+    #[serde(default)]
+    pub session_id: Option<String>,
 }
 
 /// The memory tools: of one user fixed at start (stdio), or of the user the HTTP layer
@@ -283,7 +286,13 @@ impl MemoryTools {
         run(Arc::clone(&self.mnemo), move |mnemo| {
             let tokenizer = mnemo::Tokenizer::new(mnemo::TokenizerName::O200k).map_err(fail)?;
             let block = mnemo
-                .context(&who, &args.query, args.budget.unwrap_or(800), &tokenizer)
+                .context(
+                    &who,
+                    &args.query,
+                    args.budget.unwrap_or(800),
+                    &tokenizer,
+                    args.session_id.as_deref(),
+                )
                 .map_err(fail)?;
             Ok(mnemo_api::ContextResponse::new(block, "o200k_base"))
         })

@@ -526,8 +526,13 @@ async fn context(
         blocking(&state, move |mnemo| {
             let name = body.tokenizer.as_deref().unwrap_or("o200k").parse()?;
             let tokenizer = mnemo::Tokenizer::new(name)?;
-            let block =
-                mnemo.context(&who, &body.query, body.budget.unwrap_or(1000), &tokenizer)?;
+            let block = mnemo.context(
+                &who,
+                &body.query,
+                body.budget.unwrap_or(1000),
+                &tokenizer,
+                body.session_id.as_deref(),
+            )?;
             Ok(api::ContextResponse::new(
                 block,
                 mnemo::core::context::TokenCounter::name(&tokenizer),

@@ -17,6 +17,9 @@ pub enum Error {
     /// No such run for this tenant and user.
     #[error("run {0} not found")]
     RunNotFound(String),
+    /// No session of this tenant and user holds turns under this id.
+    #[error("session {0} not found")]
+    SessionNotFound(String),
     /// A store or embedder failed.
     #[error(transparent)]
     Port(#[from] PortError),
@@ -27,7 +30,9 @@ impl Error {
     pub fn kind(&self) -> ErrorKind {
         match self {
             Error::InvalidInput(_) => ErrorKind::InvalidInput,
-            Error::NotFound(_) | Error::RunNotFound(_) => ErrorKind::NotFound,
+            Error::NotFound(_) | Error::RunNotFound(_) | Error::SessionNotFound(_) => {
+                ErrorKind::NotFound
+            }
             Error::Port(e) => e.kind,
         }
     }

@@ -9,6 +9,7 @@ mod error;
 mod ingest;
 mod keys;
 mod runs;
+mod sessions;
 mod tokens;
 
 use std::path::Path;
@@ -20,7 +21,9 @@ pub use ingest::{
 };
 pub use keys::Principal;
 pub use mnemo_core as core;
-use mnemo_core::context::{ContextBlock, TokenCounter, assemble};
+use mnemo_core::context::{
+    ContextBlock, Fill, Line, Section, TokenCounter, assemble_sections, render_line,
+};
 use mnemo_core::export::{EXPORT_FORMAT, EXPORT_VERSION, ExportDocument};
 use mnemo_core::lifecycle::{self, Candidate, CandidateFields, Outcome, Remembered};
 use mnemo_core::policy::{ReasonCode, UserSettings};
@@ -29,6 +32,7 @@ use mnemo_core::ports::{
     SearchFilter, SearchQuery, Store,
 };
 use mnemo_core::retrieval::{Hit, RetrievalConfig, blend, fuse, query_terms};
+use mnemo_core::session::CompactionConfig;
 use mnemo_core::{Clock, Memory, MemoryId, Timestamp, UserRef};
 use mnemo_core::{Kind, Status};
 pub use tokens::{Tokenizer, TokenizerName};
@@ -72,6 +76,7 @@ pub struct Mnemo {
     clock: Arc<dyn Clock>,
     actor: String,
     retrieval: RetrievalConfig,
+    compaction: CompactionConfig,
     chat: Option<Arc<dyn mnemo_core::ports::ChatModel>>,
 }
 
@@ -98,8 +103,15 @@ impl Mnemo {
             clock,
             actor: actor.into(),
             retrieval: RetrievalConfig::default(),
+            compaction: CompactionConfig::default(),
             chat: None,
         }
+    }
+
+    /// Compacts sessions in context with these settings.
+    pub fn with_compaction(mut self, compaction: CompactionConfig) -> Self {
+        self.compaction = compaction;
+        self
     }
 
     /// Extracts memories from conversations with this chat model (the LLM extractor)
@@ -373,14 +385,16 @@ impl Mnemo {
         Ok(profile)
     }
 
-    /// A prompt-ready memory block for `query`: the profile, then relevant memories, within
-    /// `budget` tokens as counted by `counter`. Records the memories it used.
+    /// A prompt-ready block for `query` within `budget` tokens as counted by `counter`: the
+    /// profile, relevant memories and, with a `session`, its summary and recent turns (the
+    /// most recent turn first, whenever it fits). Records the memories it used.
     pub fn context(
         &self,
         who: &UserRef,
         query: &str,
         budget: usize,
         counter: &dyn TokenCounter,
+        session: Option<&str>,
     ) -> Result<ContextBlock> {
         let profile = self.profile(who)?;
         let request = SearchRequest {
@@ -389,13 +403,43 @@ impl Mnemo {
             filter: SearchFilter::default(),
             min_relevance: None,
         };
-        let relevant: Vec<Memory> =
-            self.rank_candidates(who, &request)?.into_iter().map(|h| h.memory).collect();
-        let block = assemble(
-            &[("profile", "Profile", &profile), ("memories", "Relevant memories", &relevant)],
-            budget,
-            counter,
-        );
+        // The session's own turns are shown as the session, not as memories.
+        let relevant: Vec<Memory> = self
+            .rank_candidates(who, &request)?
+            .into_iter()
+            .map(|h| h.memory)
+            .filter(|m| session.is_none() || m.session_id.as_deref() != session)
+            .collect();
+        let lines = |memories: &[Memory]| -> Vec<Line> {
+            memories
+                .iter()
+                .map(|m| Line { text: render_line(m), ids: vec![m.id.clone()] })
+                .collect()
+        };
+        let mut sections = vec![
+            Section {
+                name: "profile",
+                title: "Profile",
+                lines: lines(&profile),
+                fill: Fill::SkipWhatDoesNotFit,
+                priority: 0,
+            },
+            Section {
+                name: "memories",
+                title: "Relevant memories",
+                lines: lines(&relevant),
+                fill: Fill::SkipWhatDoesNotFit,
+                priority: 2,
+            },
+        ];
+        let mut first = None;
+        if let Some(session) = session {
+            let view = self.session_view(who, session, counter)?;
+            let [summary, recent] = view.sections();
+            first = recent.lines.len().checked_sub(1).map(|last| (3, last));
+            sections.extend([summary, recent]);
+        }
+        let block = assemble_sections(&sections, first, budget, counter);
         if !block.memory_ids.is_empty() {
             self.store.mark_used(who, &block.memory_ids, self.now())?;
         }

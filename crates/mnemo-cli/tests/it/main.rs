@@ -10,6 +10,7 @@ mod policy;
 mod runs;
 mod search;
 mod serve;
+mod sessions;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
