@@ -267,6 +267,7 @@ impl Candidate {
             version: 1,
             consent: self.consent,
             metadata: self.metadata,
+            transcript: self.transcript,
         }
     }
 }

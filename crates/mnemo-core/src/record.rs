@@ -248,6 +248,10 @@ pub struct Memory {
     /// Free-form caller metadata (string values).
     #[serde(default)]
     pub metadata: BTreeMap<String, String>,
+    /// A raw conversation turn kept as transcript for its retention period: shown in
+    /// context only as part of its own session, never as a long-term memory.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub transcript: bool,
 }
 
 impl Memory {

@@ -16,7 +16,8 @@ pub(crate) const MEMORY_COLUMNS: &str = "m.id, m.tenant, m.user_id, m.scope, m.a
      m.session_id, m.kind, m.subject, m.attribute, m.content, m.importance, m.confidence, \
      m.sensitivity, m.source_type, m.source_ref, m.source_captured_at, m.source_extractor, \
      m.status, m.created_at, m.updated_at, m.last_used_at, m.valid_from, m.expires_at, \
-     m.review_after, m.superseded_by, m.version, m.consent, m.metadata, v.model, v.dims, m.rowid";
+     m.review_after, m.superseded_by, m.version, m.consent, m.metadata, v.model, v.dims, m.rowid, \
+     m.transcript";
 
 /// The FROM clause matching [`MEMORY_COLUMNS`].
 pub(crate) const MEMORY_FROM: &str =
@@ -97,6 +98,7 @@ pub(crate) fn memory_from_row(row: &Row<'_>) -> rusqlite::Result<(i64, Memory)> 
         version: row.get(25)?,
         consent,
         metadata,
+        transcript: row.get(31)?,
     };
     Ok((row.get(30)?, memory))
 }

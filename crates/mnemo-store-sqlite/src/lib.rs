@@ -490,9 +490,9 @@ fn insert_row(tx: &Transaction<'_>, memory: &Memory, vector: Option<&Embedded>) 
              attribute, content, content_hash, importance, confidence, sensitivity, source_type,
              source_ref, source_captured_at, source_extractor, status, created_at, updated_at,
              last_used_at, valid_from, expires_at, review_after, superseded_by, version, consent,
-             metadata)
+             metadata, transcript)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-             ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)",
+             ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)",
     )?
     .execute(params![
         memory.id.0,
@@ -524,6 +524,7 @@ fn insert_row(tx: &Transaction<'_>, memory: &Memory, vector: Option<&Embedded>) 
         memory.version,
         consent,
         metadata,
+        memory.transcript,
     ])
     .map_err(|e| match e {
         rusqlite::Error::SqliteFailure(f, _)

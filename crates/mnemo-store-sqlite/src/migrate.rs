@@ -15,10 +15,11 @@ const MIGRATIONS: &[(u32, &str, &str)] = &[
     (4, "fts_owner", include_str!("../migrations/0004_fts_owner.sql")),
     (5, "api_keys", include_str!("../migrations/0005_api_keys.sql")),
     (6, "runs", include_str!("../migrations/0006_runs.sql")),
+    (7, "transcript", include_str!("../migrations/0007_transcript.sql")),
 ];
 
 /// The newest schema version this build knows.
-pub const LATEST_VERSION: u32 = 6;
+pub const LATEST_VERSION: u32 = 7;
 
 /// The schema version recorded in the database (0 for a new file).
 pub(crate) fn current_version(conn: &Connection) -> Result<u32, StoreError> {

@@ -23,6 +23,9 @@ use mnemo_core::{Kind, MemoryId, Source, SourceType, Timestamp, UserRef};
 
 use crate::{Mnemo, Result};
 
+/// Metadata key set to `true` on a transcript turn the extractor drew a memory from.
+pub const EXTRACTED: &str = "extracted";
+
 /// How long raw turns are kept when the caller does not say (`30d`).
 pub const DEFAULT_RETENTION: &str = "30d";
 
@@ -147,6 +150,8 @@ impl Mnemo {
         }
         let now = self.now();
         let mut turns = Vec::new();
+        // Message index → its turn in `turns` (expired turns are not stored).
+        let mut turn_of_message: BTreeMap<usize, usize> = BTreeMap::new();
         let mut proposals: Vec<(usize, CandidateFields)> = Vec::new();
         let mut updates: Vec<(usize, MemoryId, CandidateFields)> = Vec::new();
         let mut model_deletes: Vec<(usize, MemoryId)> = Vec::new();
@@ -173,6 +178,7 @@ impl Mnemo {
                 message.source.as_ref().and_then(|s| s.source_ref.clone()).unwrap_or(reference);
             let expires_at = at.plus(options.retention);
             if expires_at > now {
+                turn_of_message.insert(index, turns.len());
                 turns.push(CandidateFields {
                     kind: Some(Kind::Episodic),
                     content: text.clone(),
@@ -250,6 +256,14 @@ impl Mnemo {
                     },
                 }),
                 Err(e) => failures.push(ExtractionFailure { message: index, error: e.to_string() }),
+            }
+        }
+        // A turn the extractor drew a memory from is represented by that memory; context
+        // shows a past session's user turn only when nothing was drawn from it.
+        let drawn = proposals.iter().map(|(i, _)| *i).chain(edited.iter().map(|e| e.message));
+        for index in drawn.chain(model_deletes.iter().map(|(i, _)| *i)) {
+            if let Some(turn) = turn_of_message.get(&index).and_then(|t| turns.get_mut(*t)) {
+                turn.metadata.insert(EXTRACTED.to_owned(), "true".to_owned());
             }
         }
         let turn_count = turns.len();

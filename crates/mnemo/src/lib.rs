@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 pub use error::Error;
 pub use ingest::{
-    DEFAULT_RETENTION, ExtractionFailure, IngestOptions, IngestReport, ProposedMemory,
+    DEFAULT_RETENTION, EXTRACTED, ExtractionFailure, IngestOptions, IngestReport, ProposedMemory,
 };
 pub use keys::Principal;
 pub use mnemo_core as core;
@@ -403,12 +403,20 @@ impl Mnemo {
             filter: SearchFilter::default(),
             min_relevance: None,
         };
-        // The session's own turns are shown as the session, not as memories.
+        // The transcript stays out of context, except as the session being continued and as
+        // what a user said in an earlier session that no memory was drawn from (a past event,
+        // say); assistant and tool turns, and turns a memory now stands for, stay out.
         let relevant: Vec<Memory> = self
             .rank_candidates(who, &request)?
             .into_iter()
             .map(|h| h.memory)
-            .filter(|m| session.is_none() || m.session_id.as_deref() != session)
+            .filter(|m| {
+                !m.transcript
+                    || (m.session_id.as_deref() != session
+                        && mnemo_core::session::role_of(m) == "user"
+                        && m.source.source_type.is_trusted()
+                        && !m.metadata.contains_key(ingest::EXTRACTED))
+            })
             .collect();
         let lines = |memories: &[Memory]| -> Vec<Line> {
             memories
