@@ -155,6 +155,13 @@ pub(crate) enum Command {
         #[arg(long, default_value_t = 50)]
         limit: usize,
     },
+    /// Turn quiet sessions into a summary (which outlives the transcript) and their
+    /// decisions into facts, each linked to the turns it came from.
+    Consolidate {
+        /// Only sessions whose last turn is at least this old: 45s, 30m, 36h, 10d, 2w.
+        #[arg(long, default_value = "1d")]
+        quiet_for: String,
+    },
     /// Conversation sessions: the transcript turns ingested under a session id.
     Session {
         #[command(subcommand)]

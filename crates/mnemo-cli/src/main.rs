@@ -293,6 +293,24 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         }
         Command::Run { action } => run_command(cli, &mnemo, action),
         Command::Session { action } => session_command(cli, &mnemo, action),
+        Command::Consolidate { quiet_for } => {
+            let quiet_for = mnemo::core::duration::Ttl::parse(quiet_for, "--quiet-for")?;
+            let report = mnemo.consolidate(&user(cli)?, quiet_for)?;
+            if cli.json {
+                output::json(&serde_json::json!({
+                    "sessions": report.sessions,
+                    "summaries": report.summaries,
+                    "facts": report.facts,
+                }))
+            } else {
+                output::lines([format!(
+                    "consolidated {} session(s): {} summaries, {} facts",
+                    report.sessions.len(),
+                    report.summaries.len(),
+                    report.facts.len()
+                )])
+            }
+        }
     }
 }
 
@@ -432,6 +450,7 @@ fn remember(cli: &Cli, mnemo: &Mnemo, args: &RememberArgs) -> anyhow::Result<()>
         }),
         metadata,
         transcript: false,
+        derived_from: Vec::new(),
     };
     let result = api::RememberResponse::from(mnemo.remember(&who, fields)?);
     if cli.json {

@@ -99,6 +99,8 @@ pub struct Candidate {
     pub screening: Screening,
     /// A raw conversation turn kept as transcript (see [`CandidateFields::transcript`]).
     pub transcript: bool,
+    /// The records it was derived from (see [`CandidateFields::derived_from`]).
+    pub derived_from: Vec<MemoryId>,
 }
 
 /// Unvalidated write fields, as front ends collect them.
@@ -139,6 +141,9 @@ pub struct CandidateFields {
     /// A raw conversation turn kept as transcript (with a retention TTL and secrets already
     /// redacted) rather than a durable memory.
     pub transcript: bool,
+    /// The records this one was derived from (a session summary from its turns): forgetting
+    /// any of them forgets this one too.
+    pub derived_from: Vec<MemoryId>,
 }
 
 impl Candidate {
@@ -201,8 +206,12 @@ impl Candidate {
                 "a transcript turn needs a retention expiry",
             ));
         }
+        if fields.derived_from.iter().any(|id| id.0.trim().is_empty()) {
+            return Err(InvalidInput::new("derived_from", "ids must not be empty"));
+        }
         Ok(Self {
             transcript: fields.transcript,
+            derived_from: fields.derived_from,
             screening,
             kind: fields.kind.unwrap_or(Kind::Semantic),
             scope: fields.scope.unwrap_or_default(),
@@ -268,6 +277,7 @@ impl Candidate {
             consent: self.consent,
             metadata: self.metadata,
             transcript: self.transcript,
+            derived_from: self.derived_from,
         }
     }
 }

@@ -252,6 +252,10 @@ pub struct Memory {
     /// context only as part of its own session, never as a long-term memory.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub transcript: bool,
+    /// The records this one was derived from (a session summary from its turns); forgetting
+    /// any of them forgets this one too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub derived_from: Vec<MemoryId>,
 }
 
 impl Memory {

@@ -69,6 +69,8 @@ pub struct SummaryItem {
     pub text: String,
     /// The message reference (or record id) it came from.
     pub source: String,
+    /// The transcript record it came from.
+    pub source_id: MemoryId,
 }
 
 /// What replaced a session's older turns.
@@ -237,7 +239,11 @@ fn summarise(older: &[&Memory], later: &[&Memory], max_items: usize) -> SessionS
     for (index, turn) in older.iter().enumerate() {
         let is_tool = role_of(turn) == "tool";
         for sentence in sentences(&turn.content).filter(|_| !is_tool) {
-            let item = || SummaryItem { text: flatten(sentence), source: reference(turn) };
+            let item = || SummaryItem {
+                text: flatten(sentence),
+                source: reference(turn),
+                source_id: turn.id.clone(),
+            };
             if is_decision(sentence) {
                 decisions.push(item());
             } else if sentence.ends_with('?') {
@@ -274,6 +280,12 @@ fn summarise(older: &[&Memory], later: &[&Memory], max_items: usize) -> SessionS
         decisions,
         open_questions: questions,
     }
+}
+
+/// A summary of a whole session's turns (oldest first), for consolidation.
+pub fn summarise_session(turns: &[Memory], max_items: usize) -> SessionSummary {
+    let all: Vec<&Memory> = turns.iter().collect();
+    summarise(&all, &[], max_items)
 }
 
 /// What of a session's turns (oldest first) context shows: all of them while they fit the

@@ -17,7 +17,7 @@ pub(crate) const MEMORY_COLUMNS: &str = "m.id, m.tenant, m.user_id, m.scope, m.a
      m.sensitivity, m.source_type, m.source_ref, m.source_captured_at, m.source_extractor, \
      m.status, m.created_at, m.updated_at, m.last_used_at, m.valid_from, m.expires_at, \
      m.review_after, m.superseded_by, m.version, m.consent, m.metadata, v.model, v.dims, m.rowid, \
-     m.transcript";
+     m.transcript, m.derived_from";
 
 /// The FROM clause matching [`MEMORY_COLUMNS`].
 pub(crate) const MEMORY_FROM: &str =
@@ -99,6 +99,7 @@ pub(crate) fn memory_from_row(row: &Row<'_>) -> rusqlite::Result<(i64, Memory)> 
         consent,
         metadata,
         transcript: row.get(31)?,
+        derived_from: json_column(row, 32)?.unwrap_or_default(),
     };
     Ok((row.get(30)?, memory))
 }

@@ -485,14 +485,23 @@ fn insert_memory(
 fn insert_row(tx: &Transaction<'_>, memory: &Memory, vector: Option<&Embedded>) -> Result<i64> {
     let consent = memory.consent.as_ref().map(to_json).transpose()?;
     let metadata = to_json(&memory.metadata)?;
+    let derived_from =
+        (!memory.derived_from.is_empty()).then(|| to_json(&memory.derived_from)).transpose()?;
+    for source in &memory.derived_from {
+        tx.prepare_cached(
+            "INSERT OR IGNORE INTO memory_links (tenant, user_id, source_id, derived_id)
+             VALUES (?1, ?2, ?3, ?4)",
+        )?
+        .execute(params![memory.tenant, memory.user_id, source.0, memory.id.0])?;
+    }
     tx.prepare_cached(
         "INSERT INTO memories (id, tenant, user_id, scope, agent_id, session_id, kind, subject,
              attribute, content, content_hash, importance, confidence, sensitivity, source_type,
              source_ref, source_captured_at, source_extractor, status, created_at, updated_at,
              last_used_at, valid_from, expires_at, review_after, superseded_by, version, consent,
-             metadata, transcript)
+             metadata, transcript, derived_from)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-             ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)",
+             ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31)",
     )?
     .execute(params![
         memory.id.0,
@@ -525,6 +534,7 @@ fn insert_row(tx: &Transaction<'_>, memory: &Memory, vector: Option<&Embedded>) 
         consent,
         metadata,
         memory.transcript,
+        derived_from,
     ])
     .map_err(|e| match e {
         rusqlite::Error::SqliteFailure(f, _)
@@ -548,6 +558,14 @@ fn insert_row(tx: &Transaction<'_>, memory: &Memory, vector: Option<&Embedded>) 
 /// Deletes records and everything derived from them, by rowid.
 fn purge(tx: &Transaction<'_>, docs: &mut SessionDocs, rowids: &[i64]) -> Result<()> {
     for rowid in rowids {
+        // Links from and to the record go with it.
+        tx.prepare_cached(
+            "DELETE FROM memory_links WHERE (tenant, user_id, source_id) IN
+                 (SELECT tenant, user_id, id FROM memories WHERE rowid = ?1)
+              OR (tenant, user_id, derived_id) IN
+                 (SELECT tenant, user_id, id FROM memories WHERE rowid = ?1)",
+        )?
+        .execute([rowid])?;
         docs.change(tx, *rowid, || {
             tx.prepare_cached("DELETE FROM memory_vectors WHERE memory_rowid = ?1")?
                 .execute([rowid])?;
@@ -560,18 +578,30 @@ fn purge(tx: &Transaction<'_>, docs: &mut SessionDocs, rowids: &[i64]) -> Result
     Ok(())
 }
 
-/// The rowids and ids of a record and of every record it superseded, transitively.
-fn chain(tx: &Transaction<'_>, rowid: i64) -> Result<Vec<(i64, MemoryId, String)>> {
-    let mut stmt = tx.prepare_cached(
+/// The rowids and ids of a record and of every record it superseded, transitively; with
+/// `derived`, also every record derived from any of them, with what those superseded: what
+/// forgetting a record removes.
+fn chain(tx: &Transaction<'_>, rowid: i64, derived: bool) -> Result<Vec<(i64, MemoryId, String)>> {
+    let derived_step = if derived {
+        "UNION
+         SELECT m.rowid, m.id, m.tenant, m.user_id FROM memory_links l
+           JOIN chain c ON l.source_id = c.id AND l.tenant = c.tenant AND l.user_id = c.user_id
+           JOIN memories m ON m.tenant = l.tenant AND m.user_id = l.user_id AND m.id = l.derived_id"
+    } else {
+        ""
+    };
+    let sql = format!(
         "WITH RECURSIVE chain(rowid, id, tenant, user_id) AS (
              SELECT rowid, id, tenant, user_id FROM memories WHERE rowid = ?1
              UNION
              SELECT m.rowid, m.id, m.tenant, m.user_id FROM memories m
                JOIN chain c ON m.superseded_by = c.id
               WHERE m.tenant = c.tenant AND m.user_id = c.user_id
+             {derived_step}
          )
-         SELECT rowid, id, user_id FROM chain",
-    )?;
+         SELECT rowid, id, user_id FROM chain"
+    );
+    let mut stmt = tx.prepare_cached(&sql)?;
     let rows = stmt.query_map([rowid], |r| Ok((r.get(0)?, MemoryId(r.get(1)?), r.get(2)?)))?;
     Ok(rows.collect::<Result<Vec<_>, _>>()?)
 }
@@ -870,7 +900,9 @@ impl Store for SqliteStore {
         }
         let versions = versions(&tx, rowid)?;
         let mut superseded = Vec::new();
-        for (old_rowid, _, _) in chain(&tx, rowid)?.into_iter().filter(|(r, _, _)| *r != rowid) {
+        for (old_rowid, _, _) in
+            chain(&tx, rowid, false)?.into_iter().filter(|(r, _, _)| *r != rowid)
+        {
             superseded.extend(
                 query_memories(&tx, "m.rowid = ?1", &[&old_rowid])?.into_iter().map(|(_, m)| m),
             );
@@ -1036,7 +1068,7 @@ impl Store for SqliteStore {
             let Some((rowid, _)) = find(tx, who, id)? else {
                 return Ok((Vec::new(), Touched::Nothing));
             };
-            let doomed = chain(tx, rowid)?;
+            let doomed = chain(tx, rowid, true)?;
             let rowids: Vec<i64> = doomed.iter().map(|(r, _, _)| *r).collect();
             let mut docs = SessionDocs::default();
             purge(tx, &mut docs, &rowids)?;
@@ -1068,6 +1100,8 @@ impl Store for SqliteStore {
             // Working memory goes with the rest of the user's data.
             tx.prepare_cached("DELETE FROM runs WHERE tenant = ?1 AND user_id = ?2")?
                 .execute(owner_params(who))?;
+            tx.prepare_cached("DELETE FROM memory_links WHERE tenant = ?1 AND user_id = ?2")?
+                .execute(owner_params(who))?;
             Auditor::for_user(who, now, actor).log(tx, AuditAction::Forgotten, None, None)?;
             Ok((rowids.len(), Touched::User))
         })?)
@@ -1094,7 +1128,7 @@ impl Store for SqliteStore {
             let mut removed = Vec::new();
             let mut docs = SessionDocs::default();
             for rowid in expired {
-                let doomed = chain(tx, rowid)?;
+                let doomed = chain(tx, rowid, false)?;
                 let rowids: Vec<i64> = doomed.iter().map(|(r, _, _)| *r).collect();
                 purge(tx, &mut docs, &rowids)?;
                 for (_, gone, owner) in doomed {

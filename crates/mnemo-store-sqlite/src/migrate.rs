@@ -16,10 +16,11 @@ const MIGRATIONS: &[(u32, &str, &str)] = &[
     (5, "api_keys", include_str!("../migrations/0005_api_keys.sql")),
     (6, "runs", include_str!("../migrations/0006_runs.sql")),
     (7, "transcript", include_str!("../migrations/0007_transcript.sql")),
+    (8, "derived", include_str!("../migrations/0008_derived.sql")),
 ];
 
 /// The newest schema version this build knows.
-pub const LATEST_VERSION: u32 = 7;
+pub const LATEST_VERSION: u32 = 8;
 
 /// The schema version recorded in the database (0 for a new file).
 pub(crate) fn current_version(conn: &Connection) -> Result<u32, StoreError> {

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use mnemo_core::lifecycle::{Decision, Outcome, Remembered};
+use mnemo_core::lifecycle::{CandidateFields, Decision, Outcome, Remembered};
 use mnemo_core::policy::{ReasonCode, UserSettings};
 use mnemo_core::ports::{AuditAction, Edit, ListFilter, PortError, Store};
 use mnemo_core::run::{Run, RunChange, StepStatus};
@@ -47,6 +47,7 @@ macro_rules! conformance_tests {
             vectors_from_another_embedder_are_rejected,
             isolation_property,
             export_import_property,
+            forgetting_a_source_forgets_what_was_derived_from_it,
             runs_persist_and_change_atomically,
             runs_are_isolated_by_user,
             ending_a_run_scrubs_its_state,
@@ -711,4 +712,48 @@ pub fn ending_a_run_scrubs_its_state(h: &dyn Harness) {
     store.forget_all(&alice, day(3), "test").unwrap();
     assert!(store.runs(&alice).unwrap().is_empty());
     assert_scrubbed(h, "Pomegranix5582", "forget_all");
+}
+
+/// A record derived from others (a session summary) is forgotten with any of its sources,
+/// completely and in the same transaction; its sources are not forgotten with it; expiry of
+/// a source (the end of a transcript's retention) leaves it, since it is meant to outlive it.
+pub fn forgetting_a_source_forgets_what_was_derived_from_it(h: &dyn Harness) {
+    let store = h.store();
+    let alice = who("acme", "alice");
+    write(&*store, &alice, "t1", stated("We picked the Quillmore7719 venue"), T0);
+    assert_present(h, "Quillmore7719");
+    write(&*store, &alice, "t2", stated("Catering is still open"), T0);
+    let summary = CandidateFields {
+        derived_from: vec![id("t1"), id("t2")],
+        ..stated("Recap of the planning chat: hall booked, food remains undecided, budget unknown")
+    };
+    let receipt = write(&*store, &alice, "sum", summary, T0);
+    assert_eq!(outcome(receipt).outcome, Outcome::Added);
+    let read = store.get(&alice, &id("sum"), T0).unwrap().unwrap();
+    assert_eq!(read.derived_from, [id("t1"), id("t2")]);
+    // Forgetting the summary leaves its sources.
+    let fact =
+        CandidateFields { derived_from: vec![id("t2")], ..stated("Catering needs a decision") };
+    write(&*store, &alice, "fact", fact, T0);
+    assert_eq!(store.forget(&alice, &id("fact"), day(1), "test").unwrap(), [id("fact")]);
+    assert!(store.get(&alice, &id("t2"), day(1)).unwrap().is_some());
+    // Forgetting a source removes the summary too.
+    let removed: BTreeSet<_> =
+        store.forget(&alice, &id("t1"), day(1), "test").unwrap().into_iter().collect();
+    assert_eq!(removed, BTreeSet::from([id("t1"), id("sum")]));
+    assert!(store.get(&alice, &id("sum"), day(1)).unwrap().is_none());
+    assert!(store.get(&alice, &id("t2"), day(1)).unwrap().is_some());
+    assert_scrubbed(h, "Quillmore7719", "forgetting a source of a summary");
+    assert_scrubbed(h, "budget unknown", "forgetting a source of a summary");
+    // Expiry of a source leaves what was derived from it.
+    let expiring = CandidateFields { expires_at: Some(day(2)), ..stated("Turn that expires") };
+    write(&*store, &alice, "t3", expiring, day(1));
+    let kept = CandidateFields { derived_from: vec![id("t3")], ..stated("Summary that stays") };
+    write(&*store, &alice, "sum2", kept, day(1));
+    assert_eq!(store.expire("acme", None, day(3), "test").unwrap(), [id("t3")]);
+    assert!(store.get(&alice, &id("sum2"), day(3)).unwrap().is_some());
+    // Another user cannot forget alice's source, nor what was derived from it.
+    let bob = who("acme", "bob");
+    assert!(store.forget(&bob, &id("t2"), day(3), "test").unwrap().is_empty());
+    assert!(store.get(&alice, &id("t2"), day(3)).unwrap().is_some());
 }

@@ -35,6 +35,7 @@ use mnemo_core::retrieval::{Hit, RetrievalConfig, blend, fuse, query_terms};
 use mnemo_core::session::CompactionConfig;
 use mnemo_core::{Clock, Memory, MemoryId, Timestamp, UserRef};
 use mnemo_core::{Kind, Status};
+pub use sessions::{CONSOLIDATOR, ConsolidationReport, SUMMARY_OF};
 pub use tokens::{Tokenizer, TokenizerName};
 
 /// The result type of library operations.

@@ -5,9 +5,11 @@
 use std::collections::BTreeMap;
 
 use mnemo_core::context::TokenCounter;
+use mnemo_core::duration::Ttl;
+use mnemo_core::lifecycle::{CandidateFields, Outcome};
 use mnemo_core::ports::ListFilter;
-use mnemo_core::session::{SessionInfo, SessionView, compact};
-use mnemo_core::{Kind, Memory, Status, UserRef};
+use mnemo_core::session::{SessionInfo, SessionView, compact, summarise_session};
+use mnemo_core::{Kind, Memory, MemoryId, Source, SourceType, Status, UserRef};
 
 use crate::{Mnemo, Result};
 
@@ -21,7 +23,7 @@ impl Mnemo {
         };
         let mut sessions: BTreeMap<String, Vec<Memory>> = BTreeMap::new();
         for memory in self.store.list(who, &filter, self.now())? {
-            if let Some(session) = memory.session_id.clone() {
+            if let Some(session) = memory.session_id.clone().filter(|_| memory.transcript) {
                 sessions.entry(session).or_default().push(memory);
             }
         }
@@ -66,5 +68,77 @@ impl Mnemo {
         counter: &dyn TokenCounter,
     ) -> Result<SessionView> {
         Ok(compact(&self.session_turns(who, session)?, &self.compaction, counter))
+    }
+}
+
+/// Metadata key naming the session a consolidated summary stands for.
+pub const SUMMARY_OF: &str = "summary_of";
+
+/// The extractor name consolidation records in what it writes.
+pub const CONSOLIDATOR: &str = "consolidate/v1";
+
+/// What a consolidation wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConsolidationReport {
+    /// Sessions consolidated.
+    pub sessions: Vec<String>,
+    /// Session summaries written.
+    pub summaries: Vec<MemoryId>,
+    /// Decisions written as semantic facts.
+    pub facts: Vec<MemoryId>,
+}
+
+impl Mnemo {
+    /// Turns the sessions whose last turn is older than `quiet_for` into a session summary
+    /// (an episodic record that outlives the transcript) and their decisions into semantic
+    /// facts, each linked to the turns it came from: forgetting one of those turns forgets
+    /// what was derived from it. A session already summarised is left alone.
+    pub fn consolidate(&self, who: &UserRef, quiet_for: Ttl) -> Result<ConsolidationReport> {
+        let now = self.now();
+        let summarised: Vec<String> = self
+            .store
+            .list(who, &ListFilter { status: Some(Status::Active), ..Default::default() }, now)?
+            .into_iter()
+            .filter_map(|m| m.metadata.get(SUMMARY_OF).cloned())
+            .collect();
+        let mut report = ConsolidationReport { sessions: vec![], summaries: vec![], facts: vec![] };
+        for (session, turns) in self.turns_by_session(who)? {
+            let Some(last) = turns.last() else { continue };
+            if summarised.contains(&session) || last.valid_from.plus(quiet_for) > now {
+                continue;
+            }
+            let summary = summarise_session(&turns, self.compaction.max_items);
+            let source = |reference: String| Source {
+                source_type: SourceType::System,
+                source_ref: Some(reference),
+                captured_at: now,
+                extractor: Some(CONSOLIDATOR.to_owned()),
+            };
+            let mut batch = vec![CandidateFields {
+                kind: Some(Kind::Episodic),
+                session_id: Some(session.clone()),
+                content: summary.lines().join("\n"),
+                source: Some(source(format!("session:{session}"))),
+                valid_from: Some(last.valid_from),
+                metadata: BTreeMap::from([(SUMMARY_OF.to_owned(), session.clone())]),
+                derived_from: summary.source_ids.clone(),
+                ..Default::default()
+            }];
+            batch.extend(summary.decisions.iter().map(|decision| CandidateFields {
+                kind: Some(Kind::Semantic),
+                content: format!("Decided in session {session}: {}", decision.text),
+                source: Some(source(decision.source.clone())),
+                derived_from: vec![decision.source_id.clone()],
+                ..Default::default()
+            }));
+            let results = self.remember_batch(who, batch)?;
+            report.sessions.push(session);
+            for (index, result) in results.into_iter().enumerate() {
+                if let (Outcome::Added, Some(id)) = (result.outcome, result.id) {
+                    if index == 0 { report.summaries.push(id) } else { report.facts.push(id) }
+                }
+            }
+        }
+        Ok(report)
     }
 }

@@ -158,7 +158,7 @@ fn scenarios_pass() {
         eprintln!("| {kind} | {passed}/{total} |");
     }
     for failure in &failed {
-        eprintln!("FAILED {failure}");
+        eprintln!("not passed: {failure}");
     }
     assert_eq!(counts.len(), 5, "every scenario type is covered");
     // Deletion, injection and restraint are guarantees: every scenario must pass. Recall and

@@ -121,3 +121,71 @@ fn context_with_a_session_stays_within_budget_and_keeps_the_latest_turn() {
         }
     }
 }
+
+#[test]
+fn consolidation_outlives_the_transcript_and_is_forgotten_with_a_source() {
+    let env = Env::new();
+    long_session(&env);
+    let later = "2026-03-06T12:00:00Z";
+    let report = env.json(&["consolidate", "--user", "u", "--now", later]);
+    assert_eq!(report["sessions"], json!(["plan"]), "{report}");
+    assert_eq!(report["summaries"].as_array().unwrap().len(), 1);
+    assert_eq!(report["facts"].as_array().unwrap().len(), 1, "{report}");
+    let summary_id = report["summaries"][0].as_str().unwrap().to_owned();
+    let fact_id = report["facts"][0].as_str().unwrap().to_owned();
+    let summary = env.json(&["get", &summary_id, "--user", "u", "--now", later]);
+    assert_eq!(summary["metadata"]["summary_of"], "plan");
+    assert_eq!(summary["derived_from"].as_array().unwrap().len(), 62);
+    assert_eq!(summary["source"]["extractor"], "consolidate/v1");
+    assert!(
+        summary["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("Summary (not the transcript) of messages p0 to p61")
+    );
+    let fact = env.json(&["get", &fact_id, "--user", "u", "--now", later]);
+    assert!(fact["content"].as_str().unwrap().contains("second week of May"), "{fact}");
+    // A session already summarised is left alone.
+    let again = env.json(&["consolidate", "--user", "u", "--now", later]);
+    assert!(again["sessions"].as_array().unwrap().is_empty(), "{again}");
+
+    // The transcript expires at the end of its retention; the summary stays.
+    let expiry = "2026-04-10T00:00:00Z";
+    let expired = env.json(&["expire", "--user", "u", "--now", expiry]);
+    assert_eq!(expired["expired"].as_array().unwrap().len(), 62, "{expired}");
+    assert!(
+        env.json(&["session", "list", "--user", "u", "--now", expiry])["sessions"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    let kept = env.run(&["get", &summary_id, "--user", "u", "--now", expiry]);
+    assert_eq!(kept.code, 0, "{}", kept.stderr);
+
+    // Forgetting a source forgets what was derived from it.
+    let env = Env::new();
+    long_session(&env);
+    let report = env.json(&["consolidate", "--user", "u", "--now", later]);
+    let summary_id = report["summaries"][0].as_str().unwrap().to_owned();
+    let fact_id = report["facts"][0].as_str().unwrap().to_owned();
+    let turns = env.json(&["list", "--user", "u", "--kind", "episodic", "--now", later]);
+    let source =
+        turns["memories"].as_array().unwrap().iter().find(|m| m["source"]["ref"] == "p1").unwrap()
+            ["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+    assert!(env.file_contains("Decided in session plan"));
+    let forgotten = env.json(&["forget", &source, "--user", "u", "--now", later]);
+    let gone: Vec<&str> =
+        forgotten["forgotten"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    for id in [&source, &summary_id, &fact_id] {
+        assert!(gone.contains(&id.as_str()), "{id} not in {forgotten}");
+    }
+    for id in [&summary_id, &fact_id] {
+        assert_eq!(env.run(&["get", id, "--user", "u", "--now", later]).code, 3);
+    }
+    assert!(!env.file_contains("Decided in session plan"));
+    assert!(!env.file_contains("Summary (not the transcript) of messages p0"));
+    assert!(!env.file_contains("second week of May"));
+}
