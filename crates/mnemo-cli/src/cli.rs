@@ -188,6 +188,12 @@ pub(crate) enum SessionAction {
         #[arg(long, default_value = "o200k")]
         tokenizer: String,
     },
+    /// End a session: consolidate it now into a summary and decision facts linked to its
+    /// turns (its transcript stays until its retention ends).
+    End {
+        /// Session id.
+        id: String,
+    },
 }
 
 /// What to do with a run.

@@ -295,22 +295,26 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Session { action } => session_command(cli, &mnemo, action),
         Command::Consolidate { quiet_for } => {
             let quiet_for = mnemo::core::duration::Ttl::parse(quiet_for, "--quiet-for")?;
-            let report = mnemo.consolidate(&user(cli)?, quiet_for)?;
-            if cli.json {
-                output::json(&serde_json::json!({
-                    "sessions": report.sessions,
-                    "summaries": report.summaries,
-                    "facts": report.facts,
-                }))
-            } else {
-                output::lines([format!(
-                    "consolidated {} session(s): {} summaries, {} facts",
-                    report.sessions.len(),
-                    report.summaries.len(),
-                    report.facts.len()
-                )])
-            }
+            consolidation(cli, &mnemo.consolidate(&user(cli)?, quiet_for)?)
         }
+    }
+}
+
+/// Prints what a consolidation wrote.
+fn consolidation(cli: &Cli, report: &mnemo::ConsolidationReport) -> anyhow::Result<()> {
+    if cli.json {
+        output::json(&serde_json::json!({
+            "sessions": report.sessions,
+            "summaries": report.summaries,
+            "facts": report.facts,
+        }))
+    } else {
+        output::lines([format!(
+            "consolidated {} session(s): {} summaries, {} facts",
+            report.sessions.len(),
+            report.summaries.len(),
+            report.facts.len()
+        )])
     }
 }
 
@@ -331,6 +335,7 @@ fn session_command(cli: &Cli, mnemo: &Mnemo, action: &SessionAction) -> anyhow::
                 }))
             }
         }
+        SessionAction::End { id } => consolidation(cli, &mnemo.end_session(&who, id)?),
         SessionAction::Show { id, tokenizer } => {
             let tokenizer = mnemo::Tokenizer::new(tokenizer.parse()?)?;
             let view = mnemo.session_view(&who, id, &tokenizer)?;

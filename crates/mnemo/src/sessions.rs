@@ -9,7 +9,7 @@ use mnemo_core::duration::Ttl;
 use mnemo_core::lifecycle::{CandidateFields, Outcome};
 use mnemo_core::ports::ListFilter;
 use mnemo_core::session::{SessionInfo, SessionView, compact, summarise_session};
-use mnemo_core::{Kind, Memory, MemoryId, Source, SourceType, Status, UserRef};
+use mnemo_core::{Kind, Memory, MemoryId, Source, SourceType, Status, Timestamp, UserRef};
 
 use crate::{Mnemo, Result};
 
@@ -94,6 +94,26 @@ impl Mnemo {
     /// facts, each linked to the turns it came from: forgetting one of those turns forgets
     /// what was derived from it. A session already summarised is left alone.
     pub fn consolidate(&self, who: &UserRef, quiet_for: Ttl) -> Result<ConsolidationReport> {
+        self.consolidate_sessions(who, |_, last| last.plus(quiet_for) <= self.now())
+    }
+
+    /// Ends a session: it is consolidated now, however recent its last turn (see
+    /// [`Mnemo::consolidate`]); its transcript stays until its retention ends. An unknown
+    /// session is an error; ending one already summarised writes nothing.
+    pub fn end_session(&self, who: &UserRef, session: &str) -> Result<ConsolidationReport> {
+        if self.session_turns(who, session)?.is_empty() {
+            return Err(crate::Error::SessionNotFound(session.to_owned()));
+        }
+        self.consolidate_sessions(who, |id, _| id == session)
+    }
+
+    /// Consolidates the sessions `due` accepts (given the session id and its last turn's
+    /// time) that are not summarised yet.
+    fn consolidate_sessions(
+        &self,
+        who: &UserRef,
+        due: impl Fn(&str, Timestamp) -> bool,
+    ) -> Result<ConsolidationReport> {
         let now = self.now();
         let summarised: Vec<String> = self
             .store
@@ -104,7 +124,7 @@ impl Mnemo {
         let mut report = ConsolidationReport { sessions: vec![], summaries: vec![], facts: vec![] };
         for (session, turns) in self.turns_by_session(who)? {
             let Some(last) = turns.last() else { continue };
-            if summarised.contains(&session) || last.valid_from.plus(quiet_for) > now {
+            if summarised.contains(&session) || !due(&session, last.valid_from) {
                 continue;
             }
             let summary = summarise_session(&turns, self.compaction.max_items);

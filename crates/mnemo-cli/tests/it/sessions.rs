@@ -189,3 +189,25 @@ fn consolidation_outlives_the_transcript_and_is_forgotten_with_a_source() {
     assert!(!env.file_contains("Summary (not the transcript) of messages p0"));
     assert!(!env.file_contains("second week of May"));
 }
+
+#[test]
+fn ending_a_session_consolidates_it_at_once() {
+    let env = Env::new();
+    long_session(&env);
+    // Right after the last turn: `consolidate` waits for a quiet day, `session end` does not.
+    let soon = "2026-03-04T12:05:00Z";
+    let waiting = env.json(&["consolidate", "--user", "u", "--now", soon]);
+    assert!(waiting["sessions"].as_array().unwrap().is_empty(), "{waiting}");
+    let ended = env.json(&["session", "end", "plan", "--user", "u", "--now", soon]);
+    assert_eq!(ended["sessions"], json!(["plan"]), "{ended}");
+    assert_eq!(ended["summaries"].as_array().unwrap().len(), 1);
+    // The transcript stays until its retention ends; ending again writes nothing.
+    let listed = env.json(&["session", "list", "--user", "u", "--now", soon]);
+    assert_eq!(listed["sessions"][0]["turns"], 62);
+    let again = env.json(&["session", "end", "plan", "--user", "u", "--now", soon]);
+    assert!(again["summaries"].as_array().unwrap().is_empty(), "{again}");
+    let unknown = env.run(&["session", "end", "nope", "--user", "u", "--now", soon]);
+    assert_eq!(unknown.code, 3, "{}", unknown.stderr);
+    let other = env.run(&["session", "end", "plan", "--user", "v", "--now", soon]);
+    assert_eq!(other.code, 3, "another user's session does not exist: {}", other.stderr);
+}
