@@ -307,7 +307,10 @@ fn consolidation(cli: &Cli, report: &mnemo::ConsolidationReport) -> anyhow::Resu
             "sessions": report.sessions,
             "summaries": report.summaries,
             "facts": report.facts,
+            "turns_deleted": report.turns_deleted,
         }))
+    } else if report.turns_deleted > 0 {
+        output::lines([format!("ended incognito session: {} turns deleted", report.turns_deleted)])
     } else {
         output::lines([format!(
             "consolidated {} session(s): {} summaries, {} facts",

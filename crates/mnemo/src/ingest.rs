@@ -23,6 +23,15 @@ use mnemo_core::{Kind, MemoryId, Source, SourceType, Timestamp, UserRef};
 
 use crate::{Mnemo, Result};
 
+/// Metadata key set to `true` on the turns of an incognito session: held for that session
+/// only and deleted when it ends.
+pub const INCOGNITO: &str = "incognito";
+
+/// Whether a record is a turn of an incognito session.
+pub fn is_incognito(memory: &mnemo_core::Memory) -> bool {
+    memory.transcript && memory.metadata.get(INCOGNITO).is_some_and(|v| v == "true")
+}
+
 /// Metadata key set to `true` on a transcript turn the extractor drew a memory from.
 pub const EXTRACTED: &str = "extracted";
 
@@ -34,7 +43,8 @@ pub const DEFAULT_RETENTION: &str = "30d";
 pub struct IngestOptions {
     /// The session the messages belong to.
     pub session: String,
-    /// An incognito session neither reads nor writes memory.
+    /// An incognito session neither reads nor writes long-term memory: its turns are held
+    /// for the session only and deleted when it ends.
     pub incognito: bool,
     /// How long raw turns are kept.
     pub retention: Ttl,
@@ -72,7 +82,8 @@ pub struct IngestReport {
     pub secrets_redacted: usize,
     /// Memories proposed by the extractor, with their outcomes.
     pub proposed: Vec<ProposedMemory>,
-    /// Why nothing was read or written, if so (`incognito`, `memory_disabled`).
+    /// Why memory was neither read nor written, if so: `incognito` (the turns are held for
+    /// the session only, until it ends) or `memory_disabled` (nothing was stored).
     pub skipped: Option<ReasonCode>,
 }
 
@@ -142,9 +153,6 @@ impl Mnemo {
             proposed: vec![],
             skipped: Some(reason),
         };
-        if options.incognito {
-            return Ok(empty(ReasonCode::Incognito));
-        }
         if !self.settings(who)?.memory_enabled {
             return Ok(empty(ReasonCode::MemoryDisabled));
         }
@@ -191,15 +199,18 @@ impl Mnemo {
                     }),
                     valid_from: Some(at),
                     expires_at: Some(expires_at),
-                    metadata: BTreeMap::from([(
-                        "speaker".to_owned(),
-                        message.role.as_str().to_owned(),
-                    )]),
+                    metadata: BTreeMap::from_iter(
+                        [("speaker", message.role.as_str())]
+                            .into_iter()
+                            .chain(options.incognito.then_some((INCOGNITO, "true")))
+                            .map(|(k, v)| (k.to_owned(), v.to_owned())),
+                    ),
                     transcript: true,
                     ..Default::default()
                 });
             }
-            if message.role != Role::User {
+            // An incognito session neither reads nor writes long-term memory.
+            if message.role != Role::User || options.incognito {
                 continue;
             }
             let (found, extractor) = match &self.chat {
@@ -293,7 +304,8 @@ impl Mnemo {
             },
         }));
         proposed.sort_by_key(|p| p.message);
-        Ok(IngestReport { failures, turns_stored, secrets_redacted, proposed, skipped: None })
+        let skipped = options.incognito.then_some(ReasonCode::Incognito);
+        Ok(IngestReport { failures, turns_stored, secrets_redacted, proposed, skipped })
     }
 }
 

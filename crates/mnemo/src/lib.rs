@@ -17,7 +17,8 @@ use std::sync::Arc;
 
 pub use error::Error;
 pub use ingest::{
-    DEFAULT_RETENTION, EXTRACTED, ExtractionFailure, IngestOptions, IngestReport, ProposedMemory,
+    DEFAULT_RETENTION, EXTRACTED, ExtractionFailure, INCOGNITO, IngestOptions, IngestReport,
+    ProposedMemory, is_incognito,
 };
 pub use keys::Principal;
 pub use mnemo_core as core;
@@ -366,6 +367,8 @@ impl Mnemo {
             &config,
             now,
         );
+        // An incognito session's turns are for that session only.
+        hits.retain(|h| !is_incognito(&h.memory));
         hits.truncate(request.k);
         Ok(hits)
     }
@@ -397,23 +400,30 @@ impl Mnemo {
         counter: &dyn TokenCounter,
         session: Option<&str>,
     ) -> Result<ContextBlock> {
-        let profile = self.profile(who)?;
+        let turns = match session {
+            Some(session) => self.session_turns(who, session)?,
+            None => Vec::new(),
+        };
+        // An incognito session neither uses long-term memory: it sees only itself.
+        let incognito = turns.iter().any(is_incognito);
+        let profile = if incognito { Vec::new() } else { self.profile(who)? };
         let request = SearchRequest {
             query: query.to_owned(),
             k: MAX_K.min(50),
             filter: SearchFilter::default(),
             min_relevance: None,
         };
+        let relevant = if incognito { Vec::new() } else { self.rank_candidates(who, &request)? };
         // The transcript stays out of context, except as the session being continued and as
         // what a user said in an earlier session that no memory was drawn from (a past event,
         // say); assistant and tool turns, and turns a memory now stands for, stay out.
-        let relevant: Vec<Memory> = self
-            .rank_candidates(who, &request)?
+        let relevant: Vec<Memory> = relevant
             .into_iter()
             .map(|h| h.memory)
             .filter(|m| {
                 !m.transcript
                     || (m.session_id.as_deref() != session
+                        && !is_incognito(m)
                         && mnemo_core::session::role_of(m) == "user"
                         && m.source.source_type.is_trusted()
                         && !m.metadata.contains_key(ingest::EXTRACTED))
@@ -442,8 +452,8 @@ impl Mnemo {
             },
         ];
         let mut first = None;
-        if let Some(session) = session {
-            let view = self.session_view(who, session, counter)?;
+        if session.is_some() {
+            let view = mnemo_core::session::compact(&turns, &self.compaction, counter);
             let [summary, recent] = view.sections();
             first = recent.lines.len().checked_sub(1).map(|last| (3, last));
             sections.extend([summary, recent]);

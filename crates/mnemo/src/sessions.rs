@@ -11,7 +11,7 @@ use mnemo_core::ports::ListFilter;
 use mnemo_core::session::{SessionInfo, SessionView, compact, summarise_session};
 use mnemo_core::{Kind, Memory, MemoryId, Source, SourceType, Status, Timestamp, UserRef};
 
-use crate::{Mnemo, Result};
+use crate::{Mnemo, Result, is_incognito};
 
 impl Mnemo {
     /// Every held (unexpired) transcript turn of the user, by session, oldest first.
@@ -86,6 +86,8 @@ pub struct ConsolidationReport {
     pub summaries: Vec<MemoryId>,
     /// Decisions written as semantic facts.
     pub facts: Vec<MemoryId>,
+    /// Turns of ended incognito sessions, deleted.
+    pub turns_deleted: usize,
 }
 
 impl Mnemo {
@@ -98,11 +100,27 @@ impl Mnemo {
     }
 
     /// Ends a session: it is consolidated now, however recent its last turn (see
-    /// [`Mnemo::consolidate`]); its transcript stays until its retention ends. An unknown
-    /// session is an error; ending one already summarised writes nothing.
+    /// [`Mnemo::consolidate`]); its transcript stays until its retention ends. An incognito
+    /// session's turns are deleted instead. An unknown session is an error; ending one
+    /// already summarised writes nothing.
     pub fn end_session(&self, who: &UserRef, session: &str) -> Result<ConsolidationReport> {
-        if self.session_turns(who, session)?.is_empty() {
+        let turns = self.session_turns(who, session)?;
+        if turns.is_empty() {
             return Err(crate::Error::SessionNotFound(session.to_owned()));
+        }
+        if turns.iter().any(is_incognito) {
+            // An incognito session leaves nothing once it ends.
+            let mut report = ConsolidationReport {
+                sessions: vec![session.to_owned()],
+                summaries: vec![],
+                facts: vec![],
+                turns_deleted: 0,
+            };
+            for turn in &turns {
+                report.turns_deleted +=
+                    self.store.forget(who, &turn.id, self.now(), &self.actor)?.len();
+            }
+            return Ok(report);
         }
         self.consolidate_sessions(who, |id, _| id == session)
     }
@@ -121,9 +139,18 @@ impl Mnemo {
             .into_iter()
             .filter_map(|m| m.metadata.get(SUMMARY_OF).cloned())
             .collect();
-        let mut report = ConsolidationReport { sessions: vec![], summaries: vec![], facts: vec![] };
+        let mut report = ConsolidationReport {
+            sessions: vec![],
+            summaries: vec![],
+            facts: vec![],
+            turns_deleted: 0,
+        };
         for (session, turns) in self.turns_by_session(who)? {
             let Some(last) = turns.last() else { continue };
+            // An incognito session never becomes long-term memory.
+            if turns.iter().any(is_incognito) {
+                continue;
+            }
             if summarised.contains(&session) || !due(&session, last.valid_from) {
                 continue;
             }

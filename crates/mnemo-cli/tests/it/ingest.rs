@@ -127,20 +127,53 @@ fn a_later_move_supersedes_the_old_home() {
 }
 
 #[test]
-fn incognito_and_memory_off_write_nothing() {
+fn incognito_sessions_see_only_themselves_and_leave_nothing_when_ended() {
     let env = Env::new();
+    env.json(&["remember", "--user", "u", "--kind", "profile", "Name is Sam"]);
+    env.json(&["remember", "--user", "u", "Works as a Quuxville tour guide"]);
     let file = write_jsonl(
         &env,
         "c.jsonl",
-        &[serde_json::json!({"role": "user", "content": "I live in Quuxville"})],
+        &[
+            serde_json::json!({"role": "user", "content": "I secretly live in Quuxville now, I prefer tea"}),
+            serde_json::json!({"role": "assistant", "content": "Understood, off the record."}),
+        ],
     );
     let out = env.json(&["ingest", "--user", "u", "--session", "s1", "--incognito", &file]);
     assert_eq!(out["skipped"], "incognito");
-    assert_eq!(out["turns_stored"], 0);
+    assert_eq!(out["turns_stored"], 2, "{out}");
+    assert!(out["candidates"].as_array().unwrap().is_empty(), "nothing is extracted: {out}");
+    // The session sees its own turns and no long-term memory.
+    let own = env.json(&["context", "--user", "u", "--session", "s1", "Where do I live?"]);
+    let rendered = own["rendered"].as_str().unwrap();
+    assert!(rendered.contains("I secretly live in Quuxville now"), "{rendered}");
+    assert!(!rendered.contains("Name is Sam") && !rendered.contains("tour guide"), "{rendered}");
+    // Nothing else sees them: search, another session's context, consolidation.
+    let found = env.json(&["search", "--user", "u", "--min-relevance", "0", "live in Quuxville"]);
+    assert!(!found.to_string().contains("secretly"), "{found}");
+    let other = env.json(&["context", "--user", "u", "--session", "s2", "Where do I live?"]);
+    assert!(!other["rendered"].as_str().unwrap().contains("secretly"), "{other}");
+    let consolidated = env.json(&[
+        "consolidate",
+        "--user",
+        "u",
+        "--quiet-for",
+        "1s",
+        "--now",
+        "2030-01-01T00:00:00Z",
+    ]);
+    assert!(consolidated["sessions"].as_array().unwrap().is_empty(), "{consolidated}");
+    // Ending it leaves nothing.
+    let ended = env.json(&["session", "end", "s1", "--user", "u"]);
+    assert_eq!(ended["turns_deleted"], 2, "{ended}");
+    assert!(!env.file_contains("secretly"));
+    assert_eq!(env.run(&["session", "show", "s1", "--user", "u"]).code, 3);
+
+    // With memory off, nothing is stored at all.
     env.json(&["settings", "--user", "v", "--memory", "off"]);
     let out = env.json(&["ingest", "--user", "v", "--session", "s1", &file]);
     assert_eq!(out["skipped"], "memory_disabled");
-    assert!(!env.file_contains("Quuxville"));
+    assert!(!env.file_contains("secretly"));
 }
 
 #[test]
