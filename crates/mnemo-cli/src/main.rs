@@ -308,6 +308,9 @@ fn consolidation(cli: &Cli, report: &mnemo::ConsolidationReport) -> anyhow::Resu
             "summaries": report.summaries,
             "facts": report.facts,
             "turns_deleted": report.turns_deleted,
+            "model_failures": report.model_failures.iter()
+                .map(|(session, error)| serde_json::json!({"session": session, "error": error}))
+                .collect::<Vec<_>>(),
         }))
     } else if report.turns_deleted > 0 {
         output::lines([format!("ended incognito session: {} turns deleted", report.turns_deleted)])

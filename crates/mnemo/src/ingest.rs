@@ -87,8 +87,33 @@ pub struct IngestReport {
     pub skipped: Option<ReasonCode>,
 }
 
-/// Attempts per message when the model is unavailable.
-const LLM_ATTEMPTS: u32 = 3;
+/// Attempts per question when the model is unavailable.
+const MODEL_ATTEMPTS: u32 = 3;
+
+/// Asks the chat model for a JSON answer, retrying with backoff while it is unavailable;
+/// any other failure ends the attempts. The error is the last failure, as text.
+pub(crate) fn ask_model(
+    chat: &dyn ChatModel,
+    system: &str,
+    prompt: &str,
+    schema_name: &str,
+    schema: &serde_json::Value,
+) -> Result<serde_json::Value, String> {
+    let mut last = String::new();
+    for attempt in 0..MODEL_ATTEMPTS {
+        match chat.complete_json(system, prompt, schema_name, schema) {
+            Ok(answer) => return Ok(answer),
+            Err(e) => {
+                last = e.to_string();
+                if !matches!(e.kind, mnemo_core::ErrorKind::Unavailable { .. }) {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100 << (2 * attempt)));
+            }
+        }
+    }
+    Err(last)
+}
 
 impl Mnemo {
     /// Asks the chat model for proposals about one user message, showing it the nearest
@@ -119,23 +144,8 @@ impl Mnemo {
             })
             .collect();
         let prompt = user_prompt(text, at, &shown);
-        let mut last = String::new();
-        for attempt in 0..LLM_ATTEMPTS {
-            match chat.complete_json(system_prompt(), &prompt, "memory_decisions", &schema()) {
-                Ok(answer) => {
-                    return validate(&answer, &shown, at)
-                        .map_err(|e| format!("model answer rejected: {e}"));
-                }
-                Err(e) => {
-                    last = e.to_string();
-                    if !matches!(e.kind, mnemo_core::ErrorKind::Unavailable { .. }) {
-                        break;
-                    }
-                    std::thread::sleep(std::time::Duration::from_millis(100 << (2 * attempt)));
-                }
-            }
-        }
-        Err(last)
+        let answer = ask_model(chat, system_prompt(), &prompt, "memory_decisions", &schema())?;
+        validate(&answer, &shown, at).map_err(|e| format!("model answer rejected: {e}"))
     }
 
     /// Ingests conversation messages for `who` (see the module documentation).

@@ -453,7 +453,15 @@ impl Mnemo {
         ];
         let mut first = None;
         if session.is_some() {
-            let view = mnemo_core::session::compact(&turns, &self.compaction, counter);
+            let mut view = mnemo_core::session::compact(&turns, &self.compaction, counter);
+            // With a chat model, the older turns are summarised by it (checked against the
+            // session; the extractive summary stays when the model fails).
+            if let (Some(chat), Some(extractive)) = (&self.chat, &view.summary) {
+                let older = &turns[..extractive.turns];
+                if let Ok(summary) = self.model_summary(chat.as_ref(), older) {
+                    view.summary = Some(summary);
+                }
+            }
             let [summary, recent] = view.sections();
             first = recent.lines.len().checked_sub(1).map(|last| (3, last));
             sections.extend([summary, recent]);

@@ -7,8 +7,12 @@ use std::collections::BTreeMap;
 use mnemo_core::context::TokenCounter;
 use mnemo_core::duration::Ttl;
 use mnemo_core::lifecycle::{CandidateFields, Outcome};
+use mnemo_core::ports::ChatModel;
 use mnemo_core::ports::ListFilter;
-use mnemo_core::session::{SessionInfo, SessionView, compact, summarise_session};
+use mnemo_core::session::{
+    SUMMARY_PROMPT_VERSION, SessionInfo, SessionSummary, SessionView, compact, summarise_session,
+    summary_schema, summary_system_prompt, summary_user_prompt, validate_summary,
+};
 use mnemo_core::{Kind, Memory, MemoryId, Source, SourceType, Status, Timestamp, UserRef};
 
 use crate::{Mnemo, Result, is_incognito};
@@ -88,13 +92,18 @@ pub struct ConsolidationReport {
     pub facts: Vec<MemoryId>,
     /// Turns of ended incognito sessions, deleted.
     pub turns_deleted: usize,
+    /// Sessions the chat model could not summarise (with why); they got the extractive
+    /// summary instead.
+    pub model_failures: Vec<(String, String)>,
 }
 
 impl Mnemo {
     /// Turns the sessions whose last turn is older than `quiet_for` into a session summary
     /// (an episodic record that outlives the transcript) and their decisions into semantic
     /// facts, each linked to the turns it came from: forgetting one of those turns forgets
-    /// what was derived from it. A session already summarised is left alone.
+    /// what was derived from it. With a chat model the summary is the model's, checked
+    /// against the session (the extractive one when it fails). A session already summarised
+    /// and an incognito session are left alone.
     pub fn consolidate(&self, who: &UserRef, quiet_for: Ttl) -> Result<ConsolidationReport> {
         self.consolidate_sessions(who, |_, last| last.plus(quiet_for) <= self.now())
     }
@@ -115,6 +124,7 @@ impl Mnemo {
                 summaries: vec![],
                 facts: vec![],
                 turns_deleted: 0,
+                model_failures: vec![],
             };
             for turn in &turns {
                 report.turns_deleted +=
@@ -123,6 +133,24 @@ impl Mnemo {
             return Ok(report);
         }
         self.consolidate_sessions(who, |id, _| id == session)
+    }
+
+    /// A session summary from the chat model, validated against the session.
+    pub(crate) fn model_summary(
+        &self,
+        chat: &dyn ChatModel,
+        turns: &[Memory],
+    ) -> std::result::Result<SessionSummary, String> {
+        let prompt = summary_user_prompt(turns);
+        let answer = crate::ingest::ask_model(
+            chat,
+            summary_system_prompt(),
+            &prompt,
+            "session_summary",
+            &summary_schema(),
+        )?;
+        validate_summary(&answer, turns, self.compaction.max_items)
+            .map_err(|e| format!("model answer rejected: {e}"))
     }
 
     /// Consolidates the sessions `due` accepts (given the session id and its last turn's
@@ -144,6 +172,7 @@ impl Mnemo {
             summaries: vec![],
             facts: vec![],
             turns_deleted: 0,
+            model_failures: vec![],
         };
         for (session, turns) in self.turns_by_session(who)? {
             let Some(last) = turns.last() else { continue };
@@ -154,12 +183,26 @@ impl Mnemo {
             if summarised.contains(&session) || !due(&session, last.valid_from) {
                 continue;
             }
-            let summary = summarise_session(&turns, self.compaction.max_items);
+            let (summary, extractor) = match &self.chat {
+                None => {
+                    (summarise_session(&turns, self.compaction.max_items), CONSOLIDATOR.to_owned())
+                }
+                Some(chat) => match self.model_summary(chat.as_ref(), &turns) {
+                    Ok(summary) => (summary, format!("{SUMMARY_PROMPT_VERSION}:{}", chat.id())),
+                    Err(error) => {
+                        report.model_failures.push((session.clone(), error));
+                        (
+                            summarise_session(&turns, self.compaction.max_items),
+                            CONSOLIDATOR.to_owned(),
+                        )
+                    }
+                },
+            };
             let source = |reference: String| Source {
                 source_type: SourceType::System,
                 source_ref: Some(reference),
                 captured_at: now,
-                extractor: Some(CONSOLIDATOR.to_owned()),
+                extractor: Some(extractor.clone()),
             };
             let mut batch = vec![CandidateFields {
                 kind: Some(Kind::Episodic),
