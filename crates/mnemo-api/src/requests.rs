@@ -153,6 +153,12 @@ pub struct ContextBody {
     /// recent turns.
     #[serde(default)]
     pub session_id: Option<String>,
+    /// Session turns above this many tokens are compacted (default 1500).
+    #[serde(default)]
+    pub compact_after: Option<usize>,
+    /// Tokens of the most recent turns kept verbatim when compacting (default 600).
+    #[serde(default)]
+    pub recent_tokens: Option<usize>,
 }
 
 /// `POST /v1/ingest`.

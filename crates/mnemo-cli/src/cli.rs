@@ -187,6 +187,8 @@ pub(crate) enum SessionAction {
         /// Tokenizer that counts the compaction threshold: cl100k or o200k.
         #[arg(long, default_value = "o200k")]
         tokenizer: String,
+        #[command(flatten)]
+        compaction: CompactionArgs,
     },
     /// End a session: consolidate it now into a summary and decision facts linked to its
     /// turns (its transcript stays until its retention ends).
@@ -376,6 +378,19 @@ pub(crate) struct ContextArgs {
     /// recent turns.
     #[arg(long)]
     pub(crate) session: Option<String>,
+    #[command(flatten)]
+    pub(crate) compaction: CompactionArgs,
+}
+
+/// When a session is compacted.
+#[derive(Debug, Args)]
+pub(crate) struct CompactionArgs {
+    /// Session turns above this many tokens are compacted: older ones into a summary.
+    #[arg(long, default_value_t = 1500, value_name = "TOKENS")]
+    pub(crate) compact_after: usize,
+    /// Tokens of the most recent turns kept verbatim when compacting.
+    #[arg(long, default_value_t = 600, value_name = "TOKENS")]
+    pub(crate) recent_tokens: usize,
 }
 
 #[derive(Debug, Args)]
@@ -409,4 +424,15 @@ pub(crate) enum KeysAction {
         /// Key id (`key_…`).
         id: String,
     },
+}
+
+impl CompactionArgs {
+    /// The compaction settings these flags give.
+    pub(crate) fn config(&self) -> mnemo::core::session::CompactionConfig {
+        mnemo::core::session::CompactionConfig {
+            threshold_tokens: self.compact_after,
+            recent_tokens: self.recent_tokens,
+            ..Default::default()
+        }
+    }
 }

@@ -342,8 +342,9 @@ fn session_command(cli: &Cli, mnemo: &Mnemo, action: &SessionAction) -> anyhow::
             }
         }
         SessionAction::End { id } => consolidation(cli, &mnemo.end_session(&who, id)?),
-        SessionAction::Show { id, tokenizer } => {
+        SessionAction::Show { id, tokenizer, compaction } => {
             let tokenizer = mnemo::Tokenizer::new(tokenizer.parse()?)?;
+            let mnemo = mnemo.clone().with_compaction(compaction.config());
             let view = mnemo.session_view(&who, id, &tokenizer)?;
             if view.recent.is_empty() {
                 return Err(mnemo::Error::SessionNotFound(id.clone()).into());
@@ -630,6 +631,7 @@ fn search(cli: &Cli, mnemo: &Mnemo, args: &SearchArgs) -> anyhow::Result<()> {
 
 fn context(cli: &Cli, mnemo: &Mnemo, args: &ContextArgs) -> anyhow::Result<()> {
     let tokenizer = mnemo::Tokenizer::new(args.tokenizer.parse()?)?;
+    let mnemo = mnemo.clone().with_compaction(args.compaction.config());
     let block = mnemo.context(
         &user(cli)?,
         &args.query,

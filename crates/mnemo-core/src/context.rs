@@ -215,7 +215,12 @@ pub fn assemble_sections(
         if lines.is_empty() {
             continue;
         }
-        let ids: Vec<MemoryId> = lines.iter().flat_map(|l| l.ids.iter().cloned()).collect();
+        let mut ids: Vec<MemoryId> = Vec::new();
+        for id in lines.iter().flat_map(|l| l.ids.iter()) {
+            if !ids.contains(id) {
+                ids.push(id.clone());
+            }
+        }
         for id in &ids {
             if !memory_ids.contains(id) {
                 memory_ids.push(id.clone());

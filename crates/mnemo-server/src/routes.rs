@@ -15,6 +15,7 @@ use mnemo::core::lifecycle::CandidateFields;
 use mnemo::core::policy::UserSettings;
 use mnemo::core::ports::{ListFilter, SearchFilter};
 use mnemo::core::run::{Run, RunChange, StepStatus};
+use mnemo::core::session::CompactionConfig;
 use mnemo::core::{ConsentReceipt, MemoryId, Source, SourceType, Timestamp, UserRef};
 use mnemo::{Mnemo, Principal};
 use mnemo_api::requests::{
@@ -526,6 +527,12 @@ async fn context(
         blocking(&state, move |mnemo| {
             let name = body.tokenizer.as_deref().unwrap_or("o200k").parse()?;
             let tokenizer = mnemo::Tokenizer::new(name)?;
+            let defaults = CompactionConfig::default();
+            let mnemo = mnemo.clone().with_compaction(CompactionConfig {
+                threshold_tokens: body.compact_after.unwrap_or(defaults.threshold_tokens),
+                recent_tokens: body.recent_tokens.unwrap_or(defaults.recent_tokens),
+                ..defaults
+            });
             let block = mnemo.context(
                 &who,
                 &body.query,

@@ -111,6 +111,10 @@ fn context_with_a_session_stays_within_budget_and_keeps_the_latest_turn() {
         assert!(recent_ids.iter().all(|id| ids.contains(&id.as_str().unwrap())));
         if budget == "1200" {
             assert!(parts.contains_key("session_summary"), "{block}");
+            let covered = parts["session_summary"]["memory_ids"].as_array().unwrap();
+            let unique: std::collections::BTreeSet<&str> =
+                covered.iter().map(|v| v.as_str().unwrap()).collect();
+            assert_eq!(unique.len(), covered.len(), "each covered turn listed once");
             assert!(parts.contains_key("profile"), "{block}");
             let rendered = block["rendered"].as_str().unwrap();
             assert!(
@@ -312,4 +316,54 @@ fn with_a_chat_model_context_compacts_older_turns_with_it() {
     // The model saw only the older turns, not the recent ones shown verbatim.
     let request = seen.lock().unwrap()[0].body.to_string();
     assert!(request.contains("p0 | user") && !request.contains("p61 | user"), "{request}");
+}
+
+#[test]
+fn the_compaction_threshold_is_configurable() {
+    let env = Env::new();
+    long_session(&env);
+    let whole = env.json(&[
+        "session",
+        "show",
+        "plan",
+        "--user",
+        "u",
+        "--now",
+        NOW,
+        "--compact-after",
+        "100000",
+    ]);
+    assert!(whole["summary"].is_null(), "below the threshold nothing is summarised");
+    assert_eq!(whole["recent"].as_array().unwrap().len(), 62);
+    let tight = env.json(&[
+        "session",
+        "show",
+        "plan",
+        "--user",
+        "u",
+        "--now",
+        NOW,
+        "--compact-after",
+        "50",
+        "--recent-tokens",
+        "30",
+    ]);
+    let recent = tight["recent"].as_array().unwrap().len();
+    assert!((1..=2).contains(&recent), "{recent} recent turns");
+    assert_eq!(tight["summary"]["turns"].as_u64().unwrap() as usize + recent, 62);
+    let block = env.json(&[
+        "context",
+        "--user",
+        "u",
+        "--session",
+        "plan",
+        "--budget",
+        "3000",
+        "--compact-after",
+        "100000",
+        "--now",
+        NOW,
+        "venue",
+    ]);
+    assert!(!block["parts"].as_object().unwrap().contains_key("session_summary"), "{block}");
 }
