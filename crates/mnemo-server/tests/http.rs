@@ -564,3 +564,50 @@ fn by_id_routes(user: &str) -> [(&'static str, &'static str, Option<Value>); 6] 
         ("POST", "/reject", None),
     ]
 }
+
+#[tokio::test]
+async fn context_with_a_session_over_http() {
+    let api = Api::new();
+    let key = api.key("acme", Some("sam"));
+    let messages: Vec<Value> = (0..40)
+        .map(|i| json!({"role": if i % 2 == 0 { "user" } else { "assistant" }, "content": format!("Turn {i}: notes on the garden shed, its roof, the paint and the budget."), "id": format!("g{i}")}))
+        .chain([json!({"role": "user", "content": "Let's use cedar for the roof.", "id": "g40"})])
+        .collect();
+    let (status, ingested) = api
+        .call(
+            "POST",
+            "/v1/ingest",
+            Some(&key),
+            Some(json!({"session": "shed", "messages": messages})),
+        )
+        .await;
+    assert_eq!(
+        (status, ingested["turns_stored"].as_u64()),
+        (StatusCode::OK, Some(41)),
+        "{ingested}"
+    );
+    let ask = |compact_after: u64| json!({"query": "What wood for the roof?", "budget": 2000, "session_id": "shed", "compact_after": compact_after, "recent_tokens": 100});
+    let (status, block) = api.call("POST", "/v1/context", Some(&key), Some(ask(200))).await;
+    assert_eq!(status, StatusCode::OK, "{block}");
+    let parts = block["parts"].as_object().unwrap();
+    assert!(
+        parts["recent_turns"]["text"]
+            .as_str()
+            .unwrap()
+            .ends_with("Let's use cedar for the roof.\n"),
+        "{block}"
+    );
+    assert!(
+        parts["session_summary"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Summary (not the transcript) of messages g0 to ")
+    );
+    assert!(block["total_tokens"].as_u64().unwrap() <= 2000);
+    let (_, whole) = api.call("POST", "/v1/context", Some(&key), Some(ask(100_000))).await;
+    assert!(!whole["parts"].as_object().unwrap().contains_key("session_summary"), "{whole}");
+    // Another user's key sees nothing of the session.
+    let other = api.key("acme", Some("kim"));
+    let (_, theirs) = api.call("POST", "/v1/context", Some(&other), Some(ask(200))).await;
+    assert_eq!(theirs["rendered"], "", "{theirs}");
+}
