@@ -661,6 +661,7 @@ fn list(cli: &Cli, mnemo: &Mnemo, args: &ListArgs) -> anyhow::Result<()> {
         status: args.status.as_deref().map(str::parse).transpose()?,
         scope: args.scope.as_deref().map(str::parse).transpose()?,
         include_expired: args.include_expired,
+        ..Default::default()
     };
     let memories = mnemo.list(&user(cli)?, &filter)?;
     if cli.json {

@@ -110,6 +110,8 @@ pub struct ListFilter {
     pub status: Option<Status>,
     /// Only this scope.
     pub scope: Option<Scope>,
+    /// Only records of this conversation session.
+    pub session: Option<String>,
     /// Include records past their expiry.
     pub include_expired: bool,
 }

@@ -411,6 +411,7 @@ async fn list(
             status: q.status.as_deref().map(str::parse).transpose()?,
             scope: None,
             include_expired: q.include_expired,
+            ..Default::default()
         };
         Ok(mnemo.list(&who, &filter)?)
     })

@@ -880,8 +880,18 @@ impl Store for SqliteStore {
              AND (?4 IS NULL OR m.status = ?4)
              AND (?5 IS NULL OR m.scope = ?5)
              AND (?6 OR m.expires_at IS NULL OR m.expires_at > ?7)
+             AND (?8 IS NULL OR m.session_id = ?8)
              ORDER BY m.created_at DESC, m.rowid DESC",
-            &[&tenant, &user, &kind, &status, &scope, &filter.include_expired, &now.as_millis()],
+            &[
+                &tenant,
+                &user,
+                &kind,
+                &status,
+                &scope,
+                &filter.include_expired,
+                &now.as_millis(),
+                &filter.session,
+            ],
         )?;
         Ok(rows.into_iter().map(|(_, m)| m).collect())
     }

@@ -48,6 +48,7 @@ macro_rules! conformance_tests {
             isolation_property,
             export_import_property,
             forgetting_a_source_forgets_what_was_derived_from_it,
+            list_filters_by_session,
             runs_persist_and_change_atomically,
             runs_are_isolated_by_user,
             ending_a_run_scrubs_its_state,
@@ -756,4 +757,27 @@ pub fn forgetting_a_source_forgets_what_was_derived_from_it(h: &dyn Harness) {
     let bob = who("acme", "bob");
     assert!(store.forget(&bob, &id("t2"), day(3), "test").unwrap().is_empty());
     assert!(store.get(&alice, &id("t2"), day(3)).unwrap().is_some());
+}
+
+/// Listing by session returns that session's records of the user only.
+pub fn list_filters_by_session(h: &dyn Harness) {
+    let store = h.store();
+    let alice = who("acme", "alice");
+    let in_session = |content: &str, session: &str| CandidateFields {
+        session_id: Some(session.to_owned()),
+        ..stated(content)
+    };
+    write(&*store, &alice, "a1", in_session("Booked the train to Ghent", "trip"), T0);
+    write(&*store, &alice, "a2", in_session("Packed the rain jacket", "trip"), T0);
+    write(&*store, &alice, "a3", in_session("Renewed the library card", "errands"), T0);
+    write(&*store, &alice, "a4", stated("Likes quiet cafes"), T0);
+    let bob = who("acme", "bob");
+    write(&*store, &bob, "b1", in_session("Bob's own trip note", "trip"), T0);
+    let filter = ListFilter { session: Some("trip".into()), ..Default::default() };
+    let ids: BTreeSet<MemoryId> =
+        store.list(&alice, &filter, T0).unwrap().into_iter().map(|m| m.id).collect();
+    assert_eq!(ids, BTreeSet::from([id("a1"), id("a2")]));
+    let none = ListFilter { session: Some("nope".into()), ..Default::default() };
+    assert!(store.list(&alice, &none, T0).unwrap().is_empty());
+    assert_eq!(store.list(&alice, &ListFilter::default(), T0).unwrap().len(), 4);
 }

@@ -18,11 +18,17 @@ use mnemo_core::{Kind, Memory, MemoryId, Source, SourceType, Status, Timestamp, 
 use crate::{Mnemo, Result, is_incognito};
 
 impl Mnemo {
-    /// Every held (unexpired) transcript turn of the user, by session, oldest first.
-    fn turns_by_session(&self, who: &UserRef) -> Result<BTreeMap<String, Vec<Memory>>> {
+    /// Every held (unexpired) transcript turn of the user, of one session or of all, by
+    /// session, oldest first.
+    fn turns_by_session(
+        &self,
+        who: &UserRef,
+        session: Option<&str>,
+    ) -> Result<BTreeMap<String, Vec<Memory>>> {
         let filter = ListFilter {
             kind: Some(Kind::Episodic),
             status: Some(Status::Active),
+            session: session.map(str::to_owned),
             ..Default::default()
         };
         let mut sessions: BTreeMap<String, Vec<Memory>> = BTreeMap::new();
@@ -42,7 +48,7 @@ impl Mnemo {
     /// The user's sessions that still hold turns, most recently active first.
     pub fn sessions(&self, who: &UserRef) -> Result<Vec<SessionInfo>> {
         let mut sessions: Vec<SessionInfo> = self
-            .turns_by_session(who)?
+            .turns_by_session(who, None)?
             .into_iter()
             .filter_map(|(id, turns)| {
                 Some(SessionInfo {
@@ -60,7 +66,7 @@ impl Mnemo {
 
     /// A session's held turns, oldest first (empty for an unknown session).
     pub fn session_turns(&self, who: &UserRef, session: &str) -> Result<Vec<Memory>> {
-        Ok(self.turns_by_session(who)?.remove(session).unwrap_or_default())
+        Ok(self.turns_by_session(who, Some(session))?.remove(session).unwrap_or_default())
     }
 
     /// What context shows of a session: a summary of its older turns once they pass the
@@ -174,7 +180,7 @@ impl Mnemo {
             turns_deleted: 0,
             model_failures: vec![],
         };
-        for (session, turns) in self.turns_by_session(who)? {
+        for (session, turns) in self.turns_by_session(who, None)? {
             let Some(last) = turns.last() else { continue };
             // An incognito session never becomes long-term memory.
             if turns.iter().any(is_incognito) {
