@@ -417,13 +417,13 @@ impl Mnemo {
         // The transcript stays out of context, except as the session being continued and as
         // what a user said in an earlier session that no memory was drawn from (a past event,
         // say); assistant and tool turns, and turns a memory now stands for, stay out.
+        // (`rank_candidates` has already left out incognito turns.)
         let relevant: Vec<Memory> = relevant
             .into_iter()
             .map(|h| h.memory)
             .filter(|m| {
                 !m.transcript
                     || (m.session_id.as_deref() != session
-                        && !is_incognito(m)
                         && mnemo_core::session::role_of(m) == "user"
                         && m.source.source_type.is_trusted()
                         && !m.metadata.contains_key(ingest::EXTRACTED))
