@@ -17,32 +17,43 @@ use mnemo_core::{Kind, Memory, MemoryId, Source, SourceType, Status, Timestamp, 
 
 use crate::{Mnemo, Result, is_incognito};
 
+/// The transcript turns among `records`, by session, oldest first.
+fn group_turns(records: Vec<Memory>) -> BTreeMap<String, Vec<Memory>> {
+    let mut sessions: BTreeMap<String, Vec<Memory>> = BTreeMap::new();
+    for memory in records {
+        if let Some(session) = memory.session_id.clone().filter(|_| memory.transcript) {
+            sessions.entry(session).or_default().push(memory);
+        }
+    }
+    for turns in sessions.values_mut() {
+        turns.sort_by(|a, b| {
+            (a.valid_from, a.created_at, &a.id).cmp(&(b.valid_from, b.created_at, &b.id))
+        });
+    }
+    sessions
+}
+
 impl Mnemo {
-    /// Every held (unexpired) transcript turn of the user, of one session or of all, by
-    /// session, oldest first.
-    fn turns_by_session(
-        &self,
-        who: &UserRef,
-        session: Option<&str>,
-    ) -> Result<BTreeMap<String, Vec<Memory>>> {
+    /// The user's active, unexpired episodic records (transcript turns and session
+    /// summaries), of one session or of all.
+    fn held(&self, who: &UserRef, session: Option<&str>) -> Result<Vec<Memory>> {
         let filter = ListFilter {
             kind: Some(Kind::Episodic),
             status: Some(Status::Active),
             session: session.map(str::to_owned),
             ..Default::default()
         };
-        let mut sessions: BTreeMap<String, Vec<Memory>> = BTreeMap::new();
-        for memory in self.store.list(who, &filter, self.now())? {
-            if let Some(session) = memory.session_id.clone().filter(|_| memory.transcript) {
-                sessions.entry(session).or_default().push(memory);
-            }
-        }
-        for turns in sessions.values_mut() {
-            turns.sort_by(|a, b| {
-                (a.valid_from, a.created_at, &a.id).cmp(&(b.valid_from, b.created_at, &b.id))
-            });
-        }
-        Ok(sessions)
+        Ok(self.store.list(who, &filter, self.now())?)
+    }
+
+    /// Every held transcript turn of the user, of one session or of all, by session,
+    /// oldest first.
+    fn turns_by_session(
+        &self,
+        who: &UserRef,
+        session: Option<&str>,
+    ) -> Result<BTreeMap<String, Vec<Memory>>> {
+        Ok(group_turns(self.held(who, session)?))
     }
 
     /// The user's sessions that still hold turns, most recently active first.
@@ -111,7 +122,7 @@ impl Mnemo {
     /// against the session (the extractive one when it fails). A session already summarised
     /// and an incognito session are left alone.
     pub fn consolidate(&self, who: &UserRef, quiet_for: Ttl) -> Result<ConsolidationReport> {
-        self.consolidate_sessions(who, |_, last| last.plus(quiet_for) <= self.now())
+        self.consolidate_sessions(who, None, |last| last.plus(quiet_for) <= self.now())
     }
 
     /// Ends a session: it is consolidated now, however recent its last turn (see
@@ -138,7 +149,7 @@ impl Mnemo {
             }
             return Ok(report);
         }
-        self.consolidate_sessions(who, |id, _| id == session)
+        self.consolidate_sessions(who, Some(session), |_| true)
     }
 
     /// A session summary from the chat model, validated against the session.
@@ -159,20 +170,19 @@ impl Mnemo {
             .map_err(|e| format!("model answer rejected: {e}"))
     }
 
-    /// Consolidates the sessions `due` accepts (given the session id and its last turn's
-    /// time) that are not summarised yet.
+    /// Consolidates the sessions (all, or one) that are not summarised yet and that `due`
+    /// accepts, given the time of their last turn.
     fn consolidate_sessions(
         &self,
         who: &UserRef,
-        due: impl Fn(&str, Timestamp) -> bool,
+        only: Option<&str>,
+        due: impl Fn(Timestamp) -> bool,
     ) -> Result<ConsolidationReport> {
         let now = self.now();
-        let summarised: Vec<String> = self
-            .store
-            .list(who, &ListFilter { status: Some(Status::Active), ..Default::default() }, now)?
-            .into_iter()
-            .filter_map(|m| m.metadata.get(SUMMARY_OF).cloned())
-            .collect();
+        // Summaries are episodic records of their session: one listing finds both.
+        let held = self.held(who, only)?;
+        let summarised: Vec<String> =
+            held.iter().filter_map(|m| m.metadata.get(SUMMARY_OF).cloned()).collect();
         let mut report = ConsolidationReport {
             sessions: vec![],
             summaries: vec![],
@@ -180,13 +190,13 @@ impl Mnemo {
             turns_deleted: 0,
             model_failures: vec![],
         };
-        for (session, turns) in self.turns_by_session(who, None)? {
+        for (session, turns) in group_turns(held) {
             let Some(last) = turns.last() else { continue };
             // An incognito session never becomes long-term memory.
             if turns.iter().any(is_incognito) {
                 continue;
             }
-            if summarised.contains(&session) || !due(&session, last.valid_from) {
+            if summarised.contains(&session) || !due(last.valid_from) {
                 continue;
             }
             let (summary, extractor) = match &self.chat {
