@@ -12,6 +12,11 @@ pub(crate) struct Cli {
     #[arg(long, global = true, env = "MNEMO_DB", value_name = "PATH")]
     pub(crate) db: Option<PathBuf>,
 
+    /// Where memories live: a PostgreSQL URL (`postgres://user@host:port/db`) for the
+    /// scale-out store, or a SQLite file path (default: the --db file).
+    #[arg(long, global = true, env = "MNEMO_STORE", value_name = "URL", conflicts_with = "db")]
+    pub(crate) store: Option<String>,
+
     /// Tenant to act in.
     #[arg(long, global = true, env = "MNEMO_TENANT", default_value = "default")]
     pub(crate) tenant: String,

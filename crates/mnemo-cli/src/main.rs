@@ -104,6 +104,22 @@ fn default_db_path() -> anyhow::Result<PathBuf> {
     Ok(dir.join("mnemo.db"))
 }
 
+/// A connection URL without its password, for messages.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let credentials = &url[scheme + 3..at];
+            match credentials.find(':') {
+                Some(colon) => {
+                    format!("{}{}:***{}", &url[..scheme + 3], &credentials[..colon], &url[at..])
+                }
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    }
+}
+
 fn parse_time(value: Option<&str>, field: &str) -> Result<Option<Timestamp>, InvalidInput> {
     value.map(|v| Timestamp::parse(v, field)).transpose()
 }
@@ -143,13 +159,22 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Some(now) => Arc::new(FixedClock(now)),
         None => Arc::new(SystemClock),
     };
-    let db = match &cli.db {
-        Some(path) => path.clone(),
-        None => default_db_path()?,
-    };
     let embedder = embedder(cli)?;
-    let mut mnemo = Mnemo::open_sqlite(&db, Some(embedder), clock, ACTOR)
-        .with_context(|| format!("cannot open {}", db.display()))?;
+    let mut mnemo = match cli.store.as_deref() {
+        Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+            Mnemo::open_postgres(url, Some(embedder), clock, ACTOR)
+                .with_context(|| format!("cannot open the PostgreSQL store at {}", redact(url)))?
+        }
+        store => {
+            let db = match (store, &cli.db) {
+                (Some(path), _) => PathBuf::from(path.strip_prefix("sqlite:").unwrap_or(path)),
+                (None, Some(path)) => path.clone(),
+                (None, None) => default_db_path()?,
+            };
+            Mnemo::open_sqlite(&db, Some(embedder), clock, ACTOR)
+                .with_context(|| format!("cannot open {}", db.display()))?
+        }
+    };
     match cli.extractor.as_str() {
         "rules" => {}
         "llm" => {
@@ -692,5 +717,20 @@ fn import(cli: &Cli, mnemo: &Mnemo, file: &std::path::Path) -> anyhow::Result<()
         output::json(&api::ImportResponse { imported })
     } else {
         output::lines([format!("imported {imported} memories for {}", who.user_id())])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact;
+
+    #[test]
+    fn redact_hides_only_the_password() {
+        assert_eq!(
+            redact("postgres://mnemo:s3cret@db.internal:5432/mnemo"),
+            "postgres://mnemo:***@db.internal:5432/mnemo"
+        );
+        assert_eq!(redact("postgres://mnemo@db/mnemo"), "postgres://mnemo@db/mnemo");
+        assert_eq!(redact("/var/lib/mnemo.db"), "/var/lib/mnemo.db");
     }
 }

@@ -24,6 +24,17 @@ pub fn normalize(text: &str) -> String {
     text.split_whitespace().map(str::to_lowercase).collect::<Vec<_>>().join(" ")
 }
 
+/// A stable 64-bit FNV-1a hash of the normalised content, as a signed integer: what stores
+/// index to find exact duplicates without a second copy of the text.
+pub fn content_hash(content: &str) -> i64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in normalize(content).bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    i64::from_ne_bytes(hash.to_ne_bytes())
+}
+
 /// Normalises a subject or attribute key: trimmed, lowercase, inner whitespace as `_`.
 pub fn normalize_key(text: &str) -> String {
     text.split_whitespace().map(str::to_lowercase).collect::<Vec<_>>().join("_")

@@ -3,9 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use mnemo_core::{
-    ConsentReceipt, EmbeddingInfo, Memory, MemoryId, Scope, Source, Timestamp, lifecycle,
-};
+use mnemo_core::{ConsentReceipt, EmbeddingInfo, Memory, MemoryId, Scope, Source, Timestamp};
 use rusqlite::Row;
 
 use crate::StoreError;
@@ -104,15 +102,7 @@ pub(crate) fn memory_from_row(row: &Row<'_>) -> rusqlite::Result<(i64, Memory)> 
     Ok((row.get(30)?, memory))
 }
 
-/// A stable 64-bit FNV-1a hash of the normalised content, stored as a signed integer.
-pub(crate) fn content_hash(content: &str) -> i64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in lifecycle::normalize(content).bytes() {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    i64::from_ne_bytes(hash.to_ne_bytes())
-}
+pub(crate) use mnemo_core::lifecycle::content_hash;
 
 /// Encodes a vector as little-endian f32 bytes.
 pub(crate) fn vector_to_blob(vector: &[f32]) -> Vec<u8> {

@@ -8,7 +8,6 @@
 
 mod codec;
 mod fts;
-mod lexical;
 mod migrate;
 mod vector_index;
 
@@ -23,7 +22,7 @@ use mnemo_core::ports::{
     ApiKey, AuditAction, AuditEntry, Edit, Embedded, ExportedMemory, Found, History, ListFilter,
     NewRecord, PortError, SearchQuery, Store, StoreCaps, WriteReceipt, audit_action_for,
 };
-use mnemo_core::retrieval::{Fused, RowSignal, Signals};
+use mnemo_core::retrieval::{Fused, Signals};
 use mnemo_core::run::Run;
 use mnemo_core::{
     ConsentReceipt, ErrorKind, Kind, Memory, MemoryId, MemoryVersion, Status, Timestamp, UserRef,
@@ -37,7 +36,8 @@ use codec::{
 };
 use fts::SessionDocs;
 pub use migrate::LATEST_VERSION as SCHEMA_VERSION;
-use vector_index::{ScanFilter, Scanned, VectorIndex, cosine_of, quantize};
+use mnemo_index::{ScanFilter, cosine_of, quantize};
+use vector_index::VectorIndex;
 
 /// How long a writer waits for another process's lock before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -288,11 +288,8 @@ fn set_synchronous(conn: &Connection, level: &str) -> Result<()> {
 }
 
 /// Reads the records with the given rowids, keyed by rowid (missing ones left out).
-fn memories_by_rowid(
-    conn: &Connection,
-    rowids: &[i64],
-) -> Result<std::collections::HashMap<i64, Memory>> {
-    let mut found: std::collections::HashMap<i64, Memory> = std::collections::HashMap::new();
+fn memories_by_rowid(conn: &Connection, rowids: &[i64]) -> Result<HashMap<i64, Memory>> {
+    let mut found: HashMap<i64, Memory> = HashMap::new();
     for chunk in rowids.chunks(200) {
         let marks = vec!["?"; chunk.len()].join(",");
         let sql = format!("SELECT {MEMORY_COLUMNS} FROM {MEMORY_FROM} WHERE m.rowid IN ({marks})");
@@ -695,14 +692,11 @@ impl SqliteStore {
                         scope: Some(&scope),
                         exclude_sensitive: false,
                     };
-                    let nearest = self.vectors().nearest(
-                        tx,
-                        tenant,
-                        user,
+                    let nearest = self.vectors().user(tx, tenant, user)?.nearest(
                         &embedded.vector,
                         filter,
                         NEIGHBOURS,
-                    )?;
+                    );
                     for (rowid, similarity) in nearest {
                         let found = query_memories(tx, "m.rowid = ?1", &[&rowid])?;
                         similar.extend(found.into_iter().map(|(_, m)| (m, similarity)));
@@ -1290,52 +1284,19 @@ impl Store for SqliteStore {
             scope: scope.as_deref(),
             exclude_sensitive: query.filter.exclude_sensitive,
         };
-        let mut index = self.vectors();
-        let (rowids, selected, signal_of) = index.scan(
-            &conn,
-            who.tenant(),
-            who.user_id(),
+        let hits = self.vectors().user(&conn, who.tenant(), who.user_id())?.search(
             query.terms,
             query.vector.map(|v| v.vector.as_slice()),
             scan,
-            |user, lexical, population, rows| {
-                let capacity = if population.is_some() { 0 } else { user.len() };
-                let (mut rowids, mut signals) = (
-                    Vec::with_capacity(capacity),
-                    Signals {
-                        rows: Vec::with_capacity(capacity),
-                        speakers: user.speakers.all(),
-                        population,
-                    },
-                );
-                for Scanned { entry, slot, cosine } in rows {
-                    rowids.push(entry.rowid);
-                    signals.rows.push(RowSignal {
-                        bm25: lexical.turns[slot],
-                        cosine: f64::from(cosine),
-                        session_bm25: lexical.session_score(entry.session),
-                        speaker: entry.speaker,
-                        valid_from: Timestamp::from_millis(entry.valid_from),
-                    });
-                }
-                let selected = select(&signals);
-                let signal_of: HashMap<usize, (f64, f64)> = selected
-                    .iter()
-                    .map(|f| (f.index, (signals.rows[f.index].bm25, signals.rows[f.index].cosine)))
-                    .collect();
-                (rowids, selected, signal_of)
-            },
-        )?;
-        drop(index);
-        let wanted: Vec<i64> =
-            selected.iter().filter_map(|f| rowids.get(f.index).copied()).collect();
+            select,
+        );
+        let wanted: Vec<i64> = hits.iter().map(|hit| hit.rowid).collect();
         let mut memories = memories_by_rowid(&conn, &wanted)?;
-        Ok(selected
+        Ok(hits
             .into_iter()
-            .filter_map(|fused| {
-                let rowid = *rowids.get(fused.index)?;
-                let (bm25, cosine) = signal_of.get(&fused.index).copied()?;
-                memories.remove(&rowid).map(|memory| Found { memory, fused, bm25, cosine })
+            .filter_map(|hit| {
+                let memory = memories.remove(&hit.rowid)?;
+                Some(Found { memory, fused: hit.fused, bm25: hit.bm25, cosine: hit.cosine })
             })
             .collect())
     }

@@ -1,294 +1,16 @@
-//! An in-memory, per-user index of the records in the database: int8 vector codes (one scale
-//! per vector) with each record's retrievability and ranking fields (kind, scope, status,
-//! expiry, speaker, session, date), so a search or near-duplicate check scans contiguous
-//! memory instead of decoding rows from SQLite.
-//!
-//! Codes are kept in two arrays: the leading quarter of each vector's dimensions (the head)
-//! and the rest (the tail). For a large user a search reads every head, which is a quarter
-//! of the bytes, and completes the dot product with the tail only for the records that can
-//! rank: the best by the head's partial cosine and the best by BM25F. Embeddings whose
-//! leading dimensions carry the most variance (PCA-reduced ones such as the built-in model,
-//! and Matryoshka-trained ones) rank well on the head alone; the search benchmark reports
-//! recall against exact cosine.
-//!
-//! The database stays the source of truth. A user's entry is loaded on first use, kept in
-//! step by the store's own writes (each write reports the rowids it touched), and dropped
-//! entirely when `PRAGMA data_version` shows that another connection committed.
+//! The SQLite store's cache of [`UserIndex`]es: a user's entry is loaded from the file on
+//! first use, kept in step by this connection's writes (each write reports the rowids it
+//! touched), and dropped entirely when `PRAGMA data_version` shows that another connection
+//! committed.
 
 use std::collections::HashMap;
 
 use mnemo_core::Kind;
+use mnemo_index::{IndexRow, UserIndex};
 use rusqlite::{Connection, params_from_iter};
 
 use crate::StoreError;
 use crate::codec::blob_to_vector;
-use mnemo_core::retrieval::Population;
-
-use crate::lexical::{LexicalIndex, LexicalScores};
-
-/// Retrievability fields of one indexed record.
-#[derive(Debug, Clone)]
-pub(crate) struct Entry {
-    pub(crate) rowid: i64,
-    kind: Kind,
-    /// Its scope: a number in the user's scope table.
-    scope: u32,
-    active: bool,
-    sensitive: bool,
-    expires_at: Option<i64>,
-    /// Who said it (metadata `speaker`), for conversation turns: a number in the user's
-    /// speaker table.
-    pub(crate) speaker: Option<u32>,
-    /// Its conversation session: a number in the user's session table.
-    pub(crate) session: Option<u32>,
-    /// From when it holds (ms).
-    pub(crate) valid_from: i64,
-}
-
-impl Entry {
-    fn retrievable(&self, filter: &ScanFilter<'_>, scope: Option<u32>) -> bool {
-        self.active
-            && self.expires_at.is_none_or(|at| at > filter.now)
-            && filter.kind.is_none_or(|k| k == self.kind)
-            && scope.is_none_or(|s| s == self.scope)
-            && !(filter.exclude_sensitive && self.sensitive)
-    }
-}
-
-/// Filters a scan applies before ranking.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct ScanFilter<'a> {
-    pub(crate) now: i64,
-    pub(crate) kind: Option<Kind>,
-    pub(crate) scope: Option<&'a str>,
-    pub(crate) exclude_sensitive: bool,
-}
-
-/// Distinct strings numbered in order of first appearance.
-#[derive(Debug, Default)]
-pub(crate) struct Names {
-    names: Vec<Box<str>>,
-    numbers: HashMap<Box<str>, u32>,
-}
-
-impl Names {
-    fn number(&mut self, name: &str) -> u32 {
-        if let Some(n) = self.numbers.get(name) {
-            return *n;
-        }
-        let n = self.names.len() as u32;
-        self.names.push(name.into());
-        self.numbers.insert(name.into(), n);
-        n
-    }
-
-    fn find(&self, name: &str) -> Option<u32> {
-        self.numbers.get(name).copied()
-    }
-
-    /// How many names there are.
-    pub(crate) fn len(&self) -> usize {
-        self.names.len()
-    }
-
-    /// Every name, indexed by its number.
-    pub(crate) fn all(&self) -> Vec<&str> {
-        self.names.iter().map(AsRef::as_ref).collect()
-    }
-}
-
-/// A row as read from the database, before its strings are numbered.
-#[derive(Debug)]
-struct Row {
-    entry: Entry,
-    vector: Vec<f32>,
-    text: String,
-    scope: String,
-    speaker: Option<String>,
-    session: Option<String>,
-}
-
-/// How many leading dimensions form the head of a `dims`-dimensional code: a quarter, for
-/// vectors long enough that a quarter still ranks; all of them otherwise.
-fn head_dims(dims: usize) -> usize {
-    if dims >= 128 { dims / 4 } else { dims }
-}
-
-/// One user's records. Every entry owns `head_dims` head codes and `dims - head_dims` tail
-/// codes (zeros when it has no vector), at its slot.
-#[derive(Debug, Default)]
-pub(crate) struct UserVectors {
-    entries: Vec<Entry>,
-    /// Per slot, the scale turning a code dot product into a cosine; 0 without a vector.
-    scales: Vec<f32>,
-    head: Vec<i8>,
-    tail: Vec<i8>,
-    slots: HashMap<i64, usize>,
-    dims: usize,
-    head_dims: usize,
-    lexical: LexicalIndex,
-    scopes: Names,
-    pub(crate) speakers: Names,
-    sessions: Names,
-}
-
-impl UserVectors {
-    /// How many records the user has.
-    pub(crate) fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    fn upsert_row(&mut self, row: Row) {
-        let Row { mut entry, vector, text, scope, speaker, session } = row;
-        entry.scope = self.scopes.number(&scope);
-        entry.speaker = speaker.map(|s| self.speakers.number(&s));
-        entry.session = session.map(|s| self.sessions.number(&s));
-        let (codes, scale) = quantize(&vector);
-        self.upsert(entry, &codes, scale, &text);
-    }
-
-    fn tail_dims(&self) -> usize {
-        self.dims - self.head_dims
-    }
-
-    fn head_of(&self, slot: usize) -> &[i8] {
-        &self.head[slot * self.head_dims..(slot + 1) * self.head_dims]
-    }
-
-    fn tail_of(&self, slot: usize) -> &[i8] {
-        let t = self.tail_dims();
-        &self.tail[slot * t..(slot + 1) * t]
-    }
-
-    /// The full code dot product of a slot with a query split the same way.
-    fn dot_at(&self, slot: usize, query: &SplitQuery) -> i32 {
-        dot(&query.head, self.head_of(slot)) + dot(&query.tail, self.tail_of(slot))
-    }
-
-    fn upsert(&mut self, entry: Entry, codes: &[i8], mut scale: f32, text: &str) {
-        if self.dims == 0 && !codes.is_empty() {
-            self.dims = codes.len();
-            self.head_dims = head_dims(self.dims);
-            self.head = vec![0; self.entries.len() * self.head_dims];
-            self.tail = vec![0; self.entries.len() * self.tail_dims()];
-        }
-        let (h, t) = (self.head_dims, self.tail_dims());
-        let zeros;
-        let codes = if codes.len() == self.dims {
-            codes
-        } else {
-            scale = 0.0;
-            zeros = vec![0; self.dims];
-            &zeros
-        };
-        let (head, tail) = codes.split_at(h);
-        let slot = match self.slots.get(&entry.rowid) {
-            Some(&slot) => {
-                self.head[slot * h..(slot + 1) * h].copy_from_slice(head);
-                self.tail[slot * t..(slot + 1) * t].copy_from_slice(tail);
-                self.entries[slot] = entry;
-                self.scales[slot] = scale;
-                slot
-            }
-            None => {
-                let slot = self.entries.len();
-                self.slots.insert(entry.rowid, slot);
-                self.entries.push(entry);
-                self.scales.push(scale);
-                self.head.extend_from_slice(head);
-                self.tail.extend_from_slice(tail);
-                slot
-            }
-        };
-        let entry = &self.entries[slot];
-        self.lexical.set(slot as u32, entry.rowid, text, entry.session);
-    }
-
-    fn remove(&mut self, rowid: i64) {
-        let Some(slot) = self.slots.remove(&rowid) else { return };
-        self.lexical.swap_remove(slot as u32);
-        let last = self.entries.len() - 1;
-        if slot != last {
-            let moved = self.entries[last].rowid;
-            self.entries.swap(slot, last);
-            self.scales.swap(slot, last);
-            for (codes, width) in
-                [(&mut self.head, self.head_dims), (&mut self.tail, self.dims - self.head_dims)]
-            {
-                codes.copy_within(last * width..(last + 1) * width, slot * width);
-            }
-            self.slots.insert(moved, slot);
-        }
-        self.entries.pop();
-        self.scales.pop();
-        self.head.truncate(last * self.head_dims);
-        self.tail.truncate(last * self.tail_dims());
-    }
-
-    /// The scope number a filter asks for: `Some(None)` for any scope, `None` when it names
-    /// a scope this user has no record in (so nothing is retrievable).
-    fn scope_filter(&self, filter: &ScanFilter<'_>) -> Option<Option<u32>> {
-        match filter.scope {
-            None => Some(None),
-            Some(name) => self.scopes.find(name).map(Some),
-        }
-    }
-}
-
-/// A quantised query split into head and tail like the stored codes.
-struct SplitQuery {
-    head: Vec<i8>,
-    tail: Vec<i8>,
-    scale: f32,
-}
-
-impl SplitQuery {
-    fn new(vectors: &UserVectors, query: &[f32]) -> Option<Self> {
-        if vectors.dims == 0 || query.len() != vectors.dims {
-            return None;
-        }
-        let (mut codes, scale) = quantize(query);
-        let tail = codes.split_off(vectors.head_dims);
-        Some(Self { head: codes, tail, scale })
-    }
-}
-
-/// Quantises a vector to int8 codes of its unit-length version; returns the scale that
-/// turns a code dot product back into a cosine.
-pub(crate) fn quantize(vector: &[f32]) -> (Vec<i8>, f32) {
-    let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
-    let max = vector.iter().fold(0.0_f32, |m, x| m.max(x.abs()));
-    if norm == 0.0 || max == 0.0 {
-        return (vec![0; vector.len()], 0.0);
-    }
-    let scale = max / 127.0;
-    let codes = vector.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8).collect();
-    (codes, scale / norm)
-}
-
-/// The cosine of two quantised vectors.
-pub(crate) fn cosine_of(a: &(Vec<i8>, f32), b: &(Vec<i8>, f32)) -> f32 {
-    dot(&a.0, &b.0) as f32 * a.1 * b.1
-}
-
-/// Integer dot product, written over fixed 32-wide chunks with independent accumulators so
-/// the compiler vectorizes it.
-fn dot(a: &[i8], b: &[i8]) -> i32 {
-    const LANES: usize = 32;
-    let mut acc = [0i32; LANES];
-    let chunks = a.len().min(b.len()) / LANES;
-    for (ca, cb) in a.chunks_exact(LANES).zip(b.chunks_exact(LANES)).take(chunks) {
-        for i in 0..LANES {
-            acc[i] += i32::from(ca[i]) * i32::from(cb[i]);
-        }
-    }
-    let tail: i32 = a[chunks * LANES..]
-        .iter()
-        .zip(&b[chunks * LANES..])
-        .map(|(&x, &y)| i32::from(x) * i32::from(y))
-        .sum();
-    acc.iter().sum::<i32>() + tail
-}
 
 /// The counter SQLite bumps when another connection commits.
 fn data_version(conn: &Connection) -> rusqlite::Result<i64> {
@@ -298,7 +20,7 @@ fn data_version(conn: &Connection) -> rusqlite::Result<i64> {
 /// The index over all users this process has searched.
 #[derive(Debug, Default)]
 pub(crate) struct VectorIndex {
-    users: HashMap<(String, String), UserVectors>,
+    users: HashMap<(String, String), UserIndex>,
     data_version: Option<i64>,
 }
 
@@ -306,38 +28,30 @@ const ROW_SQL: &str = "SELECT m.rowid, m.kind, m.scope, m.status, m.sensitivity,
             v.vector, json_extract(m.metadata, '$.speaker'), m.session_id, m.valid_from, m.content
        FROM memories m LEFT JOIN memory_vectors v ON v.memory_rowid = m.rowid";
 
-fn read_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
+fn read_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<IndexRow> {
     let kind: String = row.get(1)?;
     let status: String = row.get(3)?;
     let sensitivity: String = row.get(4)?;
     let blob: Option<Vec<u8>> = row.get(6)?;
-    // A non-text speaker value is ignored rather than failing the load.
-    let speaker: Option<String> = row.get(7).unwrap_or(None);
-    let session: Option<String> = row.get(8)?;
-    let entry = Entry {
+    Ok(IndexRow {
         rowid: row.get(0)?,
         kind: kind.parse().unwrap_or(Kind::Episodic),
-        scope: 0,
+        scope: row.get(2)?,
         active: status == "active",
         sensitive: sensitivity == "sensitive",
         expires_at: row.get(5)?,
-        speaker: None,
-        session: None,
-        valid_from: row.get(9)?,
-    };
-    Ok(Row {
-        entry,
         vector: blob.and_then(|b| blob_to_vector(&b)).unwrap_or_default(),
         text: row.get(10)?,
-        scope: row.get(2)?,
-        speaker,
-        session,
+        // A non-text speaker value is ignored rather than failing the load.
+        speaker: row.get(7).unwrap_or(None),
+        session: row.get(8)?,
+        valid_from: row.get(9)?,
     })
 }
 
 impl VectorIndex {
     /// Drops every cached user if another connection has committed since the last check.
-    pub(crate) fn sync(&mut self, conn: &Connection) -> Result<(), StoreError> {
+    fn sync(&mut self, conn: &Connection) -> Result<(), StoreError> {
         let version: i64 = data_version(conn)?;
         if self.data_version != Some(version) {
             self.users.clear();
@@ -346,15 +60,17 @@ impl VectorIndex {
         Ok(())
     }
 
-    fn user(
+    /// The user's index, current with the file.
+    pub(crate) fn user(
         &mut self,
         conn: &Connection,
         tenant: &str,
         user: &str,
-    ) -> Result<&mut UserVectors, StoreError> {
+    ) -> Result<&UserIndex, StoreError> {
+        self.sync(conn)?;
         let key = (tenant.to_owned(), user.to_owned());
         if !self.users.contains_key(&key) {
-            let mut loaded = UserVectors::default();
+            let mut loaded = UserIndex::default();
             let sql = format!("{ROW_SQL} WHERE m.tenant = ?1 AND m.user_id = ?2");
             let mut stmt = conn.prepare_cached(&sql)?;
             for row in stmt.query_map([tenant, user], read_row)? {
@@ -386,10 +102,10 @@ impl VectorIndex {
             let marks = vec!["?"; chunk.len()].join(",");
             let sql = format!("{ROW_SQL} WHERE m.rowid IN ({marks})");
             let mut stmt = conn.prepare(&sql)?;
-            let found: Vec<Row> =
+            let found: Vec<IndexRow> =
                 stmt.query_map(params_from_iter(chunk), read_row)?.collect::<Result<_, _>>()?;
             for rowid in chunk {
-                if !found.iter().any(|row| row.entry.rowid == *rowid) {
+                if !found.iter().any(|row| row.rowid == *rowid) {
                     cached.remove(*rowid);
                 }
             }
@@ -408,343 +124,5 @@ impl VectorIndex {
     /// Forgets every cached user of a tenant.
     pub(crate) fn drop_tenant(&mut self, tenant: &str) {
         self.users.retain(|(t, _), _| t != tenant);
-    }
-
-    /// The `limit` retrievable rows of a user most similar to `query`, best first, with their
-    /// approximate cosine.
-    pub(crate) fn nearest(
-        &mut self,
-        conn: &Connection,
-        tenant: &str,
-        user: &str,
-        query: &[f32],
-        filter: ScanFilter<'_>,
-        limit: usize,
-    ) -> Result<Vec<(i64, f32)>, StoreError> {
-        self.sync(conn)?;
-        let vectors = self.user(conn, tenant, user)?;
-        let mut scored: Vec<(i64, f32)> = Vec::new();
-        let (Some(query), Some(scope)) =
-            (SplitQuery::new(vectors, query), vectors.scope_filter(&filter))
-        else {
-            return Ok(scored);
-        };
-        for (slot, entry) in vectors.entries.iter().enumerate() {
-            let scale = vectors.scales[slot];
-            if scale == 0.0 || !entry.retrievable(&filter, scope) {
-                continue;
-            }
-            scored.push((entry.rowid, vectors.dot_at(slot, &query) as f32 * query.scale * scale));
-        }
-        if scored.len() > limit {
-            scored.select_nth_unstable_by(limit, |a, b| b.1.total_cmp(&a.1));
-            scored.truncate(limit);
-        }
-        scored.sort_by(|a, b| b.1.total_cmp(&a.1));
-        Ok(scored)
-    }
-}
-
-/// Records per block of the head pass that the two scanning threads share out.
-const HEAD_BLOCK: usize = 4096;
-
-/// Users with at least this many records are searched coarse-to-fine (see the module
-/// comment); smaller ones get the exact cosine of every record.
-const COARSE_MIN: usize = 16_384;
-
-/// How many records (at least; up to about twice as many) the coarse pass keeps by head
-/// cosine for the exact cosine.
-const COARSE_KEEP_SEMANTIC: usize = 500;
-
-/// How many records it keeps by BM25F: lexical matches can rank on their BM25F alone, and
-/// their cosine should be exact when they do.
-const COARSE_KEEP_LEXICAL: usize = 250;
-
-/// The slots of about the `keep` to `2 * keep` largest positive `values` among those
-/// `eligible`, in no order: those above a threshold read from an evenly spaced sample (one
-/// comparison per value), then values equal to it while fewer than `keep` were found.
-fn best_slots<T: Copy + Into<f64>>(
-    values: &[T],
-    keep: usize,
-    eligible: &dyn Fn(usize) -> bool,
-) -> Vec<usize> {
-    const SAMPLE: usize = 4096;
-    let n = values.len();
-    let threshold = if n <= 2 * keep {
-        0.0
-    } else {
-        let stride = (n / SAMPLE).max(1);
-        let mut sample: Vec<f64> = values.iter().step_by(stride).map(|v| (*v).into()).collect();
-        // The sample rank where twice `keep` of all values would sit.
-        let rank = (2 * keep * sample.len()).div_ceil(n).min(sample.len() - 1);
-        *sample.select_nth_unstable_by(rank, |a, b| b.total_cmp(a)).1
-    }
-    .max(0.0);
-    let mut slots: Vec<usize> =
-        (0..n).filter(|&slot| values[slot].into() > threshold && eligible(slot)).collect();
-    if slots.len() < keep {
-        let ties = (0..n).filter(|&slot| values[slot].into() == threshold && eligible(slot));
-        slots.extend(ties.take(keep - slots.len()));
-    }
-    slots
-}
-
-/// What a scan computes for one query, by slot.
-struct ScanScores {
-    /// Whether each record passes the filter.
-    retrievable: Vec<bool>,
-    /// Each record's cosine to the query (see [`cosines_and_lexical`]).
-    cosines: Vec<f32>,
-    /// BM25F of the terms.
-    lexical: LexicalScores,
-    /// For a large user, the slots that can rank (the best by head cosine and by BM25F,
-    /// each with its exact cosine), in slot order; `None` when every record can.
-    candidates: Option<Vec<usize>>,
-}
-
-/// Which records pass the filter, the cosine of every record (by slot) to `query`, and the
-/// BM25F scores of `terms`. For a large user, a record outside the best by head cosine and
-/// by BM25F carries its head cosine; the work is spread over two threads.
-fn cosines_and_lexical(
-    vectors: &UserVectors,
-    query: Option<&SplitQuery>,
-    terms: &[String],
-    retrievable: &(dyn Fn(&Entry) -> bool + Sync),
-) -> ScanScores {
-    let n = vectors.entries.len();
-    let mask = || vectors.entries.iter().map(retrievable).collect::<Vec<bool>>();
-    let mut cosines = vec![0.0_f32; n];
-    let Some(q) = query else {
-        let lexical = vectors.lexical.score(terms);
-        return ScanScores { retrievable: mask(), cosines, lexical, candidates: None };
-    };
-    let heads = |from: usize, out: &mut [f32]| {
-        let codes = vectors.head[from * vectors.head_dims..].chunks_exact(vectors.head_dims);
-        for ((cosine, head), scale) in out.iter_mut().zip(codes).zip(&vectors.scales[from..]) {
-            *cosine = dot(&q.head, head) as f32 * q.scale * scale;
-        }
-    };
-    if n < COARSE_MIN {
-        for (slot, cosine) in cosines.iter_mut().enumerate() {
-            *cosine = vectors.dot_at(slot, q) as f32 * q.scale * vectors.scales[slot];
-        }
-        let lexical = vectors.lexical.score(terms);
-        return ScanScores { retrievable: mask(), cosines, lexical, candidates: None };
-    }
-    // Coarse: every head. A second thread filters and scores the terms first; both threads
-    // then take blocks of heads until none are left, so the two cores finish together.
-    let blocks = std::sync::Mutex::new(cosines.chunks_mut(HEAD_BLOCK).enumerate());
-    let take_blocks = || loop {
-        let next = blocks.lock().unwrap_or_else(std::sync::PoisonError::into_inner).next();
-        let Some((block, out)) = next else { break };
-        heads(block * HEAD_BLOCK, out);
-    };
-    let (mask, lexical) = std::thread::scope(|threads| {
-        let other = threads.spawn(|| {
-            let done = (mask(), vectors.lexical.score(terms));
-            take_blocks();
-            done
-        });
-        take_blocks();
-        other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-    });
-    // Fine: the full dot product for the records that can rank.
-    let eligible = |slot: usize| mask[slot];
-    let mut exact = best_slots(&cosines, COARSE_KEEP_SEMANTIC, &eligible);
-    exact.extend(best_slots(&lexical.turns, COARSE_KEEP_LEXICAL, &eligible));
-    // In slot order, so the reads run forward through the codes.
-    exact.sort_unstable();
-    exact.dedup();
-    for &slot in &exact {
-        cosines[slot] = vectors.dot_at(slot, q) as f32 * q.scale * vectors.scales[slot];
-    }
-    ScanScores { retrievable: mask, cosines, lexical, candidates: Some(exact) }
-}
-
-/// The statistics of the signals over every retrievable record (see [`Population`]).
-fn population(
-    vectors: &UserVectors,
-    mask: &[bool],
-    cosines: &[f32],
-    lexical: &LexicalScores,
-) -> Population {
-    let mut population =
-        Population { speakers_present: vec![false; vectors.speakers.len()], ..Default::default() };
-    for (slot, entry) in vectors.entries.iter().enumerate().filter(|(slot, _)| mask[*slot]) {
-        population.lexical.add(lexical.turns[slot]);
-        population.semantic.add(f64::from(cosines[slot]));
-        population.session.add(lexical.session_score(entry.session));
-        if let Some(present) =
-            entry.speaker.and_then(|s| population.speakers_present.get_mut(s as usize))
-        {
-            *present = true;
-        }
-    }
-    population
-}
-
-/// One retrievable record as a scan yields it: its entry, slot and cosine to the query.
-pub(crate) struct Scanned<'i> {
-    pub(crate) entry: &'i Entry,
-    pub(crate) slot: usize,
-    pub(crate) cosine: f32,
-}
-
-impl VectorIndex {
-    /// Calls `consume` with the user's records (for their speaker names), the BM25F scores
-    /// of `terms`, and every retrievable record with its cosine to `query` (0 for a record
-    /// without a vector, or when no query vector is given). For a large user, a record
-    /// outside the best by head cosine and by BM25F carries its head cosine. The entries are
-    /// borrowed for the duration of the call.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn scan<'i, T>(
-        &'i mut self,
-        conn: &Connection,
-        tenant: &str,
-        user: &str,
-        terms: &[String],
-        query: Option<&[f32]>,
-        filter: ScanFilter<'_>,
-        consume: impl FnOnce(
-            &'i UserVectors,
-            &LexicalScores,
-            Option<Population>,
-            &mut dyn Iterator<Item = Scanned<'i>>,
-        ) -> T,
-    ) -> Result<T, StoreError> {
-        self.sync(conn)?;
-        let vectors: &'i UserVectors = self.user(conn, tenant, user)?;
-        let Some(scope) = vectors.scope_filter(&filter) else {
-            return Ok(consume(vectors, &LexicalScores::default(), None, &mut std::iter::empty()));
-        };
-        let query = query.and_then(|q| SplitQuery::new(vectors, q));
-        let retrievable = |entry: &Entry| entry.retrievable(&filter, scope);
-        let ScanScores { retrievable: mask, cosines, lexical, candidates } =
-            cosines_and_lexical(vectors, query.as_ref(), terms, &retrievable);
-        let scanned =
-            |slot: usize| Scanned { entry: &vectors.entries[slot], slot, cosine: cosines[slot] };
-        match candidates {
-            None => {
-                let mut rows = (0..mask.len()).filter(|&slot| mask[slot]).map(scanned);
-                Ok(consume(vectors, &lexical, None, &mut rows))
-            }
-            Some(candidates) => {
-                let population = population(vectors, &mask, &cosines, &lexical);
-                let mut rows = candidates.into_iter().filter(|&slot| mask[slot]).map(scanned);
-                Ok(consume(vectors, &lexical, Some(population), &mut rows))
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn quantized_cosine_is_close_to_exact() {
-        let a: Vec<f32> = (0..256).map(|i| ((i * 37 % 101) as f32 - 50.0) / 50.0).collect();
-        let b: Vec<f32> = (0..256).map(|i| ((i * 53 % 97) as f32 - 48.0) / 40.0).collect();
-        let exact = {
-            let d: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
-            let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
-            let nb: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
-            d / (na * nb)
-        };
-        let (qa, sa) = quantize(&a);
-        let (qb, sb) = quantize(&b);
-        let approx = dot(&qa, &qb) as f32 * sa * sb;
-        assert!((approx - exact).abs() < 0.01, "{approx} vs {exact}");
-        let (qs, ss) = quantize(&a);
-        assert!((dot(&qs, &qa) as f32 * ss * sa - 1.0).abs() < 0.01);
-    }
-
-    fn entry(rowid: i64) -> Entry {
-        Entry {
-            rowid,
-            kind: Kind::Semantic,
-            scope: 0,
-            active: true,
-            sensitive: false,
-            expires_at: None,
-            speaker: None,
-            session: None,
-            valid_from: 0,
-        }
-    }
-
-    #[test]
-    fn large_users_get_exact_cosines_where_they_can_rank() {
-        // Pseudo-random 256-d vectors for more records than the coarse threshold.
-        let mut state = 11_u64;
-        let mut next = move || {
-            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-            (state >> 40) as f32 / (1 << 24) as f32 - 0.5
-        };
-        let n = COARSE_MIN + 500;
-        let mut user = UserVectors::default();
-        let mut vectors = Vec::new();
-        for rowid in 0..n as i64 {
-            let vector: Vec<f32> = (0..256).map(|_| next()).collect();
-            let text = if rowid == 77 { "zebra" } else { "plain" };
-            let (codes, scale) = quantize(&vector);
-            user.upsert(entry(rowid), &codes, scale, text);
-            vectors.push(vector);
-        }
-        // The query is record 4242 with its head negated: the head pass ranks it last, yet it
-        // is the nearest record by far.
-        let mut query = vectors[4242].clone();
-        query[..64].iter_mut().for_each(|x| *x = -*x);
-        let split = SplitQuery::new(&user, &query).unwrap();
-        let all = |_: &Entry| true;
-        let ScanScores { cosines, lexical, .. } =
-            cosines_and_lexical(&user, Some(&split), &["zebra".into()], &all);
-        let exact =
-            |slot: usize| user.dot_at(slot, &split) as f32 * split.scale * user.scales[slot];
-        // The lexical match (record 77) is among the exactly scored.
-        assert!(lexical.turns[77] > 0.0);
-        assert_eq!(cosines[77], exact(77));
-        // Record 4242 is not found by its head, so it carries its (negative) head cosine...
-        assert!(cosines[4242] < 0.0 && exact(4242) > 0.4, "{} {}", cosines[4242], exact(4242));
-        // ...while the best record by head cosine carries its exact cosine.
-        let head = |slot: usize| dot(&split.head, user.head_of(slot));
-        let best = (0..n).max_by_key(|slot| head(*slot)).unwrap();
-        assert_ne!(head(best), user.dot_at(best, &split));
-        assert_eq!(cosines[best], exact(best));
-        // Small users get the exact cosine of every record.
-        let mut small = UserVectors::default();
-        for rowid in 0..100 {
-            let (codes, scale) = quantize(&vectors[rowid as usize]);
-            small.upsert(entry(rowid), &codes, scale, "plain");
-        }
-        let split = SplitQuery::new(&small, &query).unwrap();
-        let ScanScores { cosines, .. } = cosines_and_lexical(&small, Some(&split), &[], &all);
-        for (slot, cosine) in cosines.iter().enumerate() {
-            assert_eq!(
-                *cosine,
-                small.dot_at(slot, &split) as f32 * split.scale * small.scales[slot]
-            );
-        }
-    }
-
-    #[test]
-    fn remove_keeps_slots_consistent() {
-        let mut u = UserVectors::default();
-        for r in 1..=4 {
-            u.upsert(entry(r), &[r as i8, -(r as i8)], r as f32, &format!("text{r}"));
-        }
-        u.remove(2);
-        assert_eq!(u.entries.len(), 3);
-        for (slot, e) in u.entries.iter().enumerate() {
-            assert_eq!(u.slots[&e.rowid], slot);
-            assert_eq!(u.head[slot * 2], e.rowid as i8);
-            assert_eq!(u.scales[slot], e.rowid as f32);
-        }
-        u.remove(4);
-        u.remove(9);
-        assert_eq!(u.entries.iter().map(|e| e.rowid).collect::<Vec<_>>(), [1, 3]);
-        // The lexical index follows the slots: rowid 3 sits in slot 1.
-        let scores = u.lexical.score(&["text3".into()]);
-        assert!(scores.turns[1] > 0.0 && scores.turns[0] == 0.0);
     }
 }

@@ -7,6 +7,8 @@
 pub mod conformance;
 pub mod fake_http;
 pub mod fakes;
+#[cfg(feature = "postgres")]
+pub mod pg;
 
 use mnemo_core::lifecycle::{self, Candidate, CandidateFields};
 use mnemo_core::ports::{NewRecord, Store, WriteReceipt};

@@ -147,6 +147,20 @@ impl Mnemo {
         Ok(Self::new(Arc::new(store), embedder, clock, actor))
     }
 
+    /// Opens the PostgreSQL store at `url` (`postgres://user@host:port/db`), applying its
+    /// pending migrations.
+    #[cfg(feature = "postgres")]
+    pub fn open_postgres(
+        url: &str,
+        embedder: Option<Arc<dyn Embedder>>,
+        clock: Arc<dyn Clock>,
+        actor: impl Into<String>,
+    ) -> Result<Self> {
+        let store = mnemo_store_postgres::PostgresStore::open(url, clock.now())
+            .map_err(|e| Error::Port(e.into()))?;
+        Ok(Self::new(Arc::new(store), embedder, clock, actor))
+    }
+
     /// The current time according to this notebook's clock.
     pub fn now(&self) -> Timestamp {
         self.clock.now()

@@ -1,0 +1,1538 @@
+//! mnemo's scale-out store: PostgreSQL with pgvector, behind the same [`Store`] trait as the
+//! embedded SQLite store and passing the same conformance suite, so any number of stateless
+//! `mnemo serve` nodes can share one database.
+//!
+//! - Every query filters on `tenant` and `user_id` in SQL.
+//! - Every change to a user's data runs in one transaction that first takes a transaction-level
+//!   advisory lock on the user: writes for one user are serialised across all nodes (as
+//!   SQLite's `BEGIN IMMEDIATE` serialises writers on one file), so the consistency rules see
+//!   the user's latest state and concurrent supersession of one key leaves one active record.
+//!   Writes for different users run in parallel.
+//! - Search ranks with the same in-memory index as the SQLite store ([`mnemo_index`]), so
+//!   rankings are identical. Each node caches a user's index and checks the user's epoch (a
+//!   counter every committing write raises) before using it, so a node never ranks stale data.
+//! - Vectors are stored as pgvector `vector` values; deletion removes a record's row, versions,
+//!   vector and links in one transaction (see `docs/OPERATIONS.md` for dead tuples and VACUUM).
+
+mod codec;
+mod migrate;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use mnemo_core::lifecycle::{Candidate, Decision, WriteContext, content_hash};
+use mnemo_core::policy::{ReasonCode, UserSettings};
+use mnemo_core::ports::{
+    ApiKey, AuditAction, AuditEntry, Edit, Embedded, ExportedMemory, Found, History, ListFilter,
+    NewRecord, PortError, SearchQuery, Store, StoreCaps, WriteReceipt, audit_action_for,
+};
+use mnemo_core::retrieval::{Fused, Signals};
+use mnemo_core::run::Run;
+use mnemo_core::{
+    ConsentReceipt, ErrorKind, Kind, Memory, MemoryId, MemoryVersion, Status, Timestamp, UserRef,
+    lifecycle,
+};
+use mnemo_index::{IndexRow, ScanFilter, UserIndex, cosine_of, quantize};
+use pgvector::Vector;
+use postgres::{GenericClient, NoTls, Transaction};
+use r2d2_postgres::PostgresConnectionManager;
+
+use codec::{MEMORY_COLUMNS, MEMORY_FROM, memory_from_row, to_json};
+pub use migrate::LATEST_VERSION as SCHEMA_VERSION;
+
+/// Errors raised inside the PostgreSQL store; converted to [`PortError`] at the port boundary.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// A PostgreSQL call failed.
+    #[error("postgres: {0}")]
+    Postgres(#[from] postgres::Error),
+    /// No connection could be taken from the pool.
+    #[error("postgres connection pool: {0}")]
+    Pool(#[from] r2d2::Error),
+    /// The connection URL could not be parsed.
+    #[error("bad PostgreSQL URL: {0}")]
+    BadUrl(String),
+    /// A migration failed to apply.
+    #[error("migration {version} failed: {source}")]
+    Migration {
+        /// The migration's version.
+        version: u32,
+        /// The PostgreSQL error.
+        source: postgres::Error,
+    },
+    /// The database was migrated by a newer mnemo.
+    #[error("database schema version {found} is newer than this mnemo supports ({supported})")]
+    SchemaTooNew {
+        /// Version found in the database.
+        found: u32,
+        /// Newest version this build knows.
+        supported: u32,
+    },
+    /// A JSON column could not be encoded or decoded.
+    #[error("json: {0}")]
+    Json(serde_json::Error),
+    /// A stored value is not one this build can read.
+    #[error("{0}")]
+    Corrupt(String),
+    /// A write conflicts with stored state.
+    #[error("{0}")]
+    Conflict(String),
+    /// A vector's embedder or dimensions do not match the stored ones.
+    #[error("{0}")]
+    VectorMismatch(String),
+}
+
+/// SQLSTATE classes that mean "try again": serialization failure, deadlock, and the
+/// connection-level classes (08: connection exception, 57P: operator intervention).
+fn retryable(error: &postgres::Error) -> bool {
+    match error.code() {
+        Some(code) => {
+            let code = code.code();
+            code == "40001" || code == "40P01" || code.starts_with("08") || code.starts_with("57P")
+        }
+        // No SQLSTATE: the connection itself failed.
+        None => error.is_closed() || error.as_db_error().is_none(),
+    }
+}
+
+impl StoreError {
+    fn kind(&self) -> ErrorKind {
+        match self {
+            StoreError::Postgres(e)
+                if e.code() == Some(&postgres::error::SqlState::UNIQUE_VIOLATION) =>
+            {
+                ErrorKind::Conflict
+            }
+            StoreError::Postgres(e) if retryable(e) => {
+                ErrorKind::Unavailable { retry_after: Some(Duration::from_secs(1)) }
+            }
+            StoreError::Pool(_) => {
+                ErrorKind::Unavailable { retry_after: Some(Duration::from_secs(1)) }
+            }
+            StoreError::Conflict(_) => ErrorKind::Conflict,
+            StoreError::VectorMismatch(_) | StoreError::BadUrl(_) => ErrorKind::InvalidInput,
+            StoreError::SchemaTooNew { .. } => ErrorKind::Unavailable { retry_after: None },
+            _ => ErrorKind::Internal,
+        }
+    }
+}
+
+impl From<StoreError> for PortError {
+    fn from(error: StoreError) -> Self {
+        let kind = error.kind();
+        PortError { kind, message: error.to_string(), source: Some(Box::new(error)) }
+    }
+}
+
+type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+type Pool = r2d2::Pool<PostgresConnectionManager<NoTls>>;
+
+/// How many connections one node keeps open at most.
+const POOL_SIZE: u32 = 16;
+
+/// How long a request waits for a free connection.
+const POOL_WAIT: Duration = Duration::from_secs(10);
+
+/// One user's cached search index and the epoch it reflects.
+struct CachedUser {
+    epoch: i64,
+    index: UserIndex,
+}
+
+/// One user's slot in this node's cache: searches of the user take turns on it, and a write
+/// holds it for its transaction.
+type UserSlot = Arc<Mutex<Option<CachedUser>>>;
+
+/// The PostgreSQL store: a connection pool and this node's cache of users' search indexes.
+pub struct PostgresStore {
+    pool: Pool,
+    users: Mutex<HashMap<(String, String), UserSlot>>,
+    target: String,
+}
+
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresStore").field("target", &self.target).finish()
+    }
+}
+
+/// What a committed write changed, so this node's index of the user can follow.
+enum Touched {
+    /// Nothing the index holds.
+    Nothing,
+    /// These rows of the acting user (inserted, changed or deleted).
+    Rows(Vec<i64>),
+    /// Any rows of the acting user.
+    User,
+}
+
+impl PostgresStore {
+    /// Connects to the database at `url` (`postgres://user@host:port/db`, with libpq-style
+    /// parameters such as `?options=-csearch_path%3Dmnemo` to pick a schema) and applies
+    /// pending migrations.
+    pub fn open(url: &str, now: Timestamp) -> Result<Self> {
+        let config: postgres::Config =
+            url.parse().map_err(|e: postgres::Error| StoreError::BadUrl(e.to_string()))?;
+        let target = format!(
+            "{}/{}",
+            config
+                .get_hosts()
+                .first()
+                .map(|h| match h {
+                    postgres::config::Host::Tcp(name) => name.clone(),
+                    postgres::config::Host::Unix(path) => path.display().to_string(),
+                })
+                .unwrap_or_default(),
+            config.get_dbname().unwrap_or_default()
+        );
+        let manager = PostgresConnectionManager::new(config, NoTls);
+        let pool = r2d2::Pool::builder()
+            .max_size(POOL_SIZE)
+            .min_idle(Some(1))
+            .connection_timeout(POOL_WAIT)
+            .build(manager)?;
+        migrate::migrate(&mut *pool.get()?, now.as_millis())?;
+        Ok(Self { pool, users: Mutex::new(HashMap::new()), target })
+    }
+
+    /// The schema version recorded in the database.
+    pub fn schema_version(&self) -> Result<u32> {
+        migrate::current_version(&mut *self.pool.get()?)
+    }
+
+    /// The user's slot in this node's cache (created empty on first use).
+    fn slot(&self, who: (&str, &str)) -> UserSlot {
+        // A poisoned lock only means another thread panicked while holding it; every cached
+        // index is checked against the user's epoch before use.
+        let mut users = self.users.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        users.entry((who.0.to_owned(), who.1.to_owned())).or_default().clone()
+    }
+
+    /// Runs `body` in a transaction holding the user's advisory lock, raises the user's epoch
+    /// when the body touched indexed rows, commits, and brings this node's index of the user
+    /// up to date. The body gets the user's cached index when it is current.
+    fn write_tx<T>(
+        &self,
+        who: (&str, &str),
+        body: impl FnOnce(&mut Transaction<'_>, &mut Option<CachedUser>) -> Result<(T, Touched)>,
+    ) -> Result<T> {
+        let mut conn = self.pool.get()?;
+        let mut tx = conn.transaction()?;
+        lock_user(&mut tx, who)?;
+        let epoch = read_epoch(&mut tx, who)?;
+        let slot = self.slot(who);
+        let mut cached = lock(&slot);
+        if cached.as_ref().is_some_and(|c| c.epoch != epoch) {
+            *cached = None;
+        }
+        let outcome = body(&mut tx, &mut cached).and_then(|(value, touched)| {
+            let new_epoch = match touched {
+                Touched::Nothing => epoch,
+                _ => bump_epoch(&mut tx, who)?,
+            };
+            tx.commit()?;
+            Ok((value, touched, new_epoch))
+        });
+        let (value, touched, new_epoch) = match outcome {
+            Ok(done) => done,
+            Err(e) => {
+                // The index may hold rows of the rolled-back transaction.
+                *cached = None;
+                return Err(e);
+            }
+        };
+        if let Some(current) = cached.as_mut() {
+            current.epoch = new_epoch;
+            let followed = match &touched {
+                Touched::Nothing => true,
+                Touched::Rows(rowids) => {
+                    refresh(&mut *conn, who, &mut current.index, rowids).is_ok()
+                }
+                Touched::User => false,
+            };
+            if !followed {
+                *cached = None;
+            }
+        }
+        Ok(value)
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The user's index as of `epoch`, loaded from `client` when the cache has none that recent.
+fn index_at<'c>(
+    client: &mut impl GenericClient,
+    who: (&str, &str),
+    epoch: i64,
+    cached: &'c mut Option<CachedUser>,
+) -> Result<&'c mut UserIndex> {
+    if cached.as_ref().is_none_or(|c| c.epoch != epoch) {
+        *cached = None;
+        *cached = Some(CachedUser { epoch, index: load_user(client, who)? });
+    }
+    match cached {
+        Some(c) => Ok(&mut c.index),
+        None => Err(StoreError::Corrupt("user index missing after load".into())),
+    }
+}
+
+/// Serialises writers of one user across every node until the transaction ends.
+fn lock_user(tx: &mut Transaction<'_>, who: (&str, &str)) -> Result<()> {
+    tx.execute(
+        "SELECT pg_advisory_xact_lock(hashtextextended($1 || chr(31) || $2, 0))",
+        &[&who.0, &who.1],
+    )?;
+    Ok(())
+}
+
+fn read_epoch(client: &mut impl GenericClient, who: (&str, &str)) -> Result<i64> {
+    Ok(client
+        .query_opt(
+            "SELECT epoch FROM user_epochs WHERE tenant = $1 AND user_id = $2",
+            &[&who.0, &who.1],
+        )?
+        .map(|row| row.get(0))
+        .unwrap_or(0))
+}
+
+fn bump_epoch(tx: &mut Transaction<'_>, who: (&str, &str)) -> Result<i64> {
+    Ok(tx
+        .query_one(
+            "INSERT INTO user_epochs (tenant, user_id, epoch) VALUES ($1, $2, 1)
+             ON CONFLICT (tenant, user_id) DO UPDATE SET epoch = user_epochs.epoch + 1
+             RETURNING epoch",
+            &[&who.0, &who.1],
+        )?
+        .get(0))
+}
+
+const ROW_SQL: &str = "SELECT m.rowid, m.kind, m.scope, m.status, m.sensitivity, m.expires_at,
+            v.vector, m.metadata::jsonb ->> 'speaker', m.session_id, m.valid_from, m.content
+       FROM memories m LEFT JOIN memory_vectors v ON v.memory_rowid = m.rowid";
+
+fn index_row(row: &postgres::Row) -> Result<IndexRow> {
+    let kind: String = row.try_get(1)?;
+    let status: String = row.try_get(3)?;
+    let sensitivity: String = row.try_get(4)?;
+    let vector: Option<Vector> = row.try_get(6)?;
+    Ok(IndexRow {
+        rowid: row.try_get(0)?,
+        kind: kind.parse().unwrap_or(Kind::Episodic),
+        scope: row.try_get(2)?,
+        active: status == "active",
+        sensitive: sensitivity == "sensitive",
+        expires_at: row.try_get(5)?,
+        vector: vector.map(|v| v.to_vec()).unwrap_or_default(),
+        text: row.try_get(10)?,
+        speaker: row.try_get(7)?,
+        session: row.try_get(8)?,
+        valid_from: row.try_get(9)?,
+    })
+}
+
+/// Reads every record of a user into a fresh index.
+fn load_user(client: &mut impl GenericClient, who: (&str, &str)) -> Result<UserIndex> {
+    let mut index = UserIndex::default();
+    let sql = format!("{ROW_SQL} WHERE m.tenant = $1 AND m.user_id = $2 ORDER BY m.rowid");
+    for row in client.query(&sql, &[&who.0, &who.1])? {
+        index.upsert_row(index_row(&row)?);
+    }
+    Ok(index)
+}
+
+/// Re-reads the given rows of the user into its index (removing those that are gone).
+fn refresh(
+    client: &mut impl GenericClient,
+    who: (&str, &str),
+    index: &mut UserIndex,
+    rowids: &[i64],
+) -> Result<()> {
+    if rowids.is_empty() {
+        return Ok(());
+    }
+    let sql = format!(
+        "{ROW_SQL} WHERE m.tenant = $1 AND m.user_id = $2 AND m.rowid = ANY($3) ORDER BY m.rowid"
+    );
+    let rows = client.query(&sql, &[&who.0, &who.1, &rowids])?;
+    let found: Vec<IndexRow> = rows.iter().map(index_row).collect::<Result<_>>()?;
+    for rowid in rowids {
+        if !found.iter().any(|row| row.rowid == *rowid) {
+            index.remove(*rowid);
+        }
+    }
+    for row in found {
+        index.upsert_row(row);
+    }
+    Ok(())
+}
+
+fn owner(who: &UserRef) -> (&str, &str) {
+    (who.tenant(), who.user_id())
+}
+
+/// Who acts, for whom and when: the fixed part of audit entries written in one operation.
+struct Auditor<'a> {
+    tenant: &'a str,
+    user_id: &'a str,
+    now: Timestamp,
+    actor: &'a str,
+}
+
+impl<'a> Auditor<'a> {
+    fn for_user(who: &'a UserRef, now: Timestamp, actor: &'a str) -> Self {
+        Self { tenant: who.tenant(), user_id: who.user_id(), now, actor }
+    }
+
+    /// Appends one audit entry; it never holds memory content.
+    fn log(
+        &self,
+        tx: &mut Transaction<'_>,
+        action: AuditAction,
+        memory_id: Option<&MemoryId>,
+        reason: Option<ReasonCode>,
+    ) -> Result<()> {
+        tx.execute(
+            "INSERT INTO audit_log (tenant, user_id, at, action, memory_id, reason, actor)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            &[
+                &self.tenant,
+                &self.user_id,
+                &self.now.as_millis(),
+                &action.as_str(),
+                &memory_id.map(|id| id.0.as_str()),
+                &reason.map(ReasonCode::as_str),
+                &self.actor,
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Appends one audit entry about a run; it never holds the run's content.
+    fn log_run(&self, tx: &mut Transaction<'_>, action: AuditAction, run_id: &str) -> Result<()> {
+        tx.execute(
+            "INSERT INTO audit_log (tenant, user_id, at, action, actor, run_id)
+             VALUES ($1, $2, $3, $4, $5, $6)",
+            &[
+                &self.tenant,
+                &self.user_id,
+                &self.now.as_millis(),
+                &action.as_str(),
+                &self.actor,
+                &run_id,
+            ],
+        )?;
+        Ok(())
+    }
+}
+
+fn query_memories(
+    client: &mut impl GenericClient,
+    where_clause: &str,
+    params: &[&(dyn postgres::types::ToSql + Sync)],
+) -> Result<Vec<(i64, Memory)>> {
+    let sql = format!("SELECT {MEMORY_COLUMNS} FROM {MEMORY_FROM} WHERE {where_clause}");
+    client.query(&sql, params)?.iter().map(memory_from_row).collect()
+}
+
+/// Reads one record of `who` by id, expired or not.
+fn find(
+    client: &mut impl GenericClient,
+    who: &UserRef,
+    id: &MemoryId,
+) -> Result<Option<(i64, Memory)>> {
+    Ok(query_memories(
+        client,
+        "m.tenant = $1 AND m.user_id = $2 AND m.id = $3",
+        &[&who.tenant(), &who.user_id(), &id.0],
+    )?
+    .pop())
+}
+
+fn read_settings(client: &mut impl GenericClient, who: &UserRef) -> Result<UserSettings> {
+    let enabled: Option<bool> = client
+        .query_opt(
+            "SELECT memory_enabled FROM user_settings WHERE tenant = $1 AND user_id = $2",
+            &[&who.tenant(), &who.user_id()],
+        )?
+        .map(|r| r.get(0));
+    Ok(enabled.map(|memory_enabled| UserSettings { memory_enabled }).unwrap_or_default())
+}
+
+fn check_vector(client: &mut impl GenericClient, embedded: &Embedded) -> Result<()> {
+    // Every vector in one database comes from one embedder: comparing vectors of two models
+    // would silently give meaningless similarities.
+    let existing = client.query_opt("SELECT model, dims FROM memory_vectors LIMIT 1", &[])?;
+    if let Some(row) = existing {
+        let (model, dims): (String, i32) = (row.try_get(0)?, row.try_get(1)?);
+        if model != embedded.model || usize::try_from(dims).ok() != Some(embedded.vector.len()) {
+            return Err(StoreError::VectorMismatch(format!(
+                "embedder mismatch: this database holds {dims}-d vectors from `{model}`, \
+                 got {}-d vectors from `{}`",
+                embedded.vector.len(),
+                embedded.model
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn put_vector(tx: &mut Transaction<'_>, rowid: i64, embedded: &Embedded) -> Result<()> {
+    check_vector(tx, embedded)?;
+    let dims = i32::try_from(embedded.vector.len())
+        .map_err(|_| StoreError::VectorMismatch("vector too long".into()))?;
+    tx.execute(
+        "INSERT INTO memory_vectors (memory_rowid, model, dims, vector) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (memory_rowid)
+         DO UPDATE SET model = excluded.model, dims = excluded.dims, vector = excluded.vector",
+        &[&rowid, &embedded.model, &dims, &Vector::from(embedded.vector.clone())],
+    )?;
+    Ok(())
+}
+
+fn vector_of(client: &mut impl GenericClient, rowid: i64) -> Result<Option<Vec<f32>>> {
+    Ok(client
+        .query_opt("SELECT vector FROM memory_vectors WHERE memory_rowid = $1", &[&rowid])?
+        .map(|row| row.try_get::<_, Vector>(0))
+        .transpose()?
+        .map(|v| v.to_vec()))
+}
+
+fn versions(client: &mut impl GenericClient, rowid: i64) -> Result<Vec<MemoryVersion>> {
+    client
+        .query(
+            "SELECT snapshot FROM memory_versions WHERE memory_rowid = $1 ORDER BY version",
+            &[&rowid],
+        )?
+        .iter()
+        .map(|row| serde_json::from_str(&row.try_get::<_, String>(0)?).map_err(StoreError::Json))
+        .collect()
+}
+
+/// Inserts a full record row (as given, including status and timestamps), its links and its
+/// vector; returns the new rowid.
+fn insert_memory(
+    tx: &mut Transaction<'_>,
+    memory: &Memory,
+    vector: Option<&Embedded>,
+) -> Result<i64> {
+    let consent = memory.consent.as_ref().map(to_json).transpose()?;
+    let metadata = to_json(&memory.metadata)?;
+    let derived_from =
+        (!memory.derived_from.is_empty()).then(|| to_json(&memory.derived_from)).transpose()?;
+    for source in &memory.derived_from {
+        tx.execute(
+            "INSERT INTO memory_links (tenant, user_id, source_id, derived_id)
+             VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+            &[&memory.tenant, &memory.user_id, &source.0, &memory.id.0],
+        )?;
+    }
+    let version = i32::try_from(memory.version)
+        .map_err(|_| StoreError::Conflict(format!("memory {}: version too large", memory.id)))?;
+    // A savepoint, so a conflict leaves the transaction usable for the error path.
+    let inserted = tx.query_one(
+        "INSERT INTO memories (id, tenant, user_id, scope, agent_id, session_id, kind, subject,
+             attribute, content, content_hash, importance, confidence, sensitivity, source_type,
+             source_ref, source_captured_at, source_extractor, status, created_at, updated_at,
+             last_used_at, valid_from, expires_at, review_after, superseded_by, version, consent,
+             metadata, transcript, derived_from)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
+             $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31)
+         RETURNING rowid",
+        &[
+            &memory.id.0,
+            &memory.tenant,
+            &memory.user_id,
+            &memory.scope.to_string(),
+            &memory.agent_id,
+            &memory.session_id,
+            &memory.kind.as_str(),
+            &memory.subject,
+            &memory.attribute,
+            &memory.content,
+            &content_hash(&memory.content),
+            &memory.importance,
+            &memory.confidence,
+            &memory.sensitivity.as_str(),
+            &memory.source.source_type.as_str(),
+            &memory.source.source_ref,
+            &memory.source.captured_at.as_millis(),
+            &memory.source.extractor,
+            &memory.status.as_str(),
+            &memory.created_at.as_millis(),
+            &memory.updated_at.as_millis(),
+            &memory.last_used_at.map(Timestamp::as_millis),
+            &memory.valid_from.as_millis(),
+            &memory.expires_at.map(Timestamp::as_millis),
+            &memory.review_after.map(Timestamp::as_millis),
+            &memory.superseded_by.as_ref().map(|id| id.0.as_str()),
+            &version,
+            &consent,
+            &metadata,
+            &memory.transcript,
+            &derived_from,
+        ],
+    );
+    let rowid: i64 = match inserted {
+        Ok(row) => row.get(0),
+        Err(e) if e.code() == Some(&postgres::error::SqlState::UNIQUE_VIOLATION) => {
+            return Err(StoreError::Conflict(format!(
+                "memory {} conflicts with a stored record (same id, or a second active record \
+                 for its subject and attribute)",
+                memory.id
+            )));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if let Some(embedded) = vector {
+        put_vector(tx, rowid, embedded)?;
+    }
+    Ok(rowid)
+}
+
+/// Deletes records of `who` and their versions, vectors (by cascade) and links, by rowid.
+fn purge(tx: &mut Transaction<'_>, who: (&str, &str), rowids: &[i64]) -> Result<()> {
+    if rowids.is_empty() {
+        return Ok(());
+    }
+    tx.execute(
+        "DELETE FROM memory_links l USING memories m
+          WHERE m.tenant = $1 AND m.user_id = $2 AND m.rowid = ANY($3)
+            AND l.tenant = m.tenant AND l.user_id = m.user_id
+            AND (l.source_id = m.id OR l.derived_id = m.id)",
+        &[&who.0, &who.1, &rowids],
+    )?;
+    tx.execute(
+        "DELETE FROM memories WHERE tenant = $1 AND user_id = $2 AND rowid = ANY($3)",
+        &[&who.0, &who.1, &rowids],
+    )?;
+    Ok(())
+}
+
+/// The rowids and ids of a record and of every record it superseded, transitively; with
+/// `derived`, also every record derived from any of them, with what those superseded: what
+/// forgetting a record removes.
+fn chain(
+    tx: &mut Transaction<'_>,
+    who: (&str, &str),
+    rowid: i64,
+    derived: bool,
+) -> Result<Vec<(i64, MemoryId)>> {
+    // One recursive term (PostgreSQL allows only one): each record's direct predecessors by
+    // supersession and, with `derived`, the records derived from it.
+    let sql = "WITH RECURSIVE chain(rowid, id) AS (
+             SELECT rowid, id FROM memories WHERE tenant = $1 AND user_id = $2 AND rowid = $3
+             UNION
+             SELECT next.rowid, next.id FROM chain c CROSS JOIN LATERAL (
+                 SELECT m.rowid, m.id FROM memories m
+                  WHERE m.tenant = $1 AND m.user_id = $2 AND m.superseded_by = c.id
+                 UNION ALL
+                 SELECT m.rowid, m.id FROM memory_links l
+                   JOIN memories m
+                     ON m.tenant = l.tenant AND m.user_id = l.user_id AND m.id = l.derived_id
+                  WHERE $4 AND l.tenant = $1 AND l.user_id = $2 AND l.source_id = c.id
+             ) next
+         )
+         SELECT rowid, id FROM chain";
+    Ok(tx
+        .query(sql, &[&who.0, &who.1, &rowid, &derived])?
+        .iter()
+        .map(|r| (r.get(0), MemoryId(r.get(1))))
+        .collect())
+}
+
+/// The records of a user with the same content hash, kind and scope that are live: the
+/// duplicate lookup every write makes.
+const SAME_CONTENT: &str = "m.tenant = $1 AND m.user_id = $2 AND m.content_hash = $3
+     AND m.kind = $4 AND m.scope = $5 AND m.status IN ('active', 'pending')
+     AND (m.expires_at IS NULL OR m.expires_at > $6)";
+
+/// How many nearest records a write compares itself with.
+const NEIGHBOURS: usize = 3;
+
+impl PostgresStore {
+    /// Reads the neighbours of a candidate that the consistency rules need.
+    fn write_context(
+        &self,
+        tx: &mut Transaction<'_>,
+        index: &mut UserIndex,
+        who: &UserRef,
+        candidate: &Candidate,
+        embedding: Option<&Embedded>,
+        now: Timestamp,
+    ) -> Result<WriteContext> {
+        let (tenant, user) = owner(who);
+        let scope = candidate.scope.to_string();
+        let same_key = match &candidate.key {
+            Some((subject, attribute)) => query_memories(
+                tx,
+                "m.tenant = $1 AND m.user_id = $2 AND m.scope = $3 AND m.subject = $4
+                 AND m.attribute = $5 AND m.status = 'active'",
+                &[&tenant, &user, &scope, subject, attribute],
+            )?
+            .into_iter()
+            .map(|(_, m)| m)
+            .collect(),
+            None => Vec::new(),
+        };
+        let normalized = candidate.normalized_content();
+        let same_content = query_memories(
+            tx,
+            SAME_CONTENT,
+            &[
+                &tenant,
+                &user,
+                &content_hash(&candidate.content),
+                &candidate.kind.as_str(),
+                &scope,
+                &now.as_millis(),
+            ],
+        )?
+        .into_iter()
+        .map(|(_, m)| m)
+        .filter(|m| lifecycle::normalize(&m.content) == normalized)
+        .collect();
+        let mut similar = Vec::new();
+        if let Some(embedded) = embedding {
+            check_vector(tx, embedded)?;
+            match (&candidate.kind, &candidate.source.source_ref) {
+                // An episode can only duplicate a record of the same message.
+                (Kind::Episodic, Some(reference)) => {
+                    let rows = query_memories(
+                        tx,
+                        "m.tenant = $1 AND m.user_id = $2 AND m.kind = 'episodic'
+                         AND m.source_ref = $3 AND m.status = 'active'",
+                        &[&tenant, &user, reference],
+                    )?;
+                    for (rowid, memory) in rows {
+                        if let Some(vector) = vector_of(tx, rowid)? {
+                            let (a, b) = (quantize(&embedded.vector), quantize(&vector));
+                            similar.push((memory, cosine_of(&a, &b)));
+                        }
+                    }
+                }
+                _ => {
+                    let filter = ScanFilter {
+                        now: now.as_millis(),
+                        kind: Some(candidate.kind),
+                        scope: Some(&scope),
+                        exclude_sensitive: false,
+                    };
+                    for (rowid, similarity) in index.nearest(&embedded.vector, filter, NEIGHBOURS) {
+                        let found = query_memories(
+                            tx,
+                            "m.tenant = $1 AND m.user_id = $2 AND m.rowid = $3",
+                            &[&tenant, &user, &rowid],
+                        )?;
+                        similar.extend(found.into_iter().map(|(_, m)| (m, similarity)));
+                    }
+                }
+            }
+        }
+        Ok(WriteContext { settings: read_settings(tx, who)?, same_key, same_content, similar })
+    }
+
+    /// Decides and applies one record inside a write transaction; returns its receipt and
+    /// the rowids it touched.
+    #[allow(clippy::too_many_arguments)]
+    fn write_one(
+        &self,
+        tx: &mut Transaction<'_>,
+        index: &mut UserIndex,
+        who: &UserRef,
+        record: &NewRecord,
+        now: Timestamp,
+        actor: &str,
+        decide: &dyn Fn(&Candidate, &WriteContext) -> Decision,
+    ) -> Result<(WriteReceipt, Vec<i64>)> {
+        let context =
+            self.write_context(tx, index, who, &record.candidate, record.embedding.as_ref(), now)?;
+        let decision = decide(&record.candidate, &context);
+        let (action, reason) = audit_action_for(&decision);
+        let mut touched = Vec::new();
+        let id = match &decision {
+            // Memory switched off means no trace at all, not even an audit line.
+            Decision::Refuse(ReasonCode::MemoryDisabled) => {
+                return Ok((WriteReceipt { decision, id: None }, Vec::new()));
+            }
+            Decision::Refuse(_) => None,
+            Decision::Skip { existing, .. } => Some(existing.clone()),
+            Decision::Insert { status, supersede, .. } => {
+                let mut memory = record.candidate.clone().into_memory(
+                    record.id.clone(),
+                    who.tenant(),
+                    who.user_id(),
+                    *status,
+                    now,
+                );
+                // Supersede first, so the unique active-key index never sees two.
+                for old in supersede {
+                    let rowid: Option<i64> = tx
+                        .query_opt(
+                            "UPDATE memories SET status = 'superseded', superseded_by = $1,
+                                    updated_at = $2
+                              WHERE tenant = $3 AND user_id = $4 AND id = $5
+                             RETURNING rowid",
+                            &[
+                                &memory.id.0,
+                                &now.as_millis(),
+                                &who.tenant(),
+                                &who.user_id(),
+                                &old.0,
+                            ],
+                        )?
+                        .map(|r| r.get(0));
+                    touched.extend(rowid);
+                    Auditor::for_user(who, now, actor).log(
+                        tx,
+                        AuditAction::Superseded,
+                        Some(old),
+                        reason,
+                    )?;
+                }
+                memory.embedding = None;
+                touched.push(insert_memory(tx, &memory, record.embedding.as_ref())?);
+                Some(memory.id)
+            }
+        };
+        Auditor::for_user(who, now, actor).log(tx, action, id.as_ref(), reason)?;
+        Ok((WriteReceipt { decision, id }, touched))
+    }
+}
+
+impl Store for PostgresStore {
+    fn capabilities(&self) -> StoreCaps {
+        // Deleted rows stay in heap pages as dead tuples until VACUUM reclaims them and in
+        // the write-ahead log until its segments are recycled (docs/OPERATIONS.md).
+        StoreCaps { full_text: true, vectors: true, secure_delete: false }
+    }
+
+    fn settings(&self, who: &UserRef) -> Result<UserSettings, PortError> {
+        Ok(read_settings(&mut *self.pool.get().map_err(StoreError::from)?, who)?)
+    }
+
+    fn set_settings(
+        &self,
+        who: &UserRef,
+        settings: UserSettings,
+        now: Timestamp,
+        actor: &str,
+    ) -> Result<(), PortError> {
+        Ok(self.write_tx(owner(who), |tx, _| {
+            tx.execute(
+                "INSERT INTO user_settings (tenant, user_id, memory_enabled, updated_at)
+                 VALUES ($1, $2, $3, $4)
+                 ON CONFLICT (tenant, user_id)
+                 DO UPDATE SET memory_enabled = excluded.memory_enabled,
+                               updated_at = excluded.updated_at",
+                &[&who.tenant(), &who.user_id(), &settings.memory_enabled, &now.as_millis()],
+            )?;
+            Auditor::for_user(who, now, actor).log(tx, AuditAction::SettingsChanged, None, None)?;
+            Ok(((), Touched::Nothing))
+        })?)
+    }
+
+    fn write_batch(
+        &self,
+        who: &UserRef,
+        records: Vec<NewRecord>,
+        now: Timestamp,
+        actor: &str,
+        decide: &dyn Fn(&Candidate, &WriteContext) -> Decision,
+    ) -> Result<Vec<WriteReceipt>, PortError> {
+        Ok(self.write_tx(owner(who), |tx, cached| {
+            let epoch = read_epoch(tx, owner(who))?;
+            let index = index_at(tx, owner(who), epoch, cached)?;
+            let mut receipts = Vec::with_capacity(records.len());
+            let mut all_touched = Vec::new();
+            for record in &records {
+                let (receipt, touched) =
+                    self.write_one(tx, index, who, record, now, actor, decide)?;
+                // Later records of the batch must see this one as a neighbour.
+                refresh(tx, owner(who), index, &touched)?;
+                all_touched.extend(touched);
+                receipts.push(receipt);
+            }
+            let touched =
+                if all_touched.is_empty() { Touched::Nothing } else { Touched::Rows(Vec::new()) };
+            Ok((receipts, touched))
+        })?)
+    }
+
+    fn get(
+        &self,
+        who: &UserRef,
+        id: &MemoryId,
+        now: Timestamp,
+    ) -> Result<Option<Memory>, PortError> {
+        let mut conn = self.pool.get().map_err(StoreError::from)?;
+        Ok(find(&mut *conn, who, id)?.map(|(_, m)| m).filter(|m| !m.is_expired(now)))
+    }
+
+    fn list(
+        &self,
+        who: &UserRef,
+        filter: &ListFilter,
+        now: Timestamp,
+    ) -> Result<Vec<Memory>, PortError> {
+        let mut conn = self.pool.get().map_err(StoreError::from)?;
+        let kind = filter.kind.map(|k| k.as_str());
+        let status = filter.status.map(|s| s.as_str());
+        let scope = filter.scope.as_ref().map(ToString::to_string);
+        let rows = query_memories(
+            &mut *conn,
+            "m.tenant = $1 AND m.user_id = $2
+             AND ($3::text IS NULL OR m.kind = $3)
+             AND ($4::text IS NULL OR m.status = $4)
+             AND ($5::text IS NULL OR m.scope = $5)
+             AND ($6 OR m.expires_at IS NULL OR m.expires_at > $7)
+             AND ($8::text IS NULL OR m.session_id = $8)
+             ORDER BY m.created_at DESC, m.rowid DESC",
+            &[
+                &who.tenant(),
+                &who.user_id(),
+                &kind,
+                &status,
+                &scope,
+                &filter.include_expired,
+                &now.as_millis(),
+                &filter.session,
+            ],
+        )?;
+        Ok(rows.into_iter().map(|(_, m)| m).collect())
+    }
+
+    fn history(
+        &self,
+        who: &UserRef,
+        id: &MemoryId,
+        now: Timestamp,
+    ) -> Result<Option<History>, PortError> {
+        let mut conn = self.pool.get().map_err(StoreError::from)?;
+        let mut tx = conn
+            .build_transaction()
+            .isolation_level(postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .map_err(StoreError::from)?;
+        let Some((rowid, memory)) = find(&mut tx, who, id)? else { return Ok(None) };
+        if memory.is_expired(now) {
+            return Ok(None);
+        }
+        let versions = versions(&mut tx, rowid)?;
+        let older: Vec<i64> = chain(&mut tx, owner(who), rowid, false)?
+            .into_iter()
+            .map(|(r, _)| r)
+            .filter(|r| *r != rowid)
+            .collect();
+        let mut superseded: Vec<Memory> = query_memories(
+            &mut tx,
+            "m.tenant = $1 AND m.user_id = $2 AND m.rowid = ANY($3)",
+            &[&who.tenant(), &who.user_id(), &older],
+        )?
+        .into_iter()
+        .map(|(_, m)| m)
+        .collect();
+        superseded.sort_by_key(|m| std::cmp::Reverse(m.created_at));
+        Ok(Some(History { memory, versions, superseded }))
+    }
+
+    fn edit(
+        &self,
+        who: &UserRef,
+        id: &MemoryId,
+        edit: Edit,
+        now: Timestamp,
+        actor: &str,
+    ) -> Result<Option<Memory>, PortError> {
+        Ok(self.write_tx(owner(who), |tx, _| {
+            let Some((rowid, memory)) = find(tx, who, id)? else {
+                return Ok((None, Touched::Nothing));
+            };
+            if memory.is_expired(now) {
+                return Ok((None, Touched::Nothing));
+            }
+            if !matches!(memory.status, Status::Active | Status::Pending) {
+                return Err(StoreError::Conflict(format!(
+                    "memory {id} is {}; only active or pending memories can be edited{}",
+                    memory.status,
+                    memory
+                        .superseded_by
+                        .as_ref()
+                        .map(|by| format!(" (edit {by} instead)"))
+                        .unwrap_or_default()
+                )));
+            }
+            let snapshot = MemoryVersion {
+                version: memory.version,
+                content: memory.content.clone(),
+                status: memory.status,
+                importance: memory.importance,
+                confidence: memory.confidence,
+                updated_at: memory.updated_at,
+                replaced_at: now,
+            };
+            let version = i32::try_from(memory.version).unwrap_or(i32::MAX);
+            tx.execute(
+                "INSERT INTO memory_versions (memory_rowid, version, snapshot) VALUES ($1, $2, $3)",
+                &[&rowid, &version, &to_json(&snapshot)?],
+            )?;
+            tx.execute(
+                "UPDATE memories SET content = $1, content_hash = $2, version = version + 1,
+                        updated_at = $3
+                  WHERE rowid = $4",
+                &[&edit.content, &content_hash(&edit.content), &now.as_millis(), &rowid],
+            )?;
+            match &edit.embedding {
+                Some(embedded) => put_vector(tx, rowid, embedded)?,
+                None => {
+                    tx.execute("DELETE FROM memory_vectors WHERE memory_rowid = $1", &[&rowid])?;
+                }
+            }
+            Auditor::for_user(who, now, actor).log(tx, AuditAction::Edited, Some(id), None)?;
+            Ok((find(tx, who, id)?.map(|(_, m)| m), Touched::Rows(vec![rowid])))
+        })?)
+    }
+
+    fn confirm(
+        &self,
+        who: &UserRef,
+        id: &MemoryId,
+        now: Timestamp,
+        actor: &str,
+    ) -> Result<Option<Vec<MemoryId>>, PortError> {
+        Ok(self.write_tx(owner(who), |tx, _| {
+            let Some((rowid, memory)) = find(tx, who, id)? else {
+                return Ok((None, Touched::Nothing));
+            };
+            if memory.is_expired(now) {
+                return Ok((None, Touched::Nothing));
+            }
+            if memory.status != Status::Pending {
+                return Err(StoreError::Conflict(format!(
+                    "memory {id} is {}; only pending memories can be confirmed",
+                    memory.status
+                )));
+            }
+            let log = Auditor::for_user(who, now, actor);
+            let mut touched = vec![rowid];
+            let mut superseded = Vec::new();
+            if let Some((subject, attribute)) = memory.key() {
+                let scope = memory.scope.to_string();
+                let olds = query_memories(
+                    tx,
+                    "m.tenant = $1 AND m.user_id = $2 AND m.scope = $3 AND m.subject = $4
+                     AND m.attribute = $5 AND m.status = 'active'",
+                    &[&who.tenant(), &who.user_id(), &scope, &subject, &attribute],
+                )?;
+                for (old_rowid, old) in olds {
+                    tx.execute(
+                        "UPDATE memories SET status = 'superseded', superseded_by = $1,
+                                updated_at = $2
+                          WHERE rowid = $3",
+                        &[&id.0, &now.as_millis(), &old_rowid],
+                    )?;
+                    log.log(tx, AuditAction::Superseded, Some(&old.id), None)?;
+                    touched.push(old_rowid);
+                    superseded.push(old.id);
+                }
+            }
+            let consent = match (&memory.consent, memory.sensitivity) {
+                (None, mnemo_core::Sensitivity::Sensitive) => Some(to_json(&ConsentReceipt {
+                    granted_at: now,
+                    method: "confirmed_pending".into(),
+                    recorded_by: actor.into(),
+                })?),
+                (existing, _) => existing.as_ref().map(to_json).transpose()?,
+            };
+            tx.execute(
+                "UPDATE memories SET status = 'active', updated_at = $1, consent = $2
+                  WHERE rowid = $3",
+                &[&now.as_millis(), &consent, &rowid],
+            )?;
+            log.log(tx, AuditAction::Confirmed, Some(id), None)?;
+            Ok((Some(superseded), Touched::Rows(touched)))
+        })?)
+    }
+
+    fn reject(
+        &self,
+        who: &UserRef,
+        id: &MemoryId,
+        now: Timestamp,
+        actor: &str,
+    ) -> Result<bool, PortError> {
+        Ok(self.write_tx(owner(who), |tx, _| {
+            let Some((rowid, memory)) = find(tx, who, id)? else {
+                return Ok((false, Touched::Nothing));
+            };
+            if memory.status != Status::Pending {
+                return Err(StoreError::Conflict(format!(
+                    "memory {id} is {}; only pending memories can be rejected (use forget)",
+                    memory.status
+                )));
+            }
+            purge(tx, owner(who), &[rowid])?;
+            Auditor::for_user(who, now, actor).log(tx, AuditAction::Rejected, Some(id), None)?;
+            Ok((true, Touched::Rows(vec![rowid])))
+        })?)
+    }
+
+    fn forget(
+        &self,
+        who: &UserRef,
+        id: &MemoryId,
+        now: Timestamp,
+        actor: &str,
+    ) -> Result<Vec<MemoryId>, PortError> {
+        Ok(self.write_tx(owner(who), |tx, _| {
+            let Some((rowid, _)) = find(tx, who, id)? else {
+                return Ok((Vec::new(), Touched::Nothing));
+            };
+            let doomed = chain(tx, owner(who), rowid, true)?;
+            let rowids: Vec<i64> = doomed.iter().map(|(r, _)| *r).collect();
+            purge(tx, owner(who), &rowids)?;
+            for (_, gone) in &doomed {
+                Auditor::for_user(who, now, actor).log(
+                    tx,
+                    AuditAction::Forgotten,
+                    Some(gone),
+                    None,
+                )?;
+            }
+            Ok((doomed.into_iter().map(|(_, id)| id).collect(), Touched::Rows(rowids)))
+        })?)
+    }
+
+    fn forget_all(&self, who: &UserRef, now: Timestamp, actor: &str) -> Result<usize, PortError> {
+        Ok(self.write_tx(owner(who), |tx, _| {
+            tx.execute(
+                "DELETE FROM memory_links WHERE tenant = $1 AND user_id = $2",
+                &[&who.tenant(), &who.user_id()],
+            )?;
+            let removed = tx.execute(
+                "DELETE FROM memories WHERE tenant = $1 AND user_id = $2",
+                &[&who.tenant(), &who.user_id()],
+            )?;
+            // Working memory goes with the rest of the user's data.
+            tx.execute(
+                "DELETE FROM runs WHERE tenant = $1 AND user_id = $2",
+                &[&who.tenant(), &who.user_id()],
+            )?;
+            Auditor::for_user(who, now, actor).log(tx, AuditAction::Forgotten, None, None)?;
+            Ok((usize::try_from(removed).unwrap_or(usize::MAX), Touched::User))
+        })?)
+    }
+
+    fn expire(
+        &self,
+        tenant: &str,
+        user_id: Option<&str>,
+        now: Timestamp,
+        actor: &str,
+    ) -> Result<Vec<MemoryId>, PortError> {
+        // One transaction per user, each under that user's lock.
+        let users: Vec<String> = {
+            let mut conn = self.pool.get().map_err(StoreError::from)?;
+            conn.query(
+                "SELECT DISTINCT user_id FROM memories
+                  WHERE tenant = $1 AND ($2::text IS NULL OR user_id = $2)
+                    AND expires_at IS NOT NULL AND expires_at <= $3
+                  ORDER BY user_id",
+                &[&tenant, &user_id, &now.as_millis()],
+            )
+            .map_err(StoreError::from)?
+            .iter()
+            .map(|r| r.get(0))
+            .collect()
+        };
+        let mut removed = Vec::new();
+        for user in &users {
+            let gone = self.write_tx((tenant, user), |tx, _| {
+                let expired: Vec<i64> = tx
+                    .query(
+                        "SELECT rowid FROM memories
+                          WHERE tenant = $1 AND user_id = $2
+                            AND expires_at IS NOT NULL AND expires_at <= $3",
+                        &[&tenant, user, &now.as_millis()],
+                    )?
+                    .iter()
+                    .map(|r| r.get(0))
+                    .collect();
+                let mut gone: Vec<(i64, MemoryId)> = Vec::new();
+                for rowid in expired {
+                    if gone.iter().any(|(r, _)| *r == rowid) {
+                        continue;
+                    }
+                    for link in chain(tx, (tenant, user), rowid, false)? {
+                        if !gone.iter().any(|(r, _)| *r == link.0) {
+                            gone.push(link);
+                        }
+                    }
+                }
+                let rowids: Vec<i64> = gone.iter().map(|(r, _)| *r).collect();
+                purge(tx, (tenant, user), &rowids)?;
+                let log = Auditor { tenant, user_id: user, now, actor };
+                for (_, id) in &gone {
+                    log.log(tx, AuditAction::Expired, Some(id), None)?;
+                }
+                let touched =
+                    if rowids.is_empty() { Touched::Nothing } else { Touched::Rows(rowids) };
+                Ok((gone.into_iter().map(|(_, id)| id).collect::<Vec<_>>(), touched))
+            })?;
+            removed.extend(gone);
+        }
+        Ok(removed)
+    }
+
+    fn export(&self, who: &UserRef) -> Result<Vec<ExportedMemory>, PortError> {
+        let mut conn = self.pool.get().map_err(StoreError::from)?;
+        let mut tx = conn
+            .build_transaction()
+            .isolation_level(postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .map_err(StoreError::from)?;
+        let rows = query_memories(
+            &mut tx,
+            "m.tenant = $1 AND m.user_id = $2 ORDER BY m.created_at, m.id",
+            &[&who.tenant(), &who.user_id()],
+        )?;
+        let mut out = Vec::with_capacity(rows.len());
+        for (rowid, mut memory) in rows {
+            if let Some(info) = memory.embedding.as_mut() {
+                info.vector = vector_of(&mut tx, rowid)?;
+            }
+            out.push(ExportedMemory { history: versions(&mut tx, rowid)?, memory });
+        }
+        Ok(out)
+    }
+
+    fn import(
+        &self,
+        who: &UserRef,
+        records: Vec<ExportedMemory>,
+        now: Timestamp,
+        actor: &str,
+    ) -> Result<usize, PortError> {
+        Ok(self.write_tx(owner(who), |tx, _| {
+            let count = records.len();
+            // Superseded records first, so the active-key index holds at every step.
+            let mut ordered = records;
+            ordered.sort_by_key(|r| r.memory.status == Status::Active);
+            for record in &ordered {
+                let mut memory = record.memory.clone();
+                memory.tenant = who.tenant().to_owned();
+                memory.user_id = who.user_id().to_owned();
+                let embedded = match &memory.embedding {
+                    Some(info) => match &info.vector {
+                        Some(vector) if vector.len() == info.dims as usize => {
+                            Some(Embedded { model: info.model.clone(), vector: vector.clone() })
+                        }
+                        _ => {
+                            return Err(StoreError::VectorMismatch(format!(
+                                "memory {}: embedding has no vector of {} dimensions",
+                                memory.id, info.dims
+                            )));
+                        }
+                    },
+                    None => None,
+                };
+                let rowid = insert_memory(tx, &memory, embedded.as_ref())?;
+                for version in &record.history {
+                    let number = i32::try_from(version.version).unwrap_or(i32::MAX);
+                    tx.execute(
+                        "INSERT INTO memory_versions (memory_rowid, version, snapshot)
+                         VALUES ($1, $2, $3)",
+                        &[&rowid, &number, &to_json(version)?],
+                    )?;
+                }
+                Auditor::for_user(who, now, actor).log(
+                    tx,
+                    AuditAction::Imported,
+                    Some(&memory.id),
+                    None,
+                )?;
+            }
+            Ok((count, Touched::User))
+        })?)
+    }
+
+    fn audit(&self, who: &UserRef, limit: usize) -> Result<Vec<AuditEntry>, PortError> {
+        let mut conn = self.pool.get().map_err(StoreError::from)?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = conn
+            .query(
+                "SELECT at, action, memory_id, reason, actor, run_id FROM audit_log
+                  WHERE tenant = $1 AND user_id = $2 ORDER BY seq DESC LIMIT $3",
+                &[&who.tenant(), &who.user_id(), &limit],
+            )
+            .map_err(StoreError::from)?;
+        let mut out = Vec::with_capacity(rows.len());
+        for row in rows {
+            let action: String = row.get(1);
+            let reason: Option<String> = row.get(3);
+            let action = serde_json::from_value(serde_json::Value::String(action))
+                .map_err(|e| PortError::internal("bad audit action", e))?;
+            let reason = reason
+                .map(|r| serde_json::from_value(serde_json::Value::String(r)))
+                .transpose()
+                .map_err(|e| PortError::internal("bad audit reason", e))?;
+            out.push(AuditEntry {
+                at: Timestamp::from_millis(row.get(0)),
+                action,
+                memory_id: row.get::<_, Option<String>>(2).map(MemoryId),
+                reason,
+                actor: row.get(4),
+                run_id: row.get(5),
+            });
+        }
+        Ok(out)
+    }
+
+    fn search(
+        &self,
+        who: &UserRef,
+        query: &SearchQuery<'_>,
+        now: Timestamp,
+        select: &dyn Fn(&Signals<'_>) -> Vec<Fused>,
+    ) -> Result<Vec<Found>, PortError> {
+        let mut conn = self.pool.get().map_err(StoreError::from)?;
+        if let Some(vector) = query.vector {
+            check_vector(&mut *conn, vector)?;
+        }
+        let scope = query.filter.scope.as_ref().map(ToString::to_string);
+        let filter = ScanFilter {
+            now: now.as_millis(),
+            kind: query.filter.kind,
+            scope: scope.as_deref(),
+            exclude_sensitive: query.filter.exclude_sensitive,
+        };
+        // The epoch is read before the rows, so an index loaded now is never labelled newer
+        // than its contents.
+        let epoch = read_epoch(&mut *conn, owner(who))?;
+        let slot = self.slot(owner(who));
+        let hits = {
+            let mut cached = lock(&slot);
+            let index = index_at(&mut *conn, owner(who), epoch, &mut cached)?;
+            index.search(query.terms, query.vector.map(|v| v.vector.as_slice()), filter, select)
+        };
+        let wanted: Vec<i64> = hits.iter().map(|hit| hit.rowid).collect();
+        let mut memories: HashMap<i64, Memory> = query_memories(
+            &mut *conn,
+            "m.tenant = $1 AND m.user_id = $2 AND m.rowid = ANY($3)",
+            &[&who.tenant(), &who.user_id(), &wanted],
+        )?
+        .into_iter()
+        .collect();
+        Ok(hits
+            .into_iter()
+            .filter_map(|hit| {
+                let memory = memories.remove(&hit.rowid)?;
+                Some(Found { memory, fused: hit.fused, bm25: hit.bm25, cosine: hit.cosine })
+            })
+            .collect())
+    }
+
+    fn count_by_status(&self) -> Result<Vec<(Status, u64)>, PortError> {
+        let mut conn = self.pool.get().map_err(StoreError::from)?;
+        let rows = conn
+            .query("SELECT status, count(*) FROM memories GROUP BY status ORDER BY status", &[])
+            .map_err(StoreError::from)?;
+        Ok(rows
+            .iter()
+            .filter_map(|row| {
+                let status: String = row.get(0);
+                let n: i64 = row.get(1);
+                status.parse().ok().map(|s| (s, u64::try_from(n).unwrap_or(0)))
+            })
+            .collect())
+    }
+
+    fn create_key(&self, key: &ApiKey) -> Result<(), PortError> {
+        let mut conn = self.pool.get().map_err(StoreError::from)?;
+        conn.execute(
+            "INSERT INTO api_keys (id, tenant, user_id, admin, key_hash, created_at, revoked_at)
+             VALUES ($1, $2, $3, $4, $5, $6, NULL)",
+            &[
+                &key.id,
+                &key.tenant,
+                &key.user_id,
+                &key.admin,
+                &key.key_hash,
+                &key.created_at.as_millis(),
+            ],
+        )
+        .map_err(StoreError::from)?;
+        Ok(())
+    }
+
+    fn find_key(&self, key_hash: &str) -> Result<Option<ApiKey>, PortError> {
+        let mut conn = self.pool.get().map_err(StoreError::from)?;
+        let row = conn
+            .query_opt(
+                &format!("{KEY_COLUMNS} WHERE key_hash = $1 AND revoked_at IS NULL"),
+                &[&key_hash],
+            )
+            .map_err(StoreError::from)?;
+        Ok(row.as_ref().map(key_from_row))
+    }
+
+    fn list_keys(&self, tenant: &str) -> Result<Vec<ApiKey>, PortError> {
+        let mut conn = self.pool.get().map_err(StoreError::from)?;
+        let rows = conn
+            .query(
+                &format!("{KEY_COLUMNS} WHERE tenant = $1 ORDER BY created_at DESC, id"),
+                &[&tenant],
+            )
+            .map_err(StoreError::from)?;
+        Ok(rows.iter().map(key_from_row).collect())
+    }
+
+    fn revoke_key(&self, tenant: &str, id: &str, now: Timestamp) -> Result<bool, PortError> {
+        let mut conn = self.pool.get().map_err(StoreError::from)?;
+        let changed = conn
+            .execute(
+                "UPDATE api_keys SET revoked_at = $1
+                  WHERE tenant = $2 AND id = $3 AND revoked_at IS NULL",
+                &[&now.as_millis(), &tenant, &id],
+            )
+            .map_err(StoreError::from)?;
+        Ok(changed > 0)
+    }
+
+    fn mark_used(&self, who: &UserRef, ids: &[MemoryId], now: Timestamp) -> Result<(), PortError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let mut conn = self.pool.get().map_err(StoreError::from)?;
+        let ids: Vec<&str> = ids.iter().map(|id| id.0.as_str()).collect();
+        // A lost last-used time is harmless: this commit does not wait for the WAL flush.
+        let mut tx = conn.transaction().map_err(StoreError::from)?;
+        tx.batch_execute("SET LOCAL synchronous_commit = off").map_err(StoreError::from)?;
+        tx.execute(
+            "UPDATE memories SET last_used_at = $1 WHERE tenant = $2 AND user_id = $3 AND id = ANY($4)",
+            &[&now.as_millis(), &who.tenant(), &who.user_id(), &ids],
+        )
+        .map_err(StoreError::from)?;
+        tx.commit().map_err(StoreError::from)?;
+        Ok(())
+    }
+
+    fn create_run(&self, who: &UserRef, run: &Run, actor: &str) -> Result<(), PortError> {
+        let state = serde_json::to_string(run).map_err(StoreError::Json)?;
+        Ok(self.write_tx(owner(who), |tx, _| {
+            tx.execute(
+                "INSERT INTO runs (id, tenant, user_id, state, started_at, updated_at)
+                 VALUES ($1, $2, $3, $4, $5, $6)",
+                &[
+                    &run.id,
+                    &who.tenant(),
+                    &who.user_id(),
+                    &state,
+                    &run.started_at.as_millis(),
+                    &run.updated_at.as_millis(),
+                ],
+            )?;
+            Auditor::for_user(who, run.started_at, actor).log_run(
+                tx,
+                AuditAction::RunStarted,
+                &run.id,
+            )?;
+            Ok(((), Touched::Nothing))
+        })?)
+    }
+
+    fn run(&self, who: &UserRef, id: &str) -> Result<Option<Run>, PortError> {
+        Ok(read_run(&mut *self.pool.get().map_err(StoreError::from)?, who, id)?)
+    }
+
+    fn runs(&self, who: &UserRef) -> Result<Vec<Run>, PortError> {
+        let mut conn = self.pool.get().map_err(StoreError::from)?;
+        let rows = conn
+            .query(
+                "SELECT state FROM runs WHERE tenant = $1 AND user_id = $2 ORDER BY started_at, id",
+                &[&who.tenant(), &who.user_id()],
+            )
+            .map_err(StoreError::from)?;
+        Ok(rows
+            .iter()
+            .map(|r| serde_json::from_str(r.get::<_, &str>(0)).map_err(StoreError::Json))
+            .collect::<Result<_>>()?)
+    }
+
+    fn update_run(
+        &self,
+        who: &UserRef,
+        id: &str,
+        change: &dyn Fn(&mut Run) -> Result<(), PortError>,
+    ) -> Result<Option<Run>, PortError> {
+        let mut refused = None;
+        let result = self.write_tx(owner(who), |tx, _| {
+            let Some(mut run) = read_run(tx, who, id)? else { return Ok((None, Touched::Nothing)) };
+            if let Err(e) = change(&mut run) {
+                refused = Some(e);
+                // Returning an error rolls the transaction back.
+                return Err(StoreError::Conflict("run change refused".into()));
+            }
+            let state = serde_json::to_string(&run).map_err(StoreError::Json)?;
+            tx.execute(
+                "UPDATE runs SET state = $1, updated_at = $2
+                  WHERE tenant = $3 AND user_id = $4 AND id = $5",
+                &[&state, &run.updated_at.as_millis(), &who.tenant(), &who.user_id(), &id],
+            )?;
+            Ok((Some(run), Touched::Nothing))
+        });
+        match refused {
+            Some(e) => Err(e),
+            None => Ok(result?),
+        }
+    }
+
+    fn end_run(
+        &self,
+        who: &UserRef,
+        id: &str,
+        now: Timestamp,
+        actor: &str,
+    ) -> Result<Option<Run>, PortError> {
+        Ok(self.write_tx(owner(who), |tx, _| {
+            let Some(run) = read_run(tx, who, id)? else { return Ok((None, Touched::Nothing)) };
+            tx.execute(
+                "DELETE FROM runs WHERE tenant = $1 AND user_id = $2 AND id = $3",
+                &[&who.tenant(), &who.user_id(), &id],
+            )?;
+            Auditor::for_user(who, now, actor).log_run(tx, AuditAction::RunEnded, id)?;
+            Ok((Some(run), Touched::Nothing))
+        })?)
+    }
+}
+
+const KEY_COLUMNS: &str =
+    "SELECT id, tenant, user_id, admin, key_hash, created_at, revoked_at FROM api_keys";
+
+fn key_from_row(row: &postgres::Row) -> ApiKey {
+    ApiKey {
+        id: row.get(0),
+        tenant: row.get(1),
+        user_id: row.get(2),
+        admin: row.get(3),
+        key_hash: row.get(4),
+        created_at: Timestamp::from_millis(row.get(5)),
+        revoked_at: row.get::<_, Option<i64>>(6).map(Timestamp::from_millis),
+    }
+}
+
+/// The user's run with this id, if any.
+fn read_run(client: &mut impl GenericClient, who: &UserRef, id: &str) -> Result<Option<Run>> {
+    let row = client.query_opt(
+        "SELECT state FROM runs WHERE tenant = $1 AND user_id = $2 AND id = $3",
+        &[&who.tenant(), &who.user_id(), &id],
+    )?;
+    row.map(|r| serde_json::from_str(r.get::<_, &str>(0)).map_err(StoreError::Json)).transpose()
+}

@@ -1,0 +1,60 @@
+//! Forward-only schema migrations, recorded in `schema_migrations`.
+//!
+//! Nodes starting at the same moment take one session-level advisory lock in turn, so each
+//! step is applied exactly once; each step commits in its own transaction.
+
+use postgres::Client;
+
+use crate::StoreError;
+
+/// The migrations, in order. Never edit a released one: add a new file.
+const MIGRATIONS: &[(u32, &str, &str)] =
+    &[(1, "initial", include_str!("../migrations/0001_initial.sql"))];
+
+/// The newest schema version this build knows.
+pub const LATEST_VERSION: u32 = 1;
+
+/// The advisory lock key migrations run under.
+const MIGRATION_LOCK: i64 = 0x6d6e_656d_6f00;
+
+/// The schema version recorded in the database (0 for a new one).
+pub(crate) fn current_version(client: &mut Client) -> Result<u32, StoreError> {
+    client.batch_execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (
+             version    integer PRIMARY KEY,
+             name       text    NOT NULL,
+             applied_at bigint  NOT NULL
+         )",
+    )?;
+    let version: Option<i32> =
+        client.query_one("SELECT max(version) FROM schema_migrations", &[])?.get(0);
+    Ok(version.and_then(|v| u32::try_from(v).ok()).unwrap_or(0))
+}
+
+/// Applies every migration newer than the database's version.
+pub(crate) fn migrate(client: &mut Client, now_millis: i64) -> Result<u32, StoreError> {
+    client.execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])?;
+    let result = apply(client, now_millis);
+    let unlocked = client.execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK]);
+    let version = result?;
+    unlocked?;
+    Ok(version)
+}
+
+fn apply(client: &mut Client, now_millis: i64) -> Result<u32, StoreError> {
+    let found = current_version(client)?;
+    if found > LATEST_VERSION {
+        return Err(StoreError::SchemaTooNew { found, supported: LATEST_VERSION });
+    }
+    for &(version, name, sql) in MIGRATIONS.iter().filter(|(v, _, _)| *v > found) {
+        let mut tx = client.transaction()?;
+        tx.batch_execute(sql).map_err(|source| StoreError::Migration { version, source })?;
+        let number = i32::try_from(version).unwrap_or(i32::MAX);
+        tx.execute(
+            "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
+            &[&number, &name, &now_millis],
+        )?;
+        tx.commit()?;
+    }
+    current_version(client)
+}
