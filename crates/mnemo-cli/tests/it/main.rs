@@ -7,6 +7,7 @@ mod ingest;
 mod isolation;
 mod mcp;
 mod policy;
+mod postgres;
 mod runs;
 mod search;
 mod serve;
@@ -17,10 +18,11 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-/// A temporary database and a way to run `mnemo` against it.
+/// A temporary database (or a given store) and a way to run `mnemo` against it.
 pub struct Env {
     dir: tempfile::TempDir,
     db: PathBuf,
+    store: Option<String>,
 }
 
 /// The result of one run.
@@ -49,7 +51,12 @@ impl Env {
     pub fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("mnemo.db");
-        Self { dir, db }
+        Self { dir, db, store: None }
+    }
+
+    /// Runs against the store at `url` (`--store`) instead of a temporary file.
+    pub fn with_store(url: &str) -> Self {
+        Self { store: Some(url.to_owned()), ..Self::new() }
     }
 
     pub fn path(&self) -> &Path {
@@ -58,8 +65,14 @@ impl Env {
 
     pub fn command(&self) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_mnemo"));
-        cmd.arg("--db").arg(&self.db);
-        cmd.env_remove("MNEMO_DB").env_remove("MNEMO_USER").env_remove("MNEMO_TENANT");
+        match &self.store {
+            Some(url) => cmd.arg("--store").arg(url),
+            None => cmd.arg("--db").arg(&self.db),
+        };
+        cmd.env_remove("MNEMO_DB")
+            .env_remove("MNEMO_STORE")
+            .env_remove("MNEMO_USER")
+            .env_remove("MNEMO_TENANT");
         cmd
     }
 

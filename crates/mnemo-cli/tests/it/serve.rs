@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::Env;
 
 /// Starts `mnemo serve` on a free port; returns the child and its address.
-fn start(env: &Env) -> (Child, String) {
+pub(crate) fn start(env: &Env) -> (Child, String) {
     let mut child = env
         .command()
         .args(["serve", "--addr", "127.0.0.1:0"])
@@ -31,7 +31,13 @@ fn user_key(env: &Env, tenant: &str, user: &str) -> String {
 }
 
 /// One HTTP/1.1 request; returns the status and JSON body.
-fn http(addr: &str, method: &str, path: &str, key: &str, body: Option<&Value>) -> (u16, Value) {
+pub(crate) fn http(
+    addr: &str,
+    method: &str,
+    path: &str,
+    key: &str,
+    body: Option<&Value>,
+) -> (u16, Value) {
     let mut stream = TcpStream::connect(addr).unwrap();
     let payload = body.map(Value::to_string).unwrap_or_default();
     write!(

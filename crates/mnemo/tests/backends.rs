@@ -1,0 +1,134 @@
+//! The two stores rank alike: one LoCoMo conversation is stored in SQLite and in PostgreSQL
+//! through the library, and every question of it gets the same ranked turns with the same
+//! scores and signals from both. Skipped, with a message, when MNEMO_TEST_POSTGRES_URL is not
+//! set.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use mnemo::core::lifecycle::CandidateFields;
+use mnemo::core::ports::SearchFilter;
+use mnemo::core::{ConsentReceipt, FixedClock, Kind, Source, SourceType, Timestamp, UserRef};
+use mnemo::{Mnemo, SearchRequest};
+use mnemo_store_postgres::PostgresStore;
+use mnemo_store_sqlite::SqliteStore;
+use mnemo_testkit::pg::{Scratch, server_url};
+use serde_json::Value;
+
+/// The turns of the first LoCoMo dev conversation, with their sessions and speakers, and its
+/// questions.
+fn conversation() -> (Vec<CandidateFields>, Vec<String>) {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/locomo/locomo-dev.json");
+    let samples: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let sample = &samples[0];
+    let conversation = &sample["conversation"];
+    let mut turns = Vec::new();
+    let mut session = 1;
+    while let Some(list) = conversation[format!("session_{session}")].as_array() {
+        for (i, turn) in list.iter().enumerate() {
+            let Some(text) = turn["text"].as_str() else { continue };
+            let mut metadata = BTreeMap::new();
+            if let Some(speaker) = turn["speaker"].as_str() {
+                metadata.insert("speaker".to_owned(), speaker.to_owned());
+            }
+            // Distinct days per session, so recency and dates are part of the comparison.
+            let date = Timestamp::from_millis(1_700_000_000_000 + session * 86_400_000 + i as i64);
+            turns.push(CandidateFields {
+                kind: Some(Kind::Episodic),
+                content: text.to_owned(),
+                session_id: Some(format!("session_{session}")),
+                source: Some(Source {
+                    source_type: SourceType::UserStated,
+                    source_ref: turn["dia_id"].as_str().map(str::to_owned),
+                    captured_at: date,
+                    extractor: None,
+                }),
+                valid_from: Some(date),
+                metadata,
+                consent: Some(ConsentReceipt {
+                    granted_at: date,
+                    method: "conversation_history".to_owned(),
+                    recorded_by: "test".to_owned(),
+                }),
+                ..Default::default()
+            });
+        }
+        session += 1;
+    }
+    let questions = sample["qa"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|qa| qa["question"].as_str().map(str::to_owned))
+        .collect();
+    (turns, questions)
+}
+
+/// Each question's hits as (source ref, status, fused score, BM25F, cosine).
+type Ranking = Vec<(String, String, f64, f64, f64)>;
+
+fn rankings(mnemo: &Mnemo, turns: Vec<CandidateFields>, questions: &[String]) -> Vec<Ranking> {
+    let who = UserRef::new("locomo", "conv-0").unwrap();
+    for outcome in mnemo.remember_batch(&who, turns).unwrap() {
+        assert!(outcome.id.is_some(), "{:?}", outcome.reason);
+    }
+    questions
+        .iter()
+        .map(|question| {
+            let request = SearchRequest {
+                query: question.clone(),
+                k: 10,
+                filter: SearchFilter::default(),
+                min_relevance: Some(0.0),
+            };
+            mnemo
+                .search(&who, &request)
+                .unwrap()
+                .into_iter()
+                .map(|hit| {
+                    (
+                        hit.memory.source.source_ref.clone().unwrap_or_default(),
+                        hit.memory.status.to_string(),
+                        hit.fused.score,
+                        hit.bm25,
+                        hit.cosine,
+                    )
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn sqlite_and_postgres_rank_every_question_alike() {
+    let Some(base) = server_url("sqlite_and_postgres_rank_every_question_alike") else { return };
+    let (turns, questions) = conversation();
+    assert!(turns.len() > 300 && questions.len() > 100, "{} {}", turns.len(), questions.len());
+    let clock = Arc::new(FixedClock(Timestamp::from_millis(1_760_000_000_000)));
+    let embedder = mnemo::builtin_embedder().unwrap();
+
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = SqliteStore::open(&dir.path().join("m.db"), clock.0).unwrap();
+    let on_sqlite = Mnemo::new(Arc::new(sqlite), Some(embedder.clone()), clock.clone(), "test");
+    let expected = rankings(&on_sqlite, turns.clone(), &questions);
+
+    let scratch = Scratch::create(&base).unwrap();
+    let postgres = PostgresStore::open(&scratch.url(), clock.0).unwrap();
+    let on_postgres = Mnemo::new(Arc::new(postgres), Some(embedder), clock, "test");
+    let got = rankings(&on_postgres, turns, &questions);
+
+    let mut compared = 0;
+    for ((question, want), have) in questions.iter().zip(&expected).zip(&got) {
+        assert_eq!(want.len(), have.len(), "{question}");
+        for (w, h) in want.iter().zip(have) {
+            assert_eq!((&w.0, &w.1), (&h.0, &h.1), "{question}: {want:?} vs {have:?}");
+            for (a, b) in [(w.2, h.2), (w.3, h.3), (w.4, h.4)] {
+                assert!((a - b).abs() < 1e-9, "{question}: {want:?} vs {have:?}");
+            }
+            compared += 1;
+        }
+    }
+    assert!(compared > 1000, "only {compared} hits compared");
+}
