@@ -1,6 +1,8 @@
-//! Speed benchmark of the embedded default: batch `remember` throughput, in-process search
-//! latency (k = 10) at a given number of memories and users, recall of the int8 vector index
-//! against exact f32 search, and the process's resident memory.
+//! Speed benchmark of the stores: batch `remember` throughput, in-process search latency
+//! (k = 10) at a given number of memories and users, recall of the int8 vector index against
+//! exact f32 search, and the process's resident memory. With `--postgres URL` the same corpus
+//! and queries run on the embedded SQLite store and then on PostgreSQL (in a fresh schema
+//! dropped afterwards), and the two are printed side by side.
 //!
 //! Memories are synthetic sentences built from fixed word lists with a seeded generator, so
 //! every run stores the same data.
@@ -121,12 +123,24 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
+/// What one store measured.
+struct Measured {
+    store: String,
+    ingest_per_s: f64,
+    p50: f64,
+    p95: f64,
+    p99: f64,
+    recall: f64,
+    resident_mib: f64,
+}
+
 pub(crate) fn run(
     memories: usize,
     users: usize,
     queries: usize,
     recall_every: usize,
     keep: Option<&std::path::Path>,
+    postgres: Option<&str>,
 ) -> anyhow::Result<()> {
     anyhow::ensure!(users > 0 && memories >= users, "need at least one memory per user");
     let dir = tempfile::tempdir()?;
@@ -134,7 +148,64 @@ pub(crate) fn run(
     let reuse = db.exists();
     let clock = Arc::new(FixedClock(Timestamp::parse("2026-06-01T00:00:00Z", "clock")?));
     let embedder = mnemo::builtin_embedder()?;
-    let mnemo = Mnemo::open_sqlite(&db, Some(embedder.clone()), clock, "bench")?;
+    let mut results = Vec::new();
+    {
+        let mnemo = Mnemo::open_sqlite(&db, Some(embedder.clone()), clock.clone(), "bench")?;
+        println!("== sqlite ({})", db.display());
+        results.push(measure(
+            "sqlite",
+            &mnemo,
+            &embedder,
+            memories,
+            users,
+            queries,
+            recall_every,
+            reuse,
+        )?);
+    }
+    if let Some(url) = postgres {
+        let scratch = mnemo_testkit::pg::Scratch::create(url)?;
+        println!("== postgres (schema {})", scratch.schema());
+        let mnemo = Mnemo::open_postgres(&scratch.url(), Some(embedder.clone()), clock, "bench")?;
+        results.push(measure(
+            "postgres",
+            &mnemo,
+            &embedder,
+            memories,
+            users,
+            queries,
+            recall_every,
+            false,
+        )?);
+    }
+    if results.len() > 1 {
+        println!();
+        println!(
+            "| store | ingest (memories/s) | search p50 | p95 | p99 | recall@10 | resident after |"
+        );
+        println!("|---|---|---|---|---|---|---|");
+        for r in &results {
+            println!(
+                "| {} | {:.0} | {:.2} ms | {:.2} ms | {:.2} ms | {:.3} | {:.0} MiB |",
+                r.store, r.ingest_per_s, r.p50, r.p95, r.p99, r.recall, r.resident_mib
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Ingests the corpus (unless `reuse`), then times the queries and measures recall.
+#[allow(clippy::too_many_arguments)]
+fn measure(
+    store: &str,
+    mnemo: &Mnemo,
+    embedder: &Arc<dyn mnemo::core::ports::Embedder>,
+    memories: usize,
+    users: usize,
+    queries: usize,
+    recall_every: usize,
+    reuse: bool,
+) -> anyhow::Result<Measured> {
     let per_user = memories / users;
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let start = Instant::now();
@@ -249,5 +320,13 @@ pub(crate) fn run(
         recall_hits as f64 / recall_total.max(1) as f64
     );
     println!("resident memory: {:.0} MiB", rss_mib());
-    Ok(())
+    Ok(Measured {
+        store: store.to_owned(),
+        ingest_per_s: written as f64 / ingest,
+        p50: percentile(&latencies, 0.5),
+        p95: percentile(&latencies, 0.95),
+        p99: percentile(&latencies, 0.99),
+        recall: recall_hits as f64 / recall_total.max(1) as f64,
+        resident_mib: rss_mib(),
+    })
 }

@@ -1,7 +1,10 @@
 //! Load benchmark of `mnemo serve` on loopback: N concurrent clients, each sending searches
 //! and writes (80% / 20%) over keep-alive HTTP/1.1 connections for a fixed time, against a
 //! store seeded with M memories. Reports throughput, latency percentiles and errors, then
-//! checks that every acknowledged write is stored.
+//! checks that every acknowledged write is stored. With `--postgres URL --nodes N`, the store
+//! is PostgreSQL (a fresh schema, dropped afterwards) and N server nodes, each with its own
+//! store handle, connection pool and search cache, serve it on their own ports while the
+//! clients take turns among them.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -83,11 +86,29 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
-pub(crate) fn run(clients: usize, memories: usize, seconds: u64) -> anyhow::Result<()> {
+pub(crate) fn run(
+    clients: usize,
+    memories: usize,
+    seconds: u64,
+    postgres: Option<&str>,
+    nodes: usize,
+) -> anyhow::Result<()> {
+    anyhow::ensure!(nodes >= 1, "--nodes must be at least 1");
+    anyhow::ensure!(nodes == 1 || postgres.is_some(), "several nodes need --postgres");
     let dir = tempfile::tempdir()?;
     let db = dir.path().join("load.db");
     let embedder = mnemo::builtin_embedder()?;
-    let mnemo = Mnemo::open_sqlite(&db, Some(embedder), Arc::new(SystemClock), "load")?;
+    let scratch = postgres.map(mnemo_testkit::pg::Scratch::create).transpose()?;
+    let open = || match &scratch {
+        Some(scratch) => Mnemo::open_postgres(
+            &scratch.url(),
+            Some(embedder.clone()),
+            Arc::new(SystemClock),
+            "load",
+        ),
+        None => Mnemo::open_sqlite(&db, Some(embedder.clone()), Arc::new(SystemClock), "load"),
+    };
+    let mnemo = open()?;
     // Seed one user per client group so searches hit realistic per-user sizes.
     let users = 20usize;
     let per_user = memories / users;
@@ -121,18 +142,24 @@ pub(crate) fn run(clients: usize, memories: usize, seconds: u64) -> anyhow::Resu
         }
     }
     let key = mnemo.create_key("load", None, false)?.0;
-    let state =
-        mnemo_server::AppState::new(mnemo, mnemo_server::RateLimit { burst: 1e9, per_second: 1e9 });
-    let checker = Arc::clone(&state.mnemo);
+    let limit = mnemo_server::RateLimit { burst: 1e9, per_second: 1e9 };
+    let mut states = vec![mnemo_server::AppState::new(mnemo, limit)];
+    for _ in 1..nodes {
+        states.push(mnemo_server::AppState::new(open()?, limit));
+    }
+    let checker = Arc::clone(&states[0].mnemo);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let report = runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-        let addr = listener.local_addr()?.to_string();
-        tokio::spawn(mnemo_server::serve(listener, state));
+        let mut addrs = Vec::new();
+        for state in states {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+            addrs.push(listener.local_addr()?.to_string());
+            tokio::spawn(mnemo_server::serve(listener, state));
+        }
         let deadline = Instant::now() + Duration::from_secs(seconds);
         let mut tasks = Vec::new();
         for c in 0..clients {
-            let (addr, key) = (addr.clone(), key.clone());
+            let (addr, key) = (addrs[c % addrs.len()].clone(), key.clone());
             tasks.push(tokio::spawn(async move {
                 let mut conn = Connection::open(&addr).await?;
                 let (mut search_ms, mut write_ms, mut errors, mut acked) = (Vec::new(), Vec::new(), 0usize, Vec::new());
@@ -192,8 +219,9 @@ pub(crate) fn run(clients: usize, memories: usize, seconds: u64) -> anyhow::Resu
         })
         .count();
     let total = all.len();
+    let store = if postgres.is_some() { "postgres" } else { "sqlite" };
     println!(
-        "load: {clients} clients, {seconds} s, {memories} memories over {users} users (80% search k=10 / 20% remember)"
+        "load: {clients} clients, {seconds} s, {memories} memories over {users} users (80% search k=10 / 20% remember), {store}, {nodes} node(s)"
     );
     println!("requests: {total} ok ({:.0}/s), {errors} errors", total as f64 / seconds as f64);
     println!(

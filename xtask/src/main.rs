@@ -24,7 +24,7 @@ enum Task {
         #[arg(long)]
         check: bool,
     },
-    /// Speed of the embedded default: ingest throughput, search latency, index recall, memory.
+    /// Speed of the stores: ingest throughput, search latency, index recall, memory.
     Bench {
         /// Memories to store in all.
         #[arg(long, default_value_t = 100_000)]
@@ -41,6 +41,9 @@ enum Task {
         /// Keep the database here; an existing file is searched without ingesting again.
         #[arg(long)]
         keep: Option<PathBuf>,
+        /// Also run on the PostgreSQL server at this URL (in a fresh schema), side by side.
+        #[arg(long, value_name = "URL")]
+        postgres: Option<String>,
     },
     /// Load benchmark of `mnemo serve` on loopback.
     Load {
@@ -53,6 +56,12 @@ enum Task {
         /// Seconds to run.
         #[arg(long, default_value_t = 30)]
         seconds: u64,
+        /// Run on the PostgreSQL server at this URL (in a fresh schema) instead of SQLite.
+        #[arg(long, value_name = "URL")]
+        postgres: Option<String>,
+        /// Server nodes sharing the store (more than one needs --postgres).
+        #[arg(long, default_value_t = 1)]
+        nodes: usize,
     },
     /// Retrieval evaluations.
     Eval {
@@ -97,10 +106,12 @@ fn codegen(check: bool) -> anyhow::Result<()> {
 fn main() -> anyhow::Result<()> {
     match Cli::parse().task {
         Task::Codegen { check } => codegen(check),
-        Task::Load { clients, memories, seconds } => load::run(clients, memories, seconds),
+        Task::Load { clients, memories, seconds, postgres, nodes } => {
+            load::run(clients, memories, seconds, postgres.as_deref(), nodes)
+        }
         Task::Eval { eval: Eval::Locomo { data, json } } => locomo::run(&data, json.as_deref()),
-        Task::Bench { memories, users, queries, recall_every, keep } => {
-            bench::run(memories, users, queries, recall_every, keep.as_deref())
+        Task::Bench { memories, users, queries, recall_every, keep, postgres } => {
+            bench::run(memories, users, queries, recall_every, keep.as_deref(), postgres.as_deref())
         }
     }
 }

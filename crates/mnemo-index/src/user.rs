@@ -173,6 +173,13 @@ impl UserIndex {
         self.upsert(entry, &codes, scale, &row.text);
     }
 
+    /// Marks the record with this rowid as no longer active (superseded), if indexed.
+    pub fn deactivate(&mut self, rowid: i64) {
+        if let Some(&slot) = self.slots.get(&rowid) {
+            self.entries[slot].active = false;
+        }
+    }
+
     /// Whether the record with this rowid is indexed.
     pub fn contains(&self, rowid: i64) -> bool {
         self.slots.contains_key(&rowid)

@@ -35,6 +35,7 @@ use mnemo_core::{
 };
 use mnemo_index::{IndexRow, ScanFilter, UserIndex, cosine_of, quantize};
 use pgvector::Vector;
+use postgres::types::Type;
 use postgres::{GenericClient, NoTls, Transaction};
 use r2d2_postgres::PostgresConnectionManager;
 
@@ -130,6 +131,28 @@ type Result<T, E = StoreError> = std::result::Result<T, E>;
 
 type Pool = r2d2::Pool<PostgresConnectionManager<NoTls>>;
 
+/// The connection pool, closed on a thread of its own when dropped: the synchronous client
+/// closes a connection by blocking on its own runtime, which panics on a thread that is
+/// driving an async runtime (where a server drops its state on shutdown).
+struct OwnPool(Option<Pool>);
+
+impl std::ops::Deref for OwnPool {
+    type Target = Pool;
+
+    fn deref(&self) -> &Pool {
+        // Only `drop` takes the pool out.
+        self.0.as_ref().unwrap_or_else(|| unreachable!("pool used after drop"))
+    }
+}
+
+impl Drop for OwnPool {
+    fn drop(&mut self) {
+        if let Some(pool) = self.0.take() {
+            let _ = std::thread::spawn(move || drop(pool)).join();
+        }
+    }
+}
+
 /// How many connections one node keeps open at most.
 const POOL_SIZE: u32 = 16;
 
@@ -148,8 +171,10 @@ type UserSlot = Arc<Mutex<Option<CachedUser>>>;
 
 /// The PostgreSQL store: a connection pool and this node's cache of users' search indexes.
 pub struct PostgresStore {
-    pool: Pool,
+    pool: OwnPool,
     users: Mutex<HashMap<(String, String), UserSlot>>,
+    /// The embedder (model, dimensions) of the stored vectors, once read.
+    embedder: Mutex<Option<(String, usize)>>,
     target: String,
 }
 
@@ -195,7 +220,12 @@ impl PostgresStore {
             .connection_timeout(POOL_WAIT)
             .build(manager)?;
         migrate::migrate(&mut *pool.get()?, now.as_millis())?;
-        Ok(Self { pool, users: Mutex::new(HashMap::new()), target })
+        Ok(Self {
+            pool: OwnPool(Some(pool)),
+            users: Mutex::new(HashMap::new()),
+            embedder: Mutex::new(None),
+            target,
+        })
     }
 
     /// The schema version recorded in the database.
@@ -292,10 +322,11 @@ fn lock_user(tx: &mut Transaction<'_>, who: (&str, &str)) -> Result<()> {
 }
 
 fn read_epoch(client: &mut impl GenericClient, who: (&str, &str)) -> Result<i64> {
+    // Typed parameters: one round trip, no separate prepare (this runs before every search).
     Ok(client
-        .query_opt(
+        .query_typed_opt(
             "SELECT epoch FROM user_epochs WHERE tenant = $1 AND user_id = $2",
-            &[&who.0, &who.1],
+            &[(&who.0, Type::TEXT), (&who.1, Type::TEXT)],
         )?
         .map(|row| row.get(0))
         .unwrap_or(0))
@@ -464,26 +495,39 @@ fn read_settings(client: &mut impl GenericClient, who: &UserRef) -> Result<UserS
     Ok(enabled.map(|memory_enabled| UserSettings { memory_enabled }).unwrap_or_default())
 }
 
-fn check_vector(client: &mut impl GenericClient, embedded: &Embedded) -> Result<()> {
-    // Every vector in one database comes from one embedder: comparing vectors of two models
-    // would silently give meaningless similarities.
-    let existing = client.query_opt("SELECT model, dims FROM memory_vectors LIMIT 1", &[])?;
-    if let Some(row) = existing {
-        let (model, dims): (String, i32) = (row.try_get(0)?, row.try_get(1)?);
-        if model != embedded.model || usize::try_from(dims).ok() != Some(embedded.vector.len()) {
-            return Err(StoreError::VectorMismatch(format!(
-                "embedder mismatch: this database holds {dims}-d vectors from `{model}`, \
-                 got {}-d vectors from `{}`",
-                embedded.vector.len(),
-                embedded.model
-            )));
+impl PostgresStore {
+    /// Refuses a vector from another embedder than the stored ones: comparing vectors of two
+    /// models would silently give meaningless similarities. The stored embedder is read once
+    /// and remembered; a vector that disagrees with the remembered one is checked against the
+    /// database again (its vectors may all have been deleted since).
+    fn check_vector(&self, client: &mut impl GenericClient, embedded: &Embedded) -> Result<()> {
+        let matches = |(model, dims): &(String, usize)| {
+            *model == embedded.model && *dims == embedded.vector.len()
+        };
+        if lock(&self.embedder).as_ref().is_some_and(matches) {
+            return Ok(());
         }
+        let existing = client.query_opt("SELECT model, dims FROM memory_vectors LIMIT 1", &[])?;
+        let Some(row) = existing else { return Ok(()) };
+        let (model, dims): (String, i32) = (row.try_get(0)?, row.try_get(1)?);
+        let stored = (model, usize::try_from(dims).unwrap_or(0));
+        let ok = matches(&stored);
+        *lock(&self.embedder) = Some(stored.clone());
+        if ok {
+            return Ok(());
+        }
+        Err(StoreError::VectorMismatch(format!(
+            "embedder mismatch: this database holds {}-d vectors from `{}`, got {}-d vectors \
+             from `{}`",
+            stored.1,
+            stored.0,
+            embedded.vector.len(),
+            embedded.model
+        )))
     }
-    Ok(())
 }
 
 fn put_vector(tx: &mut Transaction<'_>, rowid: i64, embedded: &Embedded) -> Result<()> {
-    check_vector(tx, embedded)?;
     let dims = i32::try_from(embedded.vector.len())
         .map_err(|_| StoreError::VectorMismatch("vector too long".into()))?;
     tx.execute(
@@ -515,9 +559,10 @@ fn versions(client: &mut impl GenericClient, rowid: i64) -> Result<Vec<MemoryVer
 }
 
 /// Inserts a full record row (as given, including status and timestamps), its links and its
-/// vector; returns the new rowid.
-fn insert_memory(
+/// vector with `statement` ([`INSERT_SQL`], prepared or not); returns the new rowid.
+fn insert_with<S: postgres::ToStatement + ?Sized>(
     tx: &mut Transaction<'_>,
+    statement: &S,
     memory: &Memory,
     vector: Option<&Embedded>,
 ) -> Result<i64> {
@@ -534,16 +579,12 @@ fn insert_memory(
     }
     let version = i32::try_from(memory.version)
         .map_err(|_| StoreError::Conflict(format!("memory {}: version too large", memory.id)))?;
-    // A savepoint, so a conflict leaves the transaction usable for the error path.
+    let dims = vector
+        .map(|v| i32::try_from(v.vector.len()))
+        .transpose()
+        .map_err(|_| StoreError::VectorMismatch("vector too long".into()))?;
     let inserted = tx.query_one(
-        "INSERT INTO memories (id, tenant, user_id, scope, agent_id, session_id, kind, subject,
-             attribute, content, content_hash, importance, confidence, sensitivity, source_type,
-             source_ref, source_captured_at, source_extractor, status, created_at, updated_at,
-             last_used_at, valid_from, expires_at, review_after, superseded_by, version, consent,
-             metadata, transcript, derived_from)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
-             $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31)
-         RETURNING rowid",
+        statement,
         &[
             &memory.id.0,
             &memory.tenant,
@@ -576,23 +617,22 @@ fn insert_memory(
             &metadata,
             &memory.transcript,
             &derived_from,
+            &vector.map(|v| v.model.as_str()),
+            &dims,
+            &vector.map(|v| Vector::from(v.vector.clone())),
         ],
     );
-    let rowid: i64 = match inserted {
-        Ok(row) => row.get(0),
+    match inserted {
+        Ok(row) => Ok(row.get(0)),
         Err(e) if e.code() == Some(&postgres::error::SqlState::UNIQUE_VIOLATION) => {
-            return Err(StoreError::Conflict(format!(
+            Err(StoreError::Conflict(format!(
                 "memory {} conflicts with a stored record (same id, or a second active record \
                  for its subject and attribute)",
                 memory.id
-            )));
+            )))
         }
-        Err(e) => return Err(e.into()),
-    };
-    if let Some(embedded) = vector {
-        put_vector(tx, rowid, embedded)?;
+        Err(e) => Err(e.into()),
     }
-    Ok(rowid)
 }
 
 /// Deletes records of `who` and their versions, vectors (by cascade) and links, by rowid.
@@ -646,162 +686,267 @@ fn chain(
         .collect())
 }
 
-/// The records of a user with the same content hash, kind and scope that are live: the
-/// duplicate lookup every write makes.
-const SAME_CONTENT: &str = "m.tenant = $1 AND m.user_id = $2 AND m.content_hash = $3
-     AND m.kind = $4 AND m.scope = $5 AND m.status IN ('active', 'pending')
-     AND (m.expires_at IS NULL OR m.expires_at > $6)";
-
 /// How many nearest records a write compares itself with.
 const NEIGHBOURS: usize = 3;
 
-impl PostgresStore {
+/// Every stored record a write must be decided against, in one query: live records with the
+/// same content hash, kind and scope (`$3`–`$6`); the active value of the same key (`$7`,
+/// `$8`); and, for an episode of a known message (`$9`, `$10`), the active episodes of that
+/// message with their vectors. Flags at columns 34–36 say which rule each row answers.
+const NEIGHBOURS_SQL: &str = "SELECT m.id, m.tenant, m.user_id, m.scope, m.agent_id,
+         m.session_id, m.kind, m.subject, m.attribute, m.content, m.importance, m.confidence,
+         m.sensitivity, m.source_type, m.source_ref, m.source_captured_at, m.source_extractor,
+         m.status, m.created_at, m.updated_at, m.last_used_at, m.valid_from, m.expires_at,
+         m.review_after, m.superseded_by, m.version, m.consent, m.metadata, v.model, v.dims,
+         m.rowid, m.transcript, m.derived_from, v.vector, same_content, same_key, same_message
+    FROM memories m LEFT JOIN memory_vectors v ON v.memory_rowid = m.rowid,
+         LATERAL (SELECT
+             m.content_hash = $3 AND m.kind = $4 AND m.scope = $5
+                 AND m.status IN ('active', 'pending')
+                 AND (m.expires_at IS NULL OR m.expires_at > $6) AS same_content,
+             coalesce(m.scope = $5 AND m.subject = $7 AND m.attribute = $8
+                 AND m.status = 'active', false) AS same_key,
+             coalesce($9 AND m.kind = 'episodic' AND m.source_ref = $10
+                 AND m.status = 'active', false) AS same_message) flags
+   WHERE m.tenant = $1 AND m.user_id = $2
+     AND ((m.content_hash = $3 AND m.kind = $4 AND m.scope = $5)
+          OR (m.scope = $5 AND m.subject = $7 AND m.attribute = $8 AND m.status = 'active')
+          OR ($9 AND m.source_ref = $10 AND m.kind = 'episodic' AND m.status = 'active'))";
+
+/// Inserts a record row and its vector in one statement; returns the rowid.
+const INSERT_SQL: &str = "WITH m AS (
+         INSERT INTO memories (id, tenant, user_id, scope, agent_id, session_id, kind, subject,
+             attribute, content, content_hash, importance, confidence, sensitivity, source_type,
+             source_ref, source_captured_at, source_extractor, status, created_at, updated_at,
+             last_used_at, valid_from, expires_at, review_after, superseded_by, version, consent,
+             metadata, transcript, derived_from)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
+             $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31)
+         RETURNING rowid),
+     v AS (
+         INSERT INTO memory_vectors (memory_rowid, model, dims, vector)
+         SELECT rowid, $32::text, $33::integer, $34::vector FROM m WHERE $34::vector IS NOT NULL)
+     SELECT rowid FROM m";
+
+const AUDIT_SQL: &str =
+    "INSERT INTO audit_log (tenant, user_id, at, action, memory_id, reason, actor)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)";
+
+const SUPERSEDE_SQL: &str = "UPDATE memories SET status = 'superseded', superseded_by = $1,
+            updated_at = $2
+      WHERE tenant = $3 AND user_id = $4 AND id = $5
+     RETURNING rowid";
+
+/// The write path's statements, prepared once per batch.
+struct WriteStatements {
+    neighbours: postgres::Statement,
+    insert: postgres::Statement,
+    audit: postgres::Statement,
+    supersede: postgres::Statement,
+}
+
+impl WriteStatements {
+    fn prepare(tx: &mut Transaction<'_>) -> Result<Self> {
+        Ok(Self {
+            neighbours: tx.prepare(NEIGHBOURS_SQL)?,
+            insert: tx.prepare(INSERT_SQL)?,
+            audit: tx.prepare(AUDIT_SQL)?,
+            supersede: tx.prepare(SUPERSEDE_SQL)?,
+        })
+    }
+}
+
+/// One batch of writes of one user, inside its transaction.
+struct Batch<'s> {
+    store: &'s PostgresStore,
+    statements: WriteStatements,
+    who: &'s UserRef,
+    settings: UserSettings,
+    now: Timestamp,
+    actor: &'s str,
+}
+
+/// The index row of a record as just written, so the index follows without reading it back.
+fn index_row_of(rowid: i64, memory: &Memory, vector: Option<&Embedded>) -> IndexRow {
+    IndexRow {
+        rowid,
+        kind: memory.kind,
+        scope: memory.scope.to_string(),
+        active: memory.status == Status::Active,
+        sensitive: memory.sensitivity == mnemo_core::Sensitivity::Sensitive,
+        expires_at: memory.expires_at.map(Timestamp::as_millis),
+        vector: vector.map(|v| v.vector.clone()).unwrap_or_default(),
+        text: memory.content.clone(),
+        speaker: memory.metadata.get("speaker").cloned(),
+        session: memory.session_id.clone(),
+        valid_from: memory.valid_from.as_millis(),
+    }
+}
+
+impl Batch<'_> {
+    fn audit(
+        &self,
+        tx: &mut Transaction<'_>,
+        action: AuditAction,
+        memory_id: Option<&MemoryId>,
+        reason: Option<ReasonCode>,
+    ) -> Result<()> {
+        tx.execute(
+            &self.statements.audit,
+            &[
+                &self.who.tenant(),
+                &self.who.user_id(),
+                &self.now.as_millis(),
+                &action.as_str(),
+                &memory_id.map(|id| id.0.as_str()),
+                &reason.map(ReasonCode::as_str),
+                &self.actor,
+            ],
+        )?;
+        Ok(())
+    }
+
     /// Reads the neighbours of a candidate that the consistency rules need.
     fn write_context(
         &self,
         tx: &mut Transaction<'_>,
-        index: &mut UserIndex,
-        who: &UserRef,
+        index: &UserIndex,
         candidate: &Candidate,
         embedding: Option<&Embedded>,
-        now: Timestamp,
     ) -> Result<WriteContext> {
-        let (tenant, user) = owner(who);
+        let (tenant, user) = owner(self.who);
         let scope = candidate.scope.to_string();
-        let same_key = match &candidate.key {
-            Some((subject, attribute)) => query_memories(
-                tx,
-                "m.tenant = $1 AND m.user_id = $2 AND m.scope = $3 AND m.subject = $4
-                 AND m.attribute = $5 AND m.status = 'active'",
-                &[&tenant, &user, &scope, subject, attribute],
-            )?
-            .into_iter()
-            .map(|(_, m)| m)
-            .collect(),
-            None => Vec::new(),
-        };
-        let normalized = candidate.normalized_content();
-        let same_content = query_memories(
-            tx,
-            SAME_CONTENT,
+        let (subject, attribute) = candidate.key.clone().unzip();
+        let source_ref = candidate.source.source_ref.as_deref();
+        let by_message =
+            embedding.is_some() && candidate.kind == Kind::Episodic && source_ref.is_some();
+        if let Some(embedded) = embedding {
+            self.store.check_vector(tx, embedded)?;
+        }
+        let rows = tx.query(
+            &self.statements.neighbours,
             &[
                 &tenant,
                 &user,
                 &content_hash(&candidate.content),
                 &candidate.kind.as_str(),
                 &scope,
-                &now.as_millis(),
+                &self.now.as_millis(),
+                &subject,
+                &attribute,
+                &by_message,
+                &source_ref,
             ],
-        )?
-        .into_iter()
-        .map(|(_, m)| m)
-        .filter(|m| lifecycle::normalize(&m.content) == normalized)
-        .collect();
-        let mut similar = Vec::new();
-        if let Some(embedded) = embedding {
-            check_vector(tx, embedded)?;
-            match (&candidate.kind, &candidate.source.source_ref) {
+        )?;
+        let normalized = candidate.normalized_content();
+        let (mut same_key, mut same_content, mut similar) = (Vec::new(), Vec::new(), Vec::new());
+        for row in &rows {
+            let (_, memory) = memory_from_row(row)?;
+            let flags: (bool, bool, bool) = (row.try_get(34)?, row.try_get(35)?, row.try_get(36)?);
+            if flags.0 && lifecycle::normalize(&memory.content) == normalized {
+                same_content.push(memory.clone());
+            }
+            if flags.1 {
+                same_key.push(memory.clone());
+            }
+            if let (true, Some(embedded)) = (flags.2, embedding) {
                 // An episode can only duplicate a record of the same message.
-                (Kind::Episodic, Some(reference)) => {
-                    let rows = query_memories(
-                        tx,
-                        "m.tenant = $1 AND m.user_id = $2 AND m.kind = 'episodic'
-                         AND m.source_ref = $3 AND m.status = 'active'",
-                        &[&tenant, &user, reference],
-                    )?;
-                    for (rowid, memory) in rows {
-                        if let Some(vector) = vector_of(tx, rowid)? {
-                            let (a, b) = (quantize(&embedded.vector), quantize(&vector));
-                            similar.push((memory, cosine_of(&a, &b)));
-                        }
-                    }
-                }
-                _ => {
-                    let filter = ScanFilter {
-                        now: now.as_millis(),
-                        kind: Some(candidate.kind),
-                        scope: Some(&scope),
-                        exclude_sensitive: false,
-                    };
-                    for (rowid, similarity) in index.nearest(&embedded.vector, filter, NEIGHBOURS) {
-                        let found = query_memories(
-                            tx,
-                            "m.tenant = $1 AND m.user_id = $2 AND m.rowid = $3",
-                            &[&tenant, &user, &rowid],
-                        )?;
-                        similar.extend(found.into_iter().map(|(_, m)| (m, similarity)));
-                    }
+                if let Some(vector) = row.try_get::<_, Option<Vector>>(33)? {
+                    let (a, b) = (quantize(&embedded.vector), quantize(vector.as_slice()));
+                    similar.push((memory, cosine_of(&a, &b)));
                 }
             }
         }
-        Ok(WriteContext { settings: read_settings(tx, who)?, same_key, same_content, similar })
+        if let (false, Some(embedded)) = (by_message, embedding) {
+            let filter = ScanFilter {
+                now: self.now.as_millis(),
+                kind: Some(candidate.kind),
+                scope: Some(&scope),
+                exclude_sensitive: false,
+            };
+            let nearest = index.nearest(&embedded.vector, filter, NEIGHBOURS);
+            let rowids: Vec<i64> = nearest.iter().map(|(rowid, _)| *rowid).collect();
+            let mut found: HashMap<i64, Memory> = query_memories(
+                tx,
+                "m.tenant = $1 AND m.user_id = $2 AND m.rowid = ANY($3)",
+                &[&tenant, &user, &rowids],
+            )?
+            .into_iter()
+            .collect();
+            for (rowid, similarity) in nearest {
+                similar.extend(found.remove(&rowid).map(|m| (m, similarity)));
+            }
+        }
+        Ok(WriteContext { settings: self.settings, same_key, same_content, similar })
     }
 
-    /// Decides and applies one record inside a write transaction; returns its receipt and
-    /// the rowids it touched.
-    #[allow(clippy::too_many_arguments)]
+    /// Decides and applies one record inside the batch's transaction, and brings the index
+    /// up to date with it.
     fn write_one(
         &self,
         tx: &mut Transaction<'_>,
         index: &mut UserIndex,
-        who: &UserRef,
         record: &NewRecord,
-        now: Timestamp,
-        actor: &str,
         decide: &dyn Fn(&Candidate, &WriteContext) -> Decision,
-    ) -> Result<(WriteReceipt, Vec<i64>)> {
+    ) -> Result<(WriteReceipt, bool)> {
         let context =
-            self.write_context(tx, index, who, &record.candidate, record.embedding.as_ref(), now)?;
+            self.write_context(tx, index, &record.candidate, record.embedding.as_ref())?;
         let decision = decide(&record.candidate, &context);
         let (action, reason) = audit_action_for(&decision);
-        let mut touched = Vec::new();
+        let mut touched = false;
         let id = match &decision {
             // Memory switched off means no trace at all, not even an audit line.
             Decision::Refuse(ReasonCode::MemoryDisabled) => {
-                return Ok((WriteReceipt { decision, id: None }, Vec::new()));
+                return Ok((WriteReceipt { decision, id: None }, false));
             }
             Decision::Refuse(_) => None,
             Decision::Skip { existing, .. } => Some(existing.clone()),
             Decision::Insert { status, supersede, .. } => {
                 let mut memory = record.candidate.clone().into_memory(
                     record.id.clone(),
-                    who.tenant(),
-                    who.user_id(),
+                    self.who.tenant(),
+                    self.who.user_id(),
                     *status,
-                    now,
+                    self.now,
                 );
                 // Supersede first, so the unique active-key index never sees two.
                 for old in supersede {
                     let rowid: Option<i64> = tx
                         .query_opt(
-                            "UPDATE memories SET status = 'superseded', superseded_by = $1,
-                                    updated_at = $2
-                              WHERE tenant = $3 AND user_id = $4 AND id = $5
-                             RETURNING rowid",
+                            &self.statements.supersede,
                             &[
                                 &memory.id.0,
-                                &now.as_millis(),
-                                &who.tenant(),
-                                &who.user_id(),
+                                &self.now.as_millis(),
+                                &self.who.tenant(),
+                                &self.who.user_id(),
                                 &old.0,
                             ],
                         )?
                         .map(|r| r.get(0));
-                    touched.extend(rowid);
-                    Auditor::for_user(who, now, actor).log(
-                        tx,
-                        AuditAction::Superseded,
-                        Some(old),
-                        reason,
-                    )?;
+                    if let Some(rowid) = rowid {
+                        index.deactivate(rowid);
+                    }
+                    self.audit(tx, AuditAction::Superseded, Some(old), reason)?;
                 }
                 memory.embedding = None;
-                touched.push(insert_memory(tx, &memory, record.embedding.as_ref())?);
+                let rowid = self.insert(tx, &memory, record.embedding.as_ref())?;
+                index.upsert_row(index_row_of(rowid, &memory, record.embedding.as_ref()));
+                touched = true;
                 Some(memory.id)
             }
         };
-        Auditor::for_user(who, now, actor).log(tx, action, id.as_ref(), reason)?;
+        self.audit(tx, action, id.as_ref(), reason)?;
         Ok((WriteReceipt { decision, id }, touched))
+    }
+
+    /// Inserts a new record and its vector; returns its rowid.
+    fn insert(
+        &self,
+        tx: &mut Transaction<'_>,
+        memory: &Memory,
+        vector: Option<&Embedded>,
+    ) -> Result<i64> {
+        insert_with(tx, &self.statements.insert, memory, vector)
     }
 }
 
@@ -848,18 +993,24 @@ impl Store for PostgresStore {
         Ok(self.write_tx(owner(who), |tx, cached| {
             let epoch = read_epoch(tx, owner(who))?;
             let index = index_at(tx, owner(who), epoch, cached)?;
+            let batch = Batch {
+                store: self,
+                statements: WriteStatements::prepare(tx)?,
+                who,
+                // The user's lock keeps settings from changing during the batch.
+                settings: read_settings(tx, who)?,
+                now,
+                actor,
+            };
             let mut receipts = Vec::with_capacity(records.len());
-            let mut all_touched = Vec::new();
+            let mut touched = false;
             for record in &records {
-                let (receipt, touched) =
-                    self.write_one(tx, index, who, record, now, actor, decide)?;
-                // Later records of the batch must see this one as a neighbour.
-                refresh(tx, owner(who), index, &touched)?;
-                all_touched.extend(touched);
+                let (receipt, wrote) = batch.write_one(tx, index, record, decide)?;
+                touched |= wrote;
                 receipts.push(receipt);
             }
-            let touched =
-                if all_touched.is_empty() { Touched::Nothing } else { Touched::Rows(Vec::new()) };
+            // The index already follows every row the batch changed.
+            let touched = if touched { Touched::Rows(Vec::new()) } else { Touched::Nothing };
             Ok((receipts, touched))
         })?)
     }
@@ -989,7 +1140,10 @@ impl Store for PostgresStore {
                 &[&edit.content, &content_hash(&edit.content), &now.as_millis(), &rowid],
             )?;
             match &edit.embedding {
-                Some(embedded) => put_vector(tx, rowid, embedded)?,
+                Some(embedded) => {
+                    self.check_vector(tx, embedded)?;
+                    put_vector(tx, rowid, embedded)?;
+                }
                 None => {
                     tx.execute("DELETE FROM memory_vectors WHERE memory_rowid = $1", &[&rowid])?;
                 }
@@ -1243,7 +1397,10 @@ impl Store for PostgresStore {
                     },
                     None => None,
                 };
-                let rowid = insert_memory(tx, &memory, embedded.as_ref())?;
+                if let Some(embedded) = &embedded {
+                    self.check_vector(tx, embedded)?;
+                }
+                let rowid = insert_with(tx, INSERT_SQL, &memory, embedded.as_ref())?;
                 for version in &record.history {
                     let number = i32::try_from(version.version).unwrap_or(i32::MAX);
                     tx.execute(
@@ -1304,7 +1461,7 @@ impl Store for PostgresStore {
     ) -> Result<Vec<Found>, PortError> {
         let mut conn = self.pool.get().map_err(StoreError::from)?;
         if let Some(vector) = query.vector {
-            check_vector(&mut *conn, vector)?;
+            self.check_vector(&mut *conn, vector)?;
         }
         let scope = query.filter.scope.as_ref().map(ToString::to_string);
         let filter = ScanFilter {
@@ -1323,13 +1480,23 @@ impl Store for PostgresStore {
             index.search(query.terms, query.vector.map(|v| v.vector.as_slice()), filter, select)
         };
         let wanted: Vec<i64> = hits.iter().map(|hit| hit.rowid).collect();
-        let mut memories: HashMap<i64, Memory> = query_memories(
-            &mut *conn,
-            "m.tenant = $1 AND m.user_id = $2 AND m.rowid = ANY($3)",
-            &[&who.tenant(), &who.user_id(), &wanted],
-        )?
-        .into_iter()
-        .collect();
+        let sql = format!(
+            "SELECT {MEMORY_COLUMNS} FROM {MEMORY_FROM}
+              WHERE m.tenant = $1 AND m.user_id = $2 AND m.rowid = ANY($3)"
+        );
+        let mut memories: HashMap<i64, Memory> = conn
+            .query_typed(
+                &sql,
+                &[
+                    (&who.tenant(), Type::TEXT),
+                    (&who.user_id(), Type::TEXT),
+                    (&wanted, Type::INT8_ARRAY),
+                ],
+            )
+            .map_err(StoreError::from)?
+            .iter()
+            .map(memory_from_row)
+            .collect::<Result<_>>()?;
         Ok(hits
             .into_iter()
             .filter_map(|hit| {
@@ -1412,15 +1579,20 @@ impl Store for PostgresStore {
         }
         let mut conn = self.pool.get().map_err(StoreError::from)?;
         let ids: Vec<&str> = ids.iter().map(|id| id.0.as_str()).collect();
-        // A lost last-used time is harmless: this commit does not wait for the WAL flush.
-        let mut tx = conn.transaction().map_err(StoreError::from)?;
-        tx.batch_execute("SET LOCAL synchronous_commit = off").map_err(StoreError::from)?;
-        tx.execute(
-            "UPDATE memories SET last_used_at = $1 WHERE tenant = $2 AND user_id = $3 AND id = ANY($4)",
-            &[&now.as_millis(), &who.tenant(), &who.user_id(), &ids],
+        // A lost last-used time is harmless: this commit does not wait for the WAL flush
+        // (`set_config(..., true)` applies to the statement's own transaction).
+        conn.execute_typed(
+            "WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
+             UPDATE memories SET last_used_at = $1 FROM relaxed
+              WHERE tenant = $2 AND user_id = $3 AND id = ANY($4)",
+            &[
+                (&now.as_millis(), Type::INT8),
+                (&who.tenant(), Type::TEXT),
+                (&who.user_id(), Type::TEXT),
+                (&ids, Type::TEXT_ARRAY),
+            ],
         )
         .map_err(StoreError::from)?;
-        tx.commit().map_err(StoreError::from)?;
         Ok(())
     }
 
