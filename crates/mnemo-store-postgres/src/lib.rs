@@ -85,13 +85,18 @@ pub enum StoreError {
     VectorMismatch(String),
 }
 
-/// SQLSTATE classes that mean "try again": serialization failure, deadlock, and the
-/// connection-level classes (08: connection exception, 57P: operator intervention).
+/// SQLSTATE classes that mean "try again": serialization failure, deadlock, lock timeout,
+/// and the connection-level classes (08: connection exception, 57P: operator intervention).
 fn retryable(error: &postgres::Error) -> bool {
     match error.code() {
         Some(code) => {
             let code = code.code();
-            code == "40001" || code == "40P01" || code.starts_with("08") || code.starts_with("57P")
+            // 55P03: a lock wait passed `lock_timeout`.
+            code == "40001"
+                || code == "40P01"
+                || code == "55P03"
+                || code.starts_with("08")
+                || code.starts_with("57P")
         }
         // No SQLSTATE: the connection itself failed.
         None => error.is_closed() || error.as_db_error().is_none(),
@@ -153,6 +158,12 @@ impl Drop for OwnPool {
     }
 }
 
+/// How long a statement waits for a lock (the user's write lock among them), in ms.
+const LOCK_TIMEOUT_MS: u32 = 30_000;
+
+/// How long the server keeps a transaction its client left idle, in ms.
+const IDLE_TX_TIMEOUT_MS: u32 = 60_000;
+
 /// How many connections one node keeps open at most.
 const POOL_SIZE: u32 = 16;
 
@@ -184,23 +195,20 @@ impl std::fmt::Debug for PostgresStore {
     }
 }
 
-/// What a committed write changed, so this node's index of the user can follow.
-enum Touched {
-    /// Nothing the index holds.
-    Nothing,
-    /// These rows of the acting user (inserted, changed or deleted).
-    Rows(Vec<i64>),
-    /// Any rows of the acting user.
-    User,
-}
-
 impl PostgresStore {
     /// Connects to the database at `url` (`postgres://user@host:port/db`, with libpq-style
     /// parameters such as `?options=-csearch_path%3Dmnemo` to pick a schema) and applies
     /// pending migrations.
     pub fn open(url: &str, now: Timestamp) -> Result<Self> {
-        let config: postgres::Config =
+        let mut config: postgres::Config =
             url.parse().map_err(|e: postgres::Error| StoreError::BadUrl(e.to_string()))?;
+        // No request waits forever: not on another writer's lock of the user (the request
+        // fails as unavailable, to be retried), nor behind a transaction its client abandoned.
+        let options = format!(
+            "{} -c lock_timeout={LOCK_TIMEOUT_MS} -c idle_in_transaction_session_timeout={IDLE_TX_TIMEOUT_MS}",
+            config.get_options().unwrap_or_default()
+        );
+        config.options(options.trim());
         let target = format!(
             "{}/{}",
             config
@@ -241,70 +249,82 @@ impl PostgresStore {
         users.entry((who.0.to_owned(), who.1.to_owned())).or_default().clone()
     }
 
-    /// Runs `body` in a transaction holding the user's advisory lock, raises the user's epoch
-    /// when the body touched indexed rows, commits, and brings this node's index of the user
-    /// up to date. The body gets the user's cached index when it is current.
+    /// Runs `body` in a transaction that first takes the user's advisory lock and raises the
+    /// user's epoch (every row the transaction changes is stamped with it, and every row it
+    /// deletes leaves a tombstone with it: migration 0002), then commits. The body gets the
+    /// epoch before its own and this node's cached index of the user, which it may bring up to
+    /// date and label with the new epoch; the cache is dropped when the transaction fails.
     fn write_tx<T>(
         &self,
         who: (&str, &str),
-        body: impl FnOnce(&mut Transaction<'_>, &mut Option<CachedUser>) -> Result<(T, Touched)>,
+        body: impl FnOnce(&mut Transaction<'_>, i64, &mut Option<CachedUser>) -> Result<T>,
     ) -> Result<T> {
         let mut conn = self.pool.get()?;
         let mut tx = conn.transaction()?;
-        lock_user(&mut tx, who)?;
-        let epoch = read_epoch(&mut tx, who)?;
+        let epoch: i64 = tx
+            .query_one(
+                "WITH locked AS (
+                     SELECT pg_advisory_xact_lock(
+                         hashtextextended(current_schema() || chr(31) || $1 || chr(31) || $2, 0))),
+                 raised AS (
+                     INSERT INTO user_epochs (tenant, user_id, epoch)
+                     SELECT $1, $2, 1 FROM locked
+                     ON CONFLICT (tenant, user_id) DO UPDATE SET epoch = user_epochs.epoch + 1
+                     RETURNING epoch)
+                 SELECT epoch, set_config('mnemo.epoch', epoch::text, true) FROM raised",
+                &[&who.0, &who.1],
+            )?
+            .get(0);
+        if epoch % PRUNE_EVERY == 0 {
+            tx.execute(
+                "DELETE FROM memory_tombstones WHERE tenant = $1 AND user_id = $2 AND epoch <= $3",
+                &[&who.0, &who.1, &(epoch - DELTA_EPOCHS)],
+            )?;
+        }
         let slot = self.slot(who);
         let mut cached = lock(&slot);
-        if cached.as_ref().is_some_and(|c| c.epoch != epoch) {
+        let outcome = body(&mut tx, epoch - 1, &mut cached).and_then(|value| {
+            tx.commit()?;
+            Ok(value)
+        });
+        if outcome.is_err() {
+            // The index may hold rows of the rolled-back transaction.
             *cached = None;
         }
-        let outcome = body(&mut tx, &mut cached).and_then(|(value, touched)| {
-            let new_epoch = match touched {
-                Touched::Nothing => epoch,
-                _ => bump_epoch(&mut tx, who)?,
-            };
-            tx.commit()?;
-            Ok((value, touched, new_epoch))
-        });
-        let (value, touched, new_epoch) = match outcome {
-            Ok(done) => done,
-            Err(e) => {
-                // The index may hold rows of the rolled-back transaction.
-                *cached = None;
-                return Err(e);
-            }
-        };
-        if let Some(current) = cached.as_mut() {
-            current.epoch = new_epoch;
-            let followed = match &touched {
-                Touched::Nothing => true,
-                Touched::Rows(rowids) => {
-                    refresh(&mut *conn, who, &mut current.index, rowids).is_ok()
-                }
-                Touched::User => false,
-            };
-            if !followed {
-                *cached = None;
-            }
-        }
-        Ok(value)
+        outcome
     }
 }
+
+/// How far (in epochs) a cached index may lag and still catch up from the changes since;
+/// tombstones older than this are pruned.
+const DELTA_EPOCHS: i64 = 1024;
+
+/// Every how many epochs of a user its old tombstones are pruned.
+const PRUNE_EVERY: i64 = 64;
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// The user's index as of `epoch`, loaded from `client` when the cache has none that recent.
+/// The user's index as of `epoch`: the cached one, brought up to date with the rows changed
+/// and deleted since its own epoch when it lags by at most [`DELTA_EPOCHS`], else loaded
+/// whole from `client`.
 fn index_at<'c>(
     client: &mut impl GenericClient,
     who: (&str, &str),
     epoch: i64,
     cached: &'c mut Option<CachedUser>,
 ) -> Result<&'c mut UserIndex> {
-    if cached.as_ref().is_none_or(|c| c.epoch != epoch) {
-        *cached = None;
-        *cached = Some(CachedUser { epoch, index: load_user(client, who)? });
+    match cached {
+        Some(c) if c.epoch == epoch => {}
+        Some(c) if c.epoch < epoch && epoch - c.epoch <= DELTA_EPOCHS => {
+            catch_up(client, who, c)?;
+            c.epoch = epoch;
+        }
+        _ => {
+            *cached = None;
+            *cached = Some(CachedUser { epoch, index: load_user(client, who)? });
+        }
     }
     match cached {
         Some(c) => Ok(&mut c.index),
@@ -312,12 +332,29 @@ fn index_at<'c>(
     }
 }
 
-/// Serialises writers of one user across every node until the transaction ends.
-fn lock_user(tx: &mut Transaction<'_>, who: (&str, &str)) -> Result<()> {
-    tx.execute(
-        "SELECT pg_advisory_xact_lock(hashtextextended($1 || chr(31) || $2, 0))",
-        &[&who.0, &who.1],
+/// Applies to a cached index the user's rows changed, and deleted, after its epoch. Rows of
+/// later epochs may be applied too; applying them again later does no harm.
+fn catch_up(
+    client: &mut impl GenericClient,
+    who: (&str, &str),
+    cached: &mut CachedUser,
+) -> Result<()> {
+    let sql = format!(
+        "{ROW_SQL} WHERE m.tenant = $1 AND m.user_id = $2 AND m.changed_epoch > $3 ORDER BY m.rowid"
+    );
+    // Prepared, not typed: the rows carry pgvector's `vector`, whose type the client must
+    // look up before it reads them, and a typed query cannot wait for that lookup.
+    let changed = client.query(&sql, &[&who.0, &who.1, &cached.epoch])?;
+    let deleted = client.query_typed(
+        "SELECT rowid FROM memory_tombstones WHERE tenant = $1 AND user_id = $2 AND epoch > $3",
+        &[(&who.0, Type::TEXT), (&who.1, Type::TEXT), (&cached.epoch, Type::INT8)],
     )?;
+    for row in &changed {
+        cached.index.upsert_row(index_row(row)?);
+    }
+    for row in &deleted {
+        cached.index.remove(row.try_get(0)?);
+    }
     Ok(())
 }
 
@@ -330,17 +367,6 @@ fn read_epoch(client: &mut impl GenericClient, who: (&str, &str)) -> Result<i64>
         )?
         .map(|row| row.get(0))
         .unwrap_or(0))
-}
-
-fn bump_epoch(tx: &mut Transaction<'_>, who: (&str, &str)) -> Result<i64> {
-    Ok(tx
-        .query_one(
-            "INSERT INTO user_epochs (tenant, user_id, epoch) VALUES ($1, $2, 1)
-             ON CONFLICT (tenant, user_id) DO UPDATE SET epoch = user_epochs.epoch + 1
-             RETURNING epoch",
-            &[&who.0, &who.1],
-        )?
-        .get(0))
 }
 
 const ROW_SQL: &str = "SELECT m.rowid, m.kind, m.scope, m.status, m.sensitivity, m.expires_at,
@@ -375,32 +401,6 @@ fn load_user(client: &mut impl GenericClient, who: (&str, &str)) -> Result<UserI
         index.upsert_row(index_row(&row)?);
     }
     Ok(index)
-}
-
-/// Re-reads the given rows of the user into its index (removing those that are gone).
-fn refresh(
-    client: &mut impl GenericClient,
-    who: (&str, &str),
-    index: &mut UserIndex,
-    rowids: &[i64],
-) -> Result<()> {
-    if rowids.is_empty() {
-        return Ok(());
-    }
-    let sql = format!(
-        "{ROW_SQL} WHERE m.tenant = $1 AND m.user_id = $2 AND m.rowid = ANY($3) ORDER BY m.rowid"
-    );
-    let rows = client.query(&sql, &[&who.0, &who.1, &rowids])?;
-    let found: Vec<IndexRow> = rows.iter().map(index_row).collect::<Result<_>>()?;
-    for rowid in rowids {
-        if !found.iter().any(|row| row.rowid == *rowid) {
-            index.remove(*rowid);
-        }
-    }
-    for row in found {
-        index.upsert_row(row);
-    }
-    Ok(())
 }
 
 fn owner(who: &UserRef) -> (&str, &str) {
@@ -888,16 +888,15 @@ impl Batch<'_> {
         index: &mut UserIndex,
         record: &NewRecord,
         decide: &dyn Fn(&Candidate, &WriteContext) -> Decision,
-    ) -> Result<(WriteReceipt, bool)> {
+    ) -> Result<WriteReceipt> {
         let context =
             self.write_context(tx, index, &record.candidate, record.embedding.as_ref())?;
         let decision = decide(&record.candidate, &context);
         let (action, reason) = audit_action_for(&decision);
-        let mut touched = false;
         let id = match &decision {
             // Memory switched off means no trace at all, not even an audit line.
             Decision::Refuse(ReasonCode::MemoryDisabled) => {
-                return Ok((WriteReceipt { decision, id: None }, false));
+                return Ok(WriteReceipt { decision, id: None });
             }
             Decision::Refuse(_) => None,
             Decision::Skip { existing, .. } => Some(existing.clone()),
@@ -931,12 +930,11 @@ impl Batch<'_> {
                 memory.embedding = None;
                 let rowid = self.insert(tx, &memory, record.embedding.as_ref())?;
                 index.upsert_row(index_row_of(rowid, &memory, record.embedding.as_ref()));
-                touched = true;
                 Some(memory.id)
             }
         };
         self.audit(tx, action, id.as_ref(), reason)?;
-        Ok((WriteReceipt { decision, id }, touched))
+        Ok(WriteReceipt { decision, id })
     }
 
     /// Inserts a new record and its vector; returns its rowid.
@@ -968,7 +966,7 @@ impl Store for PostgresStore {
         now: Timestamp,
         actor: &str,
     ) -> Result<(), PortError> {
-        Ok(self.write_tx(owner(who), |tx, _| {
+        Ok(self.write_tx(owner(who), |tx, _, _| {
             tx.execute(
                 "INSERT INTO user_settings (tenant, user_id, memory_enabled, updated_at)
                  VALUES ($1, $2, $3, $4)
@@ -978,7 +976,7 @@ impl Store for PostgresStore {
                 &[&who.tenant(), &who.user_id(), &settings.memory_enabled, &now.as_millis()],
             )?;
             Auditor::for_user(who, now, actor).log(tx, AuditAction::SettingsChanged, None, None)?;
-            Ok(((), Touched::Nothing))
+            Ok(())
         })?)
     }
 
@@ -990,9 +988,8 @@ impl Store for PostgresStore {
         actor: &str,
         decide: &dyn Fn(&Candidate, &WriteContext) -> Decision,
     ) -> Result<Vec<WriteReceipt>, PortError> {
-        Ok(self.write_tx(owner(who), |tx, cached| {
-            let epoch = read_epoch(tx, owner(who))?;
-            let index = index_at(tx, owner(who), epoch, cached)?;
+        Ok(self.write_tx(owner(who), |tx, before, cached| {
+            let index = index_at(tx, owner(who), before, cached)?;
             let batch = Batch {
                 store: self,
                 statements: WriteStatements::prepare(tx)?,
@@ -1003,15 +1000,15 @@ impl Store for PostgresStore {
                 actor,
             };
             let mut receipts = Vec::with_capacity(records.len());
-            let mut touched = false;
             for record in &records {
-                let (receipt, wrote) = batch.write_one(tx, index, record, decide)?;
-                touched |= wrote;
-                receipts.push(receipt);
+                receipts.push(batch.write_one(tx, index, record, decide)?);
             }
-            // The index already follows every row the batch changed.
-            let touched = if touched { Touched::Rows(Vec::new()) } else { Touched::Nothing };
-            Ok((receipts, touched))
+            // The index followed every row the batch changed: it is the state at the batch's
+            // own epoch once it commits (and dropped if it does not).
+            if let Some(current) = cached.as_mut() {
+                current.epoch = before + 1;
+            }
+            Ok(receipts)
         })?)
     }
 
@@ -1101,12 +1098,12 @@ impl Store for PostgresStore {
         now: Timestamp,
         actor: &str,
     ) -> Result<Option<Memory>, PortError> {
-        Ok(self.write_tx(owner(who), |tx, _| {
+        Ok(self.write_tx(owner(who), |tx, _, _| {
             let Some((rowid, memory)) = find(tx, who, id)? else {
-                return Ok((None, Touched::Nothing));
+                return Ok(None);
             };
             if memory.is_expired(now) {
-                return Ok((None, Touched::Nothing));
+                return Ok(None);
             }
             if !matches!(memory.status, Status::Active | Status::Pending) {
                 return Err(StoreError::Conflict(format!(
@@ -1149,7 +1146,7 @@ impl Store for PostgresStore {
                 }
             }
             Auditor::for_user(who, now, actor).log(tx, AuditAction::Edited, Some(id), None)?;
-            Ok((find(tx, who, id)?.map(|(_, m)| m), Touched::Rows(vec![rowid])))
+            Ok(find(tx, who, id)?.map(|(_, m)| m))
         })?)
     }
 
@@ -1160,12 +1157,12 @@ impl Store for PostgresStore {
         now: Timestamp,
         actor: &str,
     ) -> Result<Option<Vec<MemoryId>>, PortError> {
-        Ok(self.write_tx(owner(who), |tx, _| {
+        Ok(self.write_tx(owner(who), |tx, _, _| {
             let Some((rowid, memory)) = find(tx, who, id)? else {
-                return Ok((None, Touched::Nothing));
+                return Ok(None);
             };
             if memory.is_expired(now) {
-                return Ok((None, Touched::Nothing));
+                return Ok(None);
             }
             if memory.status != Status::Pending {
                 return Err(StoreError::Conflict(format!(
@@ -1210,7 +1207,7 @@ impl Store for PostgresStore {
                 &[&now.as_millis(), &consent, &rowid],
             )?;
             log.log(tx, AuditAction::Confirmed, Some(id), None)?;
-            Ok((Some(superseded), Touched::Rows(touched)))
+            Ok(Some(superseded))
         })?)
     }
 
@@ -1221,9 +1218,9 @@ impl Store for PostgresStore {
         now: Timestamp,
         actor: &str,
     ) -> Result<bool, PortError> {
-        Ok(self.write_tx(owner(who), |tx, _| {
+        Ok(self.write_tx(owner(who), |tx, _, _| {
             let Some((rowid, memory)) = find(tx, who, id)? else {
-                return Ok((false, Touched::Nothing));
+                return Ok(false);
             };
             if memory.status != Status::Pending {
                 return Err(StoreError::Conflict(format!(
@@ -1233,7 +1230,7 @@ impl Store for PostgresStore {
             }
             purge(tx, owner(who), &[rowid])?;
             Auditor::for_user(who, now, actor).log(tx, AuditAction::Rejected, Some(id), None)?;
-            Ok((true, Touched::Rows(vec![rowid])))
+            Ok(true)
         })?)
     }
 
@@ -1244,9 +1241,9 @@ impl Store for PostgresStore {
         now: Timestamp,
         actor: &str,
     ) -> Result<Vec<MemoryId>, PortError> {
-        Ok(self.write_tx(owner(who), |tx, _| {
+        Ok(self.write_tx(owner(who), |tx, _, _| {
             let Some((rowid, _)) = find(tx, who, id)? else {
-                return Ok((Vec::new(), Touched::Nothing));
+                return Ok(Vec::new());
             };
             let doomed = chain(tx, owner(who), rowid, true)?;
             let rowids: Vec<i64> = doomed.iter().map(|(r, _)| *r).collect();
@@ -1259,12 +1256,12 @@ impl Store for PostgresStore {
                     None,
                 )?;
             }
-            Ok((doomed.into_iter().map(|(_, id)| id).collect(), Touched::Rows(rowids)))
+            Ok(doomed.into_iter().map(|(_, id)| id).collect())
         })?)
     }
 
     fn forget_all(&self, who: &UserRef, now: Timestamp, actor: &str) -> Result<usize, PortError> {
-        Ok(self.write_tx(owner(who), |tx, _| {
+        Ok(self.write_tx(owner(who), |tx, _, _| {
             tx.execute(
                 "DELETE FROM memory_links WHERE tenant = $1 AND user_id = $2",
                 &[&who.tenant(), &who.user_id()],
@@ -1279,7 +1276,7 @@ impl Store for PostgresStore {
                 &[&who.tenant(), &who.user_id()],
             )?;
             Auditor::for_user(who, now, actor).log(tx, AuditAction::Forgotten, None, None)?;
-            Ok((usize::try_from(removed).unwrap_or(usize::MAX), Touched::User))
+            Ok(usize::try_from(removed).unwrap_or(usize::MAX))
         })?)
     }
 
@@ -1307,7 +1304,7 @@ impl Store for PostgresStore {
         };
         let mut removed = Vec::new();
         for user in &users {
-            let gone = self.write_tx((tenant, user), |tx, _| {
+            let gone = self.write_tx((tenant, user), |tx, _, _| {
                 let expired: Vec<i64> = tx
                     .query(
                         "SELECT rowid FROM memories
@@ -1335,9 +1332,8 @@ impl Store for PostgresStore {
                 for (_, id) in &gone {
                     log.log(tx, AuditAction::Expired, Some(id), None)?;
                 }
-                let touched =
-                    if rowids.is_empty() { Touched::Nothing } else { Touched::Rows(rowids) };
-                Ok((gone.into_iter().map(|(_, id)| id).collect::<Vec<_>>(), touched))
+
+                Ok(gone.into_iter().map(|(_, id)| id).collect::<Vec<_>>())
             })?;
             removed.extend(gone);
         }
@@ -1374,7 +1370,7 @@ impl Store for PostgresStore {
         now: Timestamp,
         actor: &str,
     ) -> Result<usize, PortError> {
-        Ok(self.write_tx(owner(who), |tx, _| {
+        Ok(self.write_tx(owner(who), |tx, _, _| {
             let count = records.len();
             // Superseded records first, so the active-key index holds at every step.
             let mut ordered = records;
@@ -1416,7 +1412,7 @@ impl Store for PostgresStore {
                     None,
                 )?;
             }
-            Ok((count, Touched::User))
+            Ok(count)
         })?)
     }
 
@@ -1598,7 +1594,7 @@ impl Store for PostgresStore {
 
     fn create_run(&self, who: &UserRef, run: &Run, actor: &str) -> Result<(), PortError> {
         let state = serde_json::to_string(run).map_err(StoreError::Json)?;
-        Ok(self.write_tx(owner(who), |tx, _| {
+        Ok(self.write_tx(owner(who), |tx, _, _| {
             tx.execute(
                 "INSERT INTO runs (id, tenant, user_id, state, started_at, updated_at)
                  VALUES ($1, $2, $3, $4, $5, $6)",
@@ -1616,7 +1612,7 @@ impl Store for PostgresStore {
                 AuditAction::RunStarted,
                 &run.id,
             )?;
-            Ok(((), Touched::Nothing))
+            Ok(())
         })?)
     }
 
@@ -1645,8 +1641,8 @@ impl Store for PostgresStore {
         change: &dyn Fn(&mut Run) -> Result<(), PortError>,
     ) -> Result<Option<Run>, PortError> {
         let mut refused = None;
-        let result = self.write_tx(owner(who), |tx, _| {
-            let Some(mut run) = read_run(tx, who, id)? else { return Ok((None, Touched::Nothing)) };
+        let result = self.write_tx(owner(who), |tx, _, _| {
+            let Some(mut run) = read_run(tx, who, id)? else { return Ok(None) };
             if let Err(e) = change(&mut run) {
                 refused = Some(e);
                 // Returning an error rolls the transaction back.
@@ -1658,7 +1654,7 @@ impl Store for PostgresStore {
                   WHERE tenant = $3 AND user_id = $4 AND id = $5",
                 &[&state, &run.updated_at.as_millis(), &who.tenant(), &who.user_id(), &id],
             )?;
-            Ok((Some(run), Touched::Nothing))
+            Ok(Some(run))
         });
         match refused {
             Some(e) => Err(e),
@@ -1673,14 +1669,14 @@ impl Store for PostgresStore {
         now: Timestamp,
         actor: &str,
     ) -> Result<Option<Run>, PortError> {
-        Ok(self.write_tx(owner(who), |tx, _| {
-            let Some(run) = read_run(tx, who, id)? else { return Ok((None, Touched::Nothing)) };
+        Ok(self.write_tx(owner(who), |tx, _, _| {
+            let Some(run) = read_run(tx, who, id)? else { return Ok(None) };
             tx.execute(
                 "DELETE FROM runs WHERE tenant = $1 AND user_id = $2 AND id = $3",
                 &[&who.tenant(), &who.user_id(), &id],
             )?;
             Auditor::for_user(who, now, actor).log_run(tx, AuditAction::RunEnded, id)?;
-            Ok((Some(run), Touched::Nothing))
+            Ok(Some(run))
         })?)
     }
 }

@@ -8,11 +8,13 @@ use postgres::Client;
 use crate::StoreError;
 
 /// The migrations, in order. Never edit a released one: add a new file.
-const MIGRATIONS: &[(u32, &str, &str)] =
-    &[(1, "initial", include_str!("../migrations/0001_initial.sql"))];
+const MIGRATIONS: &[(u32, &str, &str)] = &[
+    (1, "initial", include_str!("../migrations/0001_initial.sql")),
+    (2, "changes_since", include_str!("../migrations/0002_changes_since.sql")),
+];
 
 /// The newest schema version this build knows.
-pub const LATEST_VERSION: u32 = 1;
+pub const LATEST_VERSION: u32 = MIGRATIONS[MIGRATIONS.len() - 1].0;
 
 /// The advisory lock key migrations run under.
 const MIGRATION_LOCK: i64 = 0x6d6e_656d_6f00;

@@ -132,3 +132,79 @@ fn sqlite_and_postgres_rank_every_question_alike() {
     }
     assert!(compared > 1000, "only {compared} hits compared");
 }
+
+/// Each question's hits on `mnemo` as (id, fused score).
+fn ranked(mnemo: &Mnemo, who: &UserRef, questions: &[String]) -> Vec<Vec<(String, f64)>> {
+    questions
+        .iter()
+        .map(|question| {
+            let request = SearchRequest {
+                query: question.clone(),
+                k: 10,
+                filter: SearchFilter::default(),
+                min_relevance: Some(0.0),
+            };
+            let hits = mnemo.search(who, &request).unwrap();
+            hits.into_iter().map(|hit| (hit.memory.id.0, hit.fused.score)).collect()
+        })
+        .collect()
+}
+
+#[test]
+fn a_nodes_cached_index_follows_another_nodes_changes() {
+    let Some(base) = server_url("a_nodes_cached_index_follows_another_nodes_changes") else {
+        return;
+    };
+    let (turns, questions) = conversation();
+    let questions = &questions[..40];
+    let clock = Arc::new(FixedClock(Timestamp::from_millis(1_760_000_000_000)));
+    let embedder = mnemo::builtin_embedder().unwrap();
+    let scratch = Scratch::create(&base).unwrap();
+    let node = || {
+        let store = PostgresStore::open(&scratch.url(), clock.0).unwrap();
+        Mnemo::new(Arc::new(store), Some(embedder.clone()), clock.clone(), "test")
+    };
+    let (a, b) = (node(), node());
+    let who = UserRef::new("locomo", "conv-0").unwrap();
+    let (first, rest) = turns.split_at(turns.len() / 2);
+    b.remember_batch(&who, first.to_vec()).unwrap();
+    // Node A caches the user's index now; every change below is made by node B.
+    let before = ranked(&a, &who, questions);
+    b.remember_batch(&who, rest.to_vec()).unwrap();
+    let listed = b.list(&who, &Default::default()).unwrap();
+    for memory in listed.iter().step_by(7) {
+        b.forget(&who, &memory.id).unwrap();
+    }
+    for memory in listed.iter().skip(3).step_by(11).take(20) {
+        // Edits change the text the lexical index holds.
+        let _ = b.edit(&who, &memory.id, &format!("{} (and the lighthouse trip)", memory.content));
+    }
+    let fresh = node();
+    let expected = ranked(&fresh, &who, questions);
+    let got = ranked(&a, &who, questions);
+    // Same records in the same order; scores equal up to the order floating-point sums ran in
+    // (an index updated in place holds its records in another order than a fresh one).
+    for ((question, want), have) in questions.iter().zip(&expected).zip(&got) {
+        let ids = |hits: &[(String, f64)]| hits.iter().map(|h| h.0.clone()).collect::<Vec<_>>();
+        assert_eq!(ids(have), ids(want), "node A after node B's changes: {question}");
+        for (w, h) in want.iter().zip(have) {
+            assert!((w.1 - h.1).abs() < 1e-9, "{question}: {} vs {}", w.1, h.1);
+        }
+    }
+    assert_ne!(
+        before.iter().map(|hits| hits.len()).sum::<usize>(),
+        0,
+        "node A had searched before the changes"
+    );
+    assert_ne!(
+        before
+            .iter()
+            .map(|hits| hits.iter().map(|h| h.0.clone()).collect::<Vec<_>>())
+            .collect::<Vec<_>>(),
+        expected
+            .iter()
+            .map(|hits| hits.iter().map(|h| h.0.clone()).collect::<Vec<_>>())
+            .collect::<Vec<_>>(),
+        "the changes moved the rankings"
+    );
+}
