@@ -16,6 +16,7 @@
 
 mod codec;
 mod migrate;
+mod pool;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -35,9 +36,10 @@ use mnemo_core::{
 };
 use mnemo_index::{IndexRow, ScanFilter, UserIndex, cosine_of, quantize};
 use pgvector::Vector;
-use postgres::types::Type;
 use postgres::{GenericClient, NoTls, Transaction};
 use r2d2_postgres::PostgresConnectionManager;
+
+use pool::{Conn, Statements};
 
 use codec::{MEMORY_COLUMNS, MEMORY_FROM, memory_from_row, to_json};
 pub use migrate::LATEST_VERSION as SCHEMA_VERSION;
@@ -134,7 +136,7 @@ impl From<StoreError> for PortError {
 
 type Result<T, E = StoreError> = std::result::Result<T, E>;
 
-type Pool = r2d2::Pool<PostgresConnectionManager<NoTls>>;
+type Pool = r2d2::Pool<pool::Manager>;
 
 /// The connection pool, closed on a thread of its own when dropped: the synchronous client
 /// closes a connection by blocking on its own runtime, which panics on a thread that is
@@ -221,13 +223,13 @@ impl PostgresStore {
                 .unwrap_or_default(),
             config.get_dbname().unwrap_or_default()
         );
-        let manager = PostgresConnectionManager::new(config, NoTls);
+        let manager = pool::Manager(PostgresConnectionManager::new(config, NoTls));
         let pool = r2d2::Pool::builder()
             .max_size(POOL_SIZE)
             .min_idle(Some(1))
             .connection_timeout(POOL_WAIT)
             .build(manager)?;
-        migrate::migrate(&mut *pool.get()?, now.as_millis())?;
+        migrate::migrate(&mut pool.get()?.client, now.as_millis())?;
         Ok(Self {
             pool: OwnPool(Some(pool)),
             users: Mutex::new(HashMap::new()),
@@ -238,7 +240,7 @@ impl PostgresStore {
 
     /// The schema version recorded in the database.
     pub fn schema_version(&self) -> Result<u32> {
-        migrate::current_version(&mut *self.pool.get()?)
+        migrate::current_version(&mut self.pool.get()?.client)
     }
 
     /// The user's slot in this node's cache (created empty on first use).
@@ -257,24 +259,18 @@ impl PostgresStore {
     fn write_tx<T>(
         &self,
         who: (&str, &str),
-        body: impl FnOnce(&mut Transaction<'_>, i64, &mut Option<CachedUser>) -> Result<T>,
+        body: impl FnOnce(
+            &mut Transaction<'_>,
+            &mut Statements,
+            i64,
+            &mut Option<CachedUser>,
+        ) -> Result<T>,
     ) -> Result<T> {
-        let mut conn = self.pool.get()?;
-        let mut tx = conn.transaction()?;
-        let epoch: i64 = tx
-            .query_one(
-                "WITH locked AS (
-                     SELECT pg_advisory_xact_lock(
-                         hashtextextended(current_schema() || chr(31) || $1 || chr(31) || $2, 0))),
-                 raised AS (
-                     INSERT INTO user_epochs (tenant, user_id, epoch)
-                     SELECT $1, $2, 1 FROM locked
-                     ON CONFLICT (tenant, user_id) DO UPDATE SET epoch = user_epochs.epoch + 1
-                     RETURNING epoch)
-                 SELECT epoch, set_config('mnemo.epoch', epoch::text, true) FROM raised",
-                &[&who.0, &who.1],
-            )?
-            .get(0);
+        let mut pooled = self.pool.get()?;
+        let Conn { client, statements } = &mut *pooled;
+        let mut tx = client.transaction()?;
+        let begin = statements.get(&mut tx, BEGIN_WRITE_SQL)?;
+        let epoch: i64 = tx.query_one(&begin, &[&who.0, &who.1])?.get(0);
         if epoch % PRUNE_EVERY == 0 {
             tx.execute(
                 "DELETE FROM memory_tombstones WHERE tenant = $1 AND user_id = $2 AND epoch <= $3",
@@ -283,7 +279,7 @@ impl PostgresStore {
         }
         let slot = self.slot(who);
         let mut cached = lock(&slot);
-        let outcome = body(&mut tx, epoch - 1, &mut cached).and_then(|value| {
+        let outcome = body(&mut tx, statements, epoch - 1, &mut cached).and_then(|value| {
             tx.commit()?;
             Ok(value)
         });
@@ -294,6 +290,19 @@ impl PostgresStore {
         outcome
     }
 }
+
+/// The first statement of every write transaction: takes the user's lock (keyed by schema,
+/// tenant and user), raises the user's epoch and makes it the transaction's `mnemo.epoch`,
+/// which the triggers of migration 0002 stamp on changed rows and tombstones.
+const BEGIN_WRITE_SQL: &str = "WITH locked AS (
+         SELECT pg_advisory_xact_lock(
+             hashtextextended(current_schema() || chr(31) || $1 || chr(31) || $2, 0))),
+     raised AS (
+         INSERT INTO user_epochs (tenant, user_id, epoch)
+         SELECT $1, $2, 1 FROM locked
+         ON CONFLICT (tenant, user_id) DO UPDATE SET epoch = user_epochs.epoch + 1
+         RETURNING epoch)
+     SELECT epoch, set_config('mnemo.epoch', epoch::text, true) FROM raised";
 
 /// How far (in epochs) a cached index may lag and still catch up from the changes since;
 /// tombstones older than this are pruned.
@@ -311,6 +320,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// whole from `client`.
 fn index_at<'c>(
     client: &mut impl GenericClient,
+    statements: &mut Statements,
     who: (&str, &str),
     epoch: i64,
     cached: &'c mut Option<CachedUser>,
@@ -318,7 +328,7 @@ fn index_at<'c>(
     match cached {
         Some(c) if c.epoch == epoch => {}
         Some(c) if c.epoch < epoch && epoch - c.epoch <= DELTA_EPOCHS => {
-            catch_up(client, who, c)?;
+            catch_up(client, statements, who, c)?;
             c.epoch = epoch;
         }
         _ => {
@@ -336,19 +346,17 @@ fn index_at<'c>(
 /// later epochs may be applied too; applying them again later does no harm.
 fn catch_up(
     client: &mut impl GenericClient,
+    statements: &mut Statements,
     who: (&str, &str),
     cached: &mut CachedUser,
 ) -> Result<()> {
-    let sql = format!(
-        "{ROW_SQL} WHERE m.tenant = $1 AND m.user_id = $2 AND m.changed_epoch > $3 ORDER BY m.rowid"
-    );
-    // Prepared, not typed: the rows carry pgvector's `vector`, whose type the client must
-    // look up before it reads them, and a typed query cannot wait for that lookup.
-    let changed = client.query(&sql, &[&who.0, &who.1, &cached.epoch])?;
-    let deleted = client.query_typed(
+    let changed = statements.get(client, &CHANGED_SQL)?;
+    let changed = client.query(&changed, &[&who.0, &who.1, &cached.epoch])?;
+    let deleted = statements.get(
+        client,
         "SELECT rowid FROM memory_tombstones WHERE tenant = $1 AND user_id = $2 AND epoch > $3",
-        &[(&who.0, Type::TEXT), (&who.1, Type::TEXT), (&cached.epoch, Type::INT8)],
     )?;
+    let deleted = client.query(&deleted, &[&who.0, &who.1, &cached.epoch])?;
     for row in &changed {
         cached.index.upsert_row(index_row(row)?);
     }
@@ -358,15 +366,29 @@ fn catch_up(
     Ok(())
 }
 
-fn read_epoch(client: &mut impl GenericClient, who: (&str, &str)) -> Result<i64> {
-    // Typed parameters: one round trip, no separate prepare (this runs before every search).
-    Ok(client
-        .query_typed_opt(
-            "SELECT epoch FROM user_epochs WHERE tenant = $1 AND user_id = $2",
-            &[(&who.0, Type::TEXT), (&who.1, Type::TEXT)],
-        )?
-        .map(|row| row.get(0))
-        .unwrap_or(0))
+/// Records of a user by rowid.
+static BY_ROWID_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "SELECT {MEMORY_COLUMNS} FROM {MEMORY_FROM}
+          WHERE m.tenant = $1 AND m.user_id = $2 AND m.rowid = ANY($3)"
+    )
+});
+
+/// The user's rows changed after an epoch, as index rows.
+static CHANGED_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "{ROW_SQL} WHERE m.tenant = $1 AND m.user_id = $2 AND m.changed_epoch > $3 ORDER BY m.rowid"
+    )
+});
+
+fn read_epoch(
+    client: &mut impl GenericClient,
+    statements: &mut Statements,
+    who: (&str, &str),
+) -> Result<i64> {
+    let statement = statements
+        .get(client, "SELECT epoch FROM user_epochs WHERE tenant = $1 AND user_id = $2")?;
+    Ok(client.query_opt(&statement, &[&who.0, &who.1])?.map(|row| row.get(0)).unwrap_or(0))
 }
 
 const ROW_SQL: &str = "SELECT m.rowid, m.kind, m.scope, m.status, m.sensitivity, m.expires_at,
@@ -737,7 +759,7 @@ const SUPERSEDE_SQL: &str = "UPDATE memories SET status = 'superseded', supersed
       WHERE tenant = $3 AND user_id = $4 AND id = $5
      RETURNING rowid";
 
-/// The write path's statements, prepared once per batch.
+/// The write path's statements, prepared once per connection.
 struct WriteStatements {
     neighbours: postgres::Statement,
     insert: postgres::Statement,
@@ -746,12 +768,12 @@ struct WriteStatements {
 }
 
 impl WriteStatements {
-    fn prepare(tx: &mut Transaction<'_>) -> Result<Self> {
+    fn prepare(tx: &mut Transaction<'_>, statements: &mut Statements) -> Result<Self> {
         Ok(Self {
-            neighbours: tx.prepare(NEIGHBOURS_SQL)?,
-            insert: tx.prepare(INSERT_SQL)?,
-            audit: tx.prepare(AUDIT_SQL)?,
-            supersede: tx.prepare(SUPERSEDE_SQL)?,
+            neighbours: statements.get(tx, NEIGHBOURS_SQL)?,
+            insert: statements.get(tx, INSERT_SQL)?,
+            audit: statements.get(tx, AUDIT_SQL)?,
+            supersede: statements.get(tx, SUPERSEDE_SQL)?,
         })
     }
 }
@@ -956,7 +978,7 @@ impl Store for PostgresStore {
     }
 
     fn settings(&self, who: &UserRef) -> Result<UserSettings, PortError> {
-        Ok(read_settings(&mut *self.pool.get().map_err(StoreError::from)?, who)?)
+        Ok(read_settings(&mut self.pool.get().map_err(StoreError::from)?.client, who)?)
     }
 
     fn set_settings(
@@ -966,7 +988,7 @@ impl Store for PostgresStore {
         now: Timestamp,
         actor: &str,
     ) -> Result<(), PortError> {
-        Ok(self.write_tx(owner(who), |tx, _, _| {
+        Ok(self.write_tx(owner(who), |tx, _, _, _| {
             tx.execute(
                 "INSERT INTO user_settings (tenant, user_id, memory_enabled, updated_at)
                  VALUES ($1, $2, $3, $4)
@@ -988,11 +1010,11 @@ impl Store for PostgresStore {
         actor: &str,
         decide: &dyn Fn(&Candidate, &WriteContext) -> Decision,
     ) -> Result<Vec<WriteReceipt>, PortError> {
-        Ok(self.write_tx(owner(who), |tx, before, cached| {
-            let index = index_at(tx, owner(who), before, cached)?;
+        Ok(self.write_tx(owner(who), |tx, statements, before, cached| {
+            let index = index_at(tx, statements, owner(who), before, cached)?;
             let batch = Batch {
                 store: self,
-                statements: WriteStatements::prepare(tx)?,
+                statements: WriteStatements::prepare(tx, statements)?,
                 who,
                 // The user's lock keeps settings from changing during the batch.
                 settings: read_settings(tx, who)?,
@@ -1019,7 +1041,7 @@ impl Store for PostgresStore {
         now: Timestamp,
     ) -> Result<Option<Memory>, PortError> {
         let mut conn = self.pool.get().map_err(StoreError::from)?;
-        Ok(find(&mut *conn, who, id)?.map(|(_, m)| m).filter(|m| !m.is_expired(now)))
+        Ok(find(&mut conn.client, who, id)?.map(|(_, m)| m).filter(|m| !m.is_expired(now)))
     }
 
     fn list(
@@ -1033,7 +1055,7 @@ impl Store for PostgresStore {
         let status = filter.status.map(|s| s.as_str());
         let scope = filter.scope.as_ref().map(ToString::to_string);
         let rows = query_memories(
-            &mut *conn,
+            &mut conn.client,
             "m.tenant = $1 AND m.user_id = $2
              AND ($3::text IS NULL OR m.kind = $3)
              AND ($4::text IS NULL OR m.status = $4)
@@ -1063,6 +1085,7 @@ impl Store for PostgresStore {
     ) -> Result<Option<History>, PortError> {
         let mut conn = self.pool.get().map_err(StoreError::from)?;
         let mut tx = conn
+            .client
             .build_transaction()
             .isolation_level(postgres::IsolationLevel::RepeatableRead)
             .read_only(true)
@@ -1098,7 +1121,7 @@ impl Store for PostgresStore {
         now: Timestamp,
         actor: &str,
     ) -> Result<Option<Memory>, PortError> {
-        Ok(self.write_tx(owner(who), |tx, _, _| {
+        Ok(self.write_tx(owner(who), |tx, _, _, _| {
             let Some((rowid, memory)) = find(tx, who, id)? else {
                 return Ok(None);
             };
@@ -1157,7 +1180,7 @@ impl Store for PostgresStore {
         now: Timestamp,
         actor: &str,
     ) -> Result<Option<Vec<MemoryId>>, PortError> {
-        Ok(self.write_tx(owner(who), |tx, _, _| {
+        Ok(self.write_tx(owner(who), |tx, _, _, _| {
             let Some((rowid, memory)) = find(tx, who, id)? else {
                 return Ok(None);
             };
@@ -1218,7 +1241,7 @@ impl Store for PostgresStore {
         now: Timestamp,
         actor: &str,
     ) -> Result<bool, PortError> {
-        Ok(self.write_tx(owner(who), |tx, _, _| {
+        Ok(self.write_tx(owner(who), |tx, _, _, _| {
             let Some((rowid, memory)) = find(tx, who, id)? else {
                 return Ok(false);
             };
@@ -1241,7 +1264,7 @@ impl Store for PostgresStore {
         now: Timestamp,
         actor: &str,
     ) -> Result<Vec<MemoryId>, PortError> {
-        Ok(self.write_tx(owner(who), |tx, _, _| {
+        Ok(self.write_tx(owner(who), |tx, _, _, _| {
             let Some((rowid, _)) = find(tx, who, id)? else {
                 return Ok(Vec::new());
             };
@@ -1261,7 +1284,7 @@ impl Store for PostgresStore {
     }
 
     fn forget_all(&self, who: &UserRef, now: Timestamp, actor: &str) -> Result<usize, PortError> {
-        Ok(self.write_tx(owner(who), |tx, _, _| {
+        Ok(self.write_tx(owner(who), |tx, _, _, _| {
             tx.execute(
                 "DELETE FROM memory_links WHERE tenant = $1 AND user_id = $2",
                 &[&who.tenant(), &who.user_id()],
@@ -1290,21 +1313,22 @@ impl Store for PostgresStore {
         // One transaction per user, each under that user's lock.
         let users: Vec<String> = {
             let mut conn = self.pool.get().map_err(StoreError::from)?;
-            conn.query(
-                "SELECT DISTINCT user_id FROM memories
+            conn.client
+                .query(
+                    "SELECT DISTINCT user_id FROM memories
                   WHERE tenant = $1 AND ($2::text IS NULL OR user_id = $2)
                     AND expires_at IS NOT NULL AND expires_at <= $3
                   ORDER BY user_id",
-                &[&tenant, &user_id, &now.as_millis()],
-            )
-            .map_err(StoreError::from)?
-            .iter()
-            .map(|r| r.get(0))
-            .collect()
+                    &[&tenant, &user_id, &now.as_millis()],
+                )
+                .map_err(StoreError::from)?
+                .iter()
+                .map(|r| r.get(0))
+                .collect()
         };
         let mut removed = Vec::new();
         for user in &users {
-            let gone = self.write_tx((tenant, user), |tx, _, _| {
+            let gone = self.write_tx((tenant, user), |tx, _, _, _| {
                 let expired: Vec<i64> = tx
                     .query(
                         "SELECT rowid FROM memories
@@ -1343,6 +1367,7 @@ impl Store for PostgresStore {
     fn export(&self, who: &UserRef) -> Result<Vec<ExportedMemory>, PortError> {
         let mut conn = self.pool.get().map_err(StoreError::from)?;
         let mut tx = conn
+            .client
             .build_transaction()
             .isolation_level(postgres::IsolationLevel::RepeatableRead)
             .read_only(true)
@@ -1370,7 +1395,7 @@ impl Store for PostgresStore {
         now: Timestamp,
         actor: &str,
     ) -> Result<usize, PortError> {
-        Ok(self.write_tx(owner(who), |tx, _, _| {
+        Ok(self.write_tx(owner(who), |tx, _, _, _| {
             let count = records.len();
             // Superseded records first, so the active-key index holds at every step.
             let mut ordered = records;
@@ -1420,6 +1445,7 @@ impl Store for PostgresStore {
         let mut conn = self.pool.get().map_err(StoreError::from)?;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let rows = conn
+            .client
             .query(
                 "SELECT at, action, memory_id, reason, actor, run_id FROM audit_log
                   WHERE tenant = $1 AND user_id = $2 ORDER BY seq DESC LIMIT $3",
@@ -1455,9 +1481,10 @@ impl Store for PostgresStore {
         now: Timestamp,
         select: &dyn Fn(&Signals<'_>) -> Vec<Fused>,
     ) -> Result<Vec<Found>, PortError> {
-        let mut conn = self.pool.get().map_err(StoreError::from)?;
+        let mut pooled = self.pool.get().map_err(StoreError::from)?;
+        let Conn { client, statements } = &mut *pooled;
         if let Some(vector) = query.vector {
-            self.check_vector(&mut *conn, vector)?;
+            self.check_vector(client, vector)?;
         }
         let scope = query.filter.scope.as_ref().map(ToString::to_string);
         let filter = ScanFilter {
@@ -1468,27 +1495,17 @@ impl Store for PostgresStore {
         };
         // The epoch is read before the rows, so an index loaded now is never labelled newer
         // than its contents.
-        let epoch = read_epoch(&mut *conn, owner(who))?;
+        let epoch = read_epoch(client, statements, owner(who))?;
         let slot = self.slot(owner(who));
         let hits = {
             let mut cached = lock(&slot);
-            let index = index_at(&mut *conn, owner(who), epoch, &mut cached)?;
+            let index = index_at(client, statements, owner(who), epoch, &mut cached)?;
             index.search(query.terms, query.vector.map(|v| v.vector.as_slice()), filter, select)
         };
         let wanted: Vec<i64> = hits.iter().map(|hit| hit.rowid).collect();
-        let sql = format!(
-            "SELECT {MEMORY_COLUMNS} FROM {MEMORY_FROM}
-              WHERE m.tenant = $1 AND m.user_id = $2 AND m.rowid = ANY($3)"
-        );
-        let mut memories: HashMap<i64, Memory> = conn
-            .query_typed(
-                &sql,
-                &[
-                    (&who.tenant(), Type::TEXT),
-                    (&who.user_id(), Type::TEXT),
-                    (&wanted, Type::INT8_ARRAY),
-                ],
-            )
+        let by_rowid = statements.get(client, &BY_ROWID_SQL).map_err(StoreError::from)?;
+        let mut memories: HashMap<i64, Memory> = client
+            .query(&by_rowid, &[&who.tenant(), &who.user_id(), &wanted])
             .map_err(StoreError::from)?
             .iter()
             .map(memory_from_row)
@@ -1505,6 +1522,7 @@ impl Store for PostgresStore {
     fn count_by_status(&self) -> Result<Vec<(Status, u64)>, PortError> {
         let mut conn = self.pool.get().map_err(StoreError::from)?;
         let rows = conn
+            .client
             .query("SELECT status, count(*) FROM memories GROUP BY status ORDER BY status", &[])
             .map_err(StoreError::from)?;
         Ok(rows
@@ -1519,7 +1537,7 @@ impl Store for PostgresStore {
 
     fn create_key(&self, key: &ApiKey) -> Result<(), PortError> {
         let mut conn = self.pool.get().map_err(StoreError::from)?;
-        conn.execute(
+        conn.client.execute(
             "INSERT INTO api_keys (id, tenant, user_id, admin, key_hash, created_at, revoked_at)
              VALUES ($1, $2, $3, $4, $5, $6, NULL)",
             &[
@@ -1538,6 +1556,7 @@ impl Store for PostgresStore {
     fn find_key(&self, key_hash: &str) -> Result<Option<ApiKey>, PortError> {
         let mut conn = self.pool.get().map_err(StoreError::from)?;
         let row = conn
+            .client
             .query_opt(
                 &format!("{KEY_COLUMNS} WHERE key_hash = $1 AND revoked_at IS NULL"),
                 &[&key_hash],
@@ -1549,6 +1568,7 @@ impl Store for PostgresStore {
     fn list_keys(&self, tenant: &str) -> Result<Vec<ApiKey>, PortError> {
         let mut conn = self.pool.get().map_err(StoreError::from)?;
         let rows = conn
+            .client
             .query(
                 &format!("{KEY_COLUMNS} WHERE tenant = $1 ORDER BY created_at DESC, id"),
                 &[&tenant],
@@ -1560,6 +1580,7 @@ impl Store for PostgresStore {
     fn revoke_key(&self, tenant: &str, id: &str, now: Timestamp) -> Result<bool, PortError> {
         let mut conn = self.pool.get().map_err(StoreError::from)?;
         let changed = conn
+            .client
             .execute(
                 "UPDATE api_keys SET revoked_at = $1
                   WHERE tenant = $2 AND id = $3 AND revoked_at IS NULL",
@@ -1573,28 +1594,28 @@ impl Store for PostgresStore {
         if ids.is_empty() {
             return Ok(());
         }
-        let mut conn = self.pool.get().map_err(StoreError::from)?;
+        let mut pooled = self.pool.get().map_err(StoreError::from)?;
+        let Conn { client, statements } = &mut *pooled;
         let ids: Vec<&str> = ids.iter().map(|id| id.0.as_str()).collect();
         // A lost last-used time is harmless: this commit does not wait for the WAL flush
         // (`set_config(..., true)` applies to the statement's own transaction).
-        conn.execute_typed(
-            "WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
-             UPDATE memories SET last_used_at = $1 FROM relaxed
-              WHERE tenant = $2 AND user_id = $3 AND id = ANY($4)",
-            &[
-                (&now.as_millis(), Type::INT8),
-                (&who.tenant(), Type::TEXT),
-                (&who.user_id(), Type::TEXT),
-                (&ids, Type::TEXT_ARRAY),
-            ],
-        )
-        .map_err(StoreError::from)?;
+        let statement = statements
+            .get(
+                client,
+                "WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
+                 UPDATE memories SET last_used_at = $1 FROM relaxed
+                  WHERE tenant = $2 AND user_id = $3 AND id = ANY($4)",
+            )
+            .map_err(StoreError::from)?;
+        client
+            .execute(&statement, &[&now.as_millis(), &who.tenant(), &who.user_id(), &ids])
+            .map_err(StoreError::from)?;
         Ok(())
     }
 
     fn create_run(&self, who: &UserRef, run: &Run, actor: &str) -> Result<(), PortError> {
         let state = serde_json::to_string(run).map_err(StoreError::Json)?;
-        Ok(self.write_tx(owner(who), |tx, _, _| {
+        Ok(self.write_tx(owner(who), |tx, _, _, _| {
             tx.execute(
                 "INSERT INTO runs (id, tenant, user_id, state, started_at, updated_at)
                  VALUES ($1, $2, $3, $4, $5, $6)",
@@ -1617,12 +1638,13 @@ impl Store for PostgresStore {
     }
 
     fn run(&self, who: &UserRef, id: &str) -> Result<Option<Run>, PortError> {
-        Ok(read_run(&mut *self.pool.get().map_err(StoreError::from)?, who, id)?)
+        Ok(read_run(&mut self.pool.get().map_err(StoreError::from)?.client, who, id)?)
     }
 
     fn runs(&self, who: &UserRef) -> Result<Vec<Run>, PortError> {
         let mut conn = self.pool.get().map_err(StoreError::from)?;
         let rows = conn
+            .client
             .query(
                 "SELECT state FROM runs WHERE tenant = $1 AND user_id = $2 ORDER BY started_at, id",
                 &[&who.tenant(), &who.user_id()],
@@ -1641,7 +1663,7 @@ impl Store for PostgresStore {
         change: &dyn Fn(&mut Run) -> Result<(), PortError>,
     ) -> Result<Option<Run>, PortError> {
         let mut refused = None;
-        let result = self.write_tx(owner(who), |tx, _, _| {
+        let result = self.write_tx(owner(who), |tx, _, _, _| {
             let Some(mut run) = read_run(tx, who, id)? else { return Ok(None) };
             if let Err(e) = change(&mut run) {
                 refused = Some(e);
@@ -1669,7 +1691,7 @@ impl Store for PostgresStore {
         now: Timestamp,
         actor: &str,
     ) -> Result<Option<Run>, PortError> {
-        Ok(self.write_tx(owner(who), |tx, _, _| {
+        Ok(self.write_tx(owner(who), |tx, _, _, _| {
             let Some(run) = read_run(tx, who, id)? else { return Ok(None) };
             tx.execute(
                 "DELETE FROM runs WHERE tenant = $1 AND user_id = $2 AND id = $3",
