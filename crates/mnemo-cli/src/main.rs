@@ -508,9 +508,12 @@ fn serve(mnemo: Mnemo, addr: &str) -> anyhow::Result<()> {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .with_context(|| format!("cannot listen on {addr}"))?;
-        output::notice(&format!("mnemo serving on http://{}", listener.local_addr()?));
+        let address = listener.local_addr()?;
         let state = mnemo_server::AppState::new(mnemo, mnemo_server::RateLimit::default());
-        mnemo_server::serve(listener, state).await.context("server stopped")
+        // Signal handlers are in place before readiness is reported.
+        let server = mnemo_server::serve(listener, state);
+        output::notice(&format!("mnemo serving on http://{address}"));
+        server.await.context("server stopped")
     })
 }
 

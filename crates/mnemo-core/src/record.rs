@@ -268,6 +268,59 @@ impl Memory {
     pub fn key(&self) -> Option<(&str, &str)> {
         Some((self.subject.as_deref()?, self.attribute.as_deref()?))
     }
+
+    /// Why this record cannot be edited (only active or pending ones can), if it cannot.
+    pub fn edit_refusal(&self) -> Option<String> {
+        (!matches!(self.status, Status::Active | Status::Pending)).then(|| {
+            format!(
+                "memory {} is {}; only active or pending memories can be edited{}",
+                self.id,
+                self.status,
+                self.superseded_by
+                    .as_ref()
+                    .map(|by| format!(" (edit {by} instead)"))
+                    .unwrap_or_default()
+            )
+        })
+    }
+
+    /// Why this record cannot be confirmed or rejected (only pending ones can), if it
+    /// cannot; `action` is `confirmed` or `rejected`.
+    pub fn review_refusal(&self, action: &str) -> Option<String> {
+        (self.status != Status::Pending).then(|| {
+            let hint = if action == "rejected" { " (use forget)" } else { "" };
+            format!(
+                "memory {} is {}; only pending memories can be {action}{hint}",
+                self.id, self.status
+            )
+        })
+    }
+
+    /// The record as it is now, kept as history when an edit replaces it at `replaced_at`.
+    pub fn snapshot(&self, replaced_at: Timestamp) -> MemoryVersion {
+        MemoryVersion {
+            version: self.version,
+            content: self.content.clone(),
+            status: self.status,
+            importance: self.importance,
+            confidence: self.confidence,
+            updated_at: self.updated_at,
+            replaced_at,
+        }
+    }
+
+    /// The consent a pending record carries once its user confirms it: a sensitive record
+    /// without a receipt gets one recorded now by `actor`.
+    pub fn consent_on_confirm(&self, now: Timestamp, actor: &str) -> Option<ConsentReceipt> {
+        match (&self.consent, self.sensitivity) {
+            (None, Sensitivity::Sensitive) => Some(ConsentReceipt {
+                granted_at: now,
+                method: "confirmed_pending".into(),
+                recorded_by: actor.into(),
+            }),
+            (existing, _) => existing.clone(),
+        }
+    }
 }
 
 /// An earlier version of a record, kept as history until the record is forgotten.
@@ -309,5 +362,43 @@ mod tests {
     fn tool_document_and_web_channels_are_untrusted() {
         let untrusted: Vec<_> = SourceType::ALL.iter().filter(|s| !s.is_trusted()).collect();
         assert_eq!(untrusted, [&SourceType::Tool, &SourceType::Document, &SourceType::Web]);
+    }
+
+    #[test]
+    fn review_and_edit_rules_name_the_record_and_what_to_do() {
+        let now = Timestamp::from_millis(1_000);
+        let fields = crate::lifecycle::CandidateFields {
+            content: "My blood type is O negative".into(),
+            ..Default::default()
+        };
+        let mut memory = crate::lifecycle::Candidate::validate(fields, now).unwrap().into_memory(
+            MemoryId("m1".into()),
+            "t",
+            "u",
+            Status::Pending,
+            now,
+        );
+        memory.sensitivity = Sensitivity::Sensitive;
+        assert_eq!(memory.edit_refusal(), None);
+        assert_eq!(memory.review_refusal("confirmed"), None);
+        // Confirming a sensitive record without a receipt records the confirmation as one.
+        let consent = memory.consent_on_confirm(now, "key-1").unwrap();
+        assert_eq!(
+            (consent.method.as_str(), consent.recorded_by.as_str()),
+            ("confirmed_pending", "key-1")
+        );
+        memory.status = Status::Superseded;
+        memory.superseded_by = Some(MemoryId("m2".into()));
+        let refusal = memory.edit_refusal().unwrap();
+        assert!(
+            refusal.contains("m1 is superseded") && refusal.contains("edit m2 instead"),
+            "{refusal}"
+        );
+        assert!(memory.review_refusal("rejected").unwrap().ends_with("(use forget)"));
+        let snapshot = memory.snapshot(Timestamp::from_millis(2_000));
+        assert_eq!(
+            (snapshot.version, snapshot.content.as_str()),
+            (1, "My blood type is O negative")
+        );
     }
 }

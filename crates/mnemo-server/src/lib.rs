@@ -56,26 +56,53 @@ pub fn router(state: AppState) -> Router {
 }
 
 /// Serves the API on `listener` until SIGINT or SIGTERM, then drains in-flight requests.
-pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::io::Result<()> {
-    axum::serve(listener, router(state)).with_graceful_shutdown(shutdown()).await
+///
+/// The signal handlers are installed when this is called, before the returned future first
+/// runs, so a signal sent as soon as the caller reports readiness still stops it gracefully.
+/// Must be called inside a Tokio runtime.
+pub fn serve(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+) -> impl std::future::Future<Output = std::io::Result<()>> {
+    let shutdown = shutdown_signal();
+    async move { axum::serve(listener, router(state)).with_graceful_shutdown(shutdown).await }
 }
 
-async fn shutdown() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Installs the SIGINT and SIGTERM handlers now; the future ends at the first of them.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
-    let term = async {
-        if let Ok(mut signal) =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        {
-            signal.recv().await;
-        }
+    let handlers = {
+        use tokio::signal::unix::{SignalKind, signal};
+        (signal(SignalKind::interrupt()).ok(), signal(SignalKind::terminate()).ok())
     };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = term => {},
+    async move {
+        #[cfg(unix)]
+        {
+            let (mut interrupt, mut terminate) = handlers;
+            let interrupt = async {
+                match interrupt.as_mut() {
+                    Some(signal) => {
+                        signal.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            let terminate = async {
+                match terminate.as_mut() {
+                    Some(signal) => {
+                        signal.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                () = interrupt => {},
+                () = terminate => {},
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }

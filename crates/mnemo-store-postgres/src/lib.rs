@@ -31,8 +31,7 @@ use mnemo_core::ports::{
 use mnemo_core::retrieval::{Fused, Signals};
 use mnemo_core::run::Run;
 use mnemo_core::{
-    ConsentReceipt, ErrorKind, Kind, Memory, MemoryId, MemoryVersion, Status, Timestamp, UserRef,
-    lifecycle,
+    ErrorKind, Kind, Memory, MemoryId, MemoryVersion, Status, Timestamp, UserRef, lifecycle,
 };
 use mnemo_index::{IndexRow, ScanFilter, UserIndex, cosine_of, quantize};
 use pgvector::Vector;
@@ -1128,26 +1127,10 @@ impl Store for PostgresStore {
             if memory.is_expired(now) {
                 return Ok(None);
             }
-            if !matches!(memory.status, Status::Active | Status::Pending) {
-                return Err(StoreError::Conflict(format!(
-                    "memory {id} is {}; only active or pending memories can be edited{}",
-                    memory.status,
-                    memory
-                        .superseded_by
-                        .as_ref()
-                        .map(|by| format!(" (edit {by} instead)"))
-                        .unwrap_or_default()
-                )));
+            if let Some(refusal) = memory.edit_refusal() {
+                return Err(StoreError::Conflict(refusal));
             }
-            let snapshot = MemoryVersion {
-                version: memory.version,
-                content: memory.content.clone(),
-                status: memory.status,
-                importance: memory.importance,
-                confidence: memory.confidence,
-                updated_at: memory.updated_at,
-                replaced_at: now,
-            };
+            let snapshot = memory.snapshot(now);
             let version = i32::try_from(memory.version).unwrap_or(i32::MAX);
             tx.execute(
                 "INSERT INTO memory_versions (memory_rowid, version, snapshot) VALUES ($1, $2, $3)",
@@ -1187,11 +1170,8 @@ impl Store for PostgresStore {
             if memory.is_expired(now) {
                 return Ok(None);
             }
-            if memory.status != Status::Pending {
-                return Err(StoreError::Conflict(format!(
-                    "memory {id} is {}; only pending memories can be confirmed",
-                    memory.status
-                )));
+            if let Some(refusal) = memory.review_refusal("confirmed") {
+                return Err(StoreError::Conflict(refusal));
             }
             let log = Auditor::for_user(who, now, actor);
             let mut touched = vec![rowid];
@@ -1216,14 +1196,8 @@ impl Store for PostgresStore {
                     superseded.push(old.id);
                 }
             }
-            let consent = match (&memory.consent, memory.sensitivity) {
-                (None, mnemo_core::Sensitivity::Sensitive) => Some(to_json(&ConsentReceipt {
-                    granted_at: now,
-                    method: "confirmed_pending".into(),
-                    recorded_by: actor.into(),
-                })?),
-                (existing, _) => existing.as_ref().map(to_json).transpose()?,
-            };
+            let consent =
+                memory.consent_on_confirm(now, actor).as_ref().map(to_json).transpose()?;
             tx.execute(
                 "UPDATE memories SET status = 'active', updated_at = $1, consent = $2
                   WHERE rowid = $3",
@@ -1245,11 +1219,8 @@ impl Store for PostgresStore {
             let Some((rowid, memory)) = find(tx, who, id)? else {
                 return Ok(false);
             };
-            if memory.status != Status::Pending {
-                return Err(StoreError::Conflict(format!(
-                    "memory {id} is {}; only pending memories can be rejected (use forget)",
-                    memory.status
-                )));
+            if let Some(refusal) = memory.review_refusal("rejected") {
+                return Err(StoreError::Conflict(refusal));
             }
             purge(tx, owner(who), &[rowid])?;
             Auditor::for_user(who, now, actor).log(tx, AuditAction::Rejected, Some(id), None)?;

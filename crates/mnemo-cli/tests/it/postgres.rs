@@ -42,6 +42,14 @@ fn the_cli_runs_on_postgres() {
     // Another user of the same database sees nothing of alice's.
     let bob = env.json(&["list", "--user", "bob"]);
     assert_eq!(bob["memories"].as_array().map(Vec::len), Some(0), "{bob}");
+    // A server on it stops cleanly on SIGTERM (closing its pool outside the async runtime).
+    let (server, _addr) = start(&env);
+    let mut server = Stop(server);
+    let terminated =
+        std::process::Command::new("kill").args(["-TERM", &server.0.id().to_string()]).status();
+    assert!(terminated.unwrap().success());
+    let exit = server.0.wait().unwrap();
+    assert!(exit.success(), "server exited with {exit:?} on SIGTERM");
     // A bad URL is a clear error that names the store, without the password.
     let bad =
         Env::with_store("postgres://mnemo:hunter2@127.0.0.1:1/none").run(&["list", "--user", "a"]);
