@@ -48,7 +48,7 @@ pub use migrate::LATEST_VERSION as SCHEMA_VERSION;
 #[non_exhaustive]
 pub enum StoreError {
     /// A PostgreSQL call failed.
-    #[error("postgres: {0}")]
+    #[error("postgres: {}", server_message(.0))]
     Postgres(#[from] postgres::Error),
     /// No connection could be taken from the pool.
     #[error("postgres connection pool: {0}")]
@@ -86,6 +86,17 @@ pub enum StoreError {
     VectorMismatch(String),
 }
 
+/// The server's own message for an error it raised, else the client's description.
+fn server_message(error: &postgres::Error) -> String {
+    match error.as_db_error() {
+        Some(db) => db.message().to_owned(),
+        None => error.to_string(),
+    }
+}
+
+/// The SQLSTATE the database raises for a vector from another embedder (migration 0003).
+const EMBEDDER_MISMATCH: &str = "MN001";
+
 /// SQLSTATE classes that mean "try again": serialization failure, deadlock, lock timeout,
 /// and the connection-level classes (08: connection exception, 57P: operator intervention).
 fn retryable(error: &postgres::Error) -> bool {
@@ -100,7 +111,10 @@ fn retryable(error: &postgres::Error) -> bool {
                 || code.starts_with("57P")
         }
         // No SQLSTATE: the connection itself failed.
-        None => error.is_closed() || error.as_db_error().is_none(),
+        None => {
+            error.is_closed()
+                || std::error::Error::source(error).is_some_and(|s| s.is::<std::io::Error>())
+        }
     }
 }
 
@@ -111,6 +125,11 @@ impl StoreError {
                 if e.code() == Some(&postgres::error::SqlState::UNIQUE_VIOLATION) =>
             {
                 ErrorKind::Conflict
+            }
+            StoreError::Postgres(e)
+                if e.code().is_some_and(|code| code.code() == EMBEDDER_MISMATCH) =>
+            {
+                ErrorKind::InvalidInput
             }
             StoreError::Postgres(e) if retryable(e) => {
                 ErrorKind::Unavailable { retry_after: Some(Duration::from_secs(1)) }
@@ -271,22 +290,33 @@ impl PostgresStore {
         let begin = statements.get(&mut tx, BEGIN_WRITE_SQL)?;
         let epoch: i64 = tx.query_one(&begin, &[&who.0, &who.1])?.get(0);
         if epoch % PRUNE_EVERY == 0 {
+            // Keep twice the catch-up window, so a node whose copy lags by up to
+            // `DELTA_EPOCHS` finds every tombstone it needs even while a prune runs.
             tx.execute(
                 "DELETE FROM memory_tombstones WHERE tenant = $1 AND user_id = $2 AND epoch <= $3",
-                &[&who.0, &who.1, &(epoch - DELTA_EPOCHS)],
+                &[&who.0, &who.1, &(epoch - 2 * DELTA_EPOCHS)],
             )?;
         }
         let slot = self.slot(who);
-        let mut cached = lock(&slot);
-        let outcome = body(&mut tx, statements, epoch - 1, &mut cached).and_then(|value| {
-            tx.commit()?;
-            Ok(value)
-        });
-        if outcome.is_err() {
-            // The index may hold rows of the rolled-back transaction.
+        let mut cached = lock_slot(&slot);
+        // A body that fails returns its error having left the index as it was, or having
+        // dropped it (the batch path); a panic or a failed commit drops it here.
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            body(&mut tx, statements, epoch - 1, &mut cached)
+        }));
+        let value = match outcome {
+            Ok(Ok(value)) => value,
+            Ok(Err(e)) => return Err(e),
+            Err(panic) => {
+                *cached = None;
+                std::panic::resume_unwind(panic);
+            }
+        };
+        if let Err(e) = tx.commit() {
             *cached = None;
+            return Err(e.into());
         }
-        outcome
+        Ok(value)
     }
 }
 
@@ -304,7 +334,7 @@ const BEGIN_WRITE_SQL: &str = "WITH locked AS (
      SELECT epoch, set_config('mnemo.epoch', epoch::text, true) FROM raised";
 
 /// How far (in epochs) a cached index may lag and still catch up from the changes since;
-/// tombstones older than this are pruned.
+/// tombstones older than twice this are pruned.
 const DELTA_EPOCHS: i64 = 1024;
 
 /// Every how many epochs of a user its old tombstones are pruned.
@@ -312,6 +342,20 @@ const PRUNE_EVERY: i64 = 64;
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Locks a user's slot; a slot poisoned by a panic is emptied, since the index in it may be
+/// half-changed.
+fn lock_slot(slot: &Mutex<Option<CachedUser>>) -> MutexGuard<'_, Option<CachedUser>> {
+    match slot.lock() {
+        Ok(guard) => guard,
+        Err(poisoned) => {
+            slot.clear_poison();
+            let mut guard = poisoned.into_inner();
+            *guard = None;
+            guard
+        }
+    }
 }
 
 /// The user's index as of `epoch`: the cached one, brought up to date with the rows changed
@@ -325,7 +369,9 @@ fn index_at<'c>(
     cached: &'c mut Option<CachedUser>,
 ) -> Result<&'c mut UserIndex> {
     match cached {
-        Some(c) if c.epoch == epoch => {}
+        // A copy already newer than `epoch` (a write on this node committed since the epoch
+        // was read) is current enough.
+        Some(c) if c.epoch >= epoch => {}
         Some(c) if c.epoch < epoch && epoch - c.epoch <= DELTA_EPOCHS => {
             catch_up(client, statements, who, c)?;
             c.epoch = epoch;
@@ -365,11 +411,13 @@ fn catch_up(
     Ok(())
 }
 
-/// Records of a user by rowid.
+/// Records of a user by rowid that are still retrievable (one may have changed since the
+/// index ranked it).
 static BY_ROWID_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     format!(
         "SELECT {MEMORY_COLUMNS} FROM {MEMORY_FROM}
-          WHERE m.tenant = $1 AND m.user_id = $2 AND m.rowid = ANY($3)"
+          WHERE m.tenant = $1 AND m.user_id = $2 AND m.rowid = ANY($3)
+            AND m.status = 'active' AND (m.expires_at IS NULL OR m.expires_at > $4)"
     )
 });
 
@@ -560,19 +608,35 @@ fn put_vector(tx: &mut Transaction<'_>, rowid: i64, embedded: &Embedded) -> Resu
     Ok(())
 }
 
-fn vector_of(client: &mut impl GenericClient, rowid: i64) -> Result<Option<Vec<f32>>> {
+/// The vector of one of `who`'s records.
+fn vector_of(
+    client: &mut impl GenericClient,
+    who: &UserRef,
+    rowid: i64,
+) -> Result<Option<Vec<f32>>> {
     Ok(client
-        .query_opt("SELECT vector FROM memory_vectors WHERE memory_rowid = $1", &[&rowid])?
+        .query_opt(
+            "SELECT v.vector FROM memory_vectors v JOIN memories m ON m.rowid = v.memory_rowid
+              WHERE v.memory_rowid = $1 AND m.tenant = $2 AND m.user_id = $3",
+            &[&rowid, &who.tenant(), &who.user_id()],
+        )?
         .map(|row| row.try_get::<_, Vector>(0))
         .transpose()?
         .map(|v| v.to_vec()))
 }
 
-fn versions(client: &mut impl GenericClient, rowid: i64) -> Result<Vec<MemoryVersion>> {
+/// The earlier versions of one of `who`'s records, oldest first.
+fn versions(
+    client: &mut impl GenericClient,
+    who: &UserRef,
+    rowid: i64,
+) -> Result<Vec<MemoryVersion>> {
     client
         .query(
-            "SELECT snapshot FROM memory_versions WHERE memory_rowid = $1 ORDER BY version",
-            &[&rowid],
+            "SELECT s.snapshot FROM memory_versions s JOIN memories m ON m.rowid = s.memory_rowid
+              WHERE s.memory_rowid = $1 AND m.tenant = $2 AND m.user_id = $3
+              ORDER BY s.version",
+            &[&rowid, &who.tenant(), &who.user_id()],
         )?
         .iter()
         .map(|row| serde_json::from_str(&row.try_get::<_, String>(0)?).map_err(StoreError::Json))
@@ -732,7 +796,8 @@ const NEIGHBOURS_SQL: &str = "SELECT m.id, m.tenant, m.user_id, m.scope, m.agent
    WHERE m.tenant = $1 AND m.user_id = $2
      AND ((m.content_hash = $3 AND m.kind = $4 AND m.scope = $5)
           OR (m.scope = $5 AND m.subject = $7 AND m.attribute = $8 AND m.status = 'active')
-          OR ($9 AND m.source_ref = $10 AND m.kind = 'episodic' AND m.status = 'active'))";
+          OR ($9 AND m.source_ref = $10 AND m.kind = 'episodic' AND m.status = 'active'))
+   ORDER BY m.rowid";
 
 /// Inserts a record row and its vector in one statement; returns the rowid.
 const INSERT_SQL: &str = "WITH m AS (
@@ -1010,26 +1075,38 @@ impl Store for PostgresStore {
         decide: &dyn Fn(&Candidate, &WriteContext) -> Decision,
     ) -> Result<Vec<WriteReceipt>, PortError> {
         Ok(self.write_tx(owner(who), |tx, statements, before, cached| {
-            let index = index_at(tx, statements, owner(who), before, cached)?;
-            let batch = Batch {
-                store: self,
-                statements: WriteStatements::prepare(tx, statements)?,
-                who,
-                // The user's lock keeps settings from changing during the batch.
-                settings: read_settings(tx, who)?,
-                now,
-                actor,
+            let mut written = || -> Result<Vec<WriteReceipt>> {
+                let index = index_at(tx, statements, owner(who), before, cached)?;
+                let batch = Batch {
+                    store: self,
+                    statements: WriteStatements::prepare(tx, statements)?,
+                    who,
+                    // The user's lock keeps settings from changing during the batch.
+                    settings: read_settings(tx, who)?,
+                    now,
+                    actor,
+                };
+                let mut receipts = Vec::with_capacity(records.len());
+                for record in &records {
+                    receipts.push(batch.write_one(tx, index, record, decide)?);
+                }
+                Ok(receipts)
             };
-            let mut receipts = Vec::with_capacity(records.len());
-            for record in &records {
-                receipts.push(batch.write_one(tx, index, record, decide)?);
+            match written() {
+                // The index followed every row the batch changed: it is the state at the
+                // batch's own epoch once it commits (write_tx drops it if the commit fails).
+                Ok(receipts) => {
+                    if let Some(current) = cached.as_mut() {
+                        current.epoch = before + 1;
+                    }
+                    Ok(receipts)
+                }
+                Err(e) => {
+                    // The index may hold rows of the transaction that is rolled back.
+                    *cached = None;
+                    Err(e)
+                }
             }
-            // The index followed every row the batch changed: it is the state at the batch's
-            // own epoch once it commits (and dropped if it does not).
-            if let Some(current) = cached.as_mut() {
-                current.epoch = before + 1;
-            }
-            Ok(receipts)
         })?)
     }
 
@@ -1094,7 +1171,7 @@ impl Store for PostgresStore {
         if memory.is_expired(now) {
             return Ok(None);
         }
-        let versions = versions(&mut tx, rowid)?;
+        let versions = versions(&mut tx, who, rowid)?;
         let older: Vec<i64> = chain(&mut tx, owner(who), rowid, false)?
             .into_iter()
             .map(|(r, _)| r)
@@ -1139,8 +1216,15 @@ impl Store for PostgresStore {
             tx.execute(
                 "UPDATE memories SET content = $1, content_hash = $2, version = version + 1,
                         updated_at = $3
-                  WHERE rowid = $4",
-                &[&edit.content, &content_hash(&edit.content), &now.as_millis(), &rowid],
+                  WHERE rowid = $4 AND tenant = $5 AND user_id = $6",
+                &[
+                    &edit.content,
+                    &content_hash(&edit.content),
+                    &now.as_millis(),
+                    &rowid,
+                    &who.tenant(),
+                    &who.user_id(),
+                ],
             )?;
             match &edit.embedding {
                 Some(embedded) => {
@@ -1188,8 +1272,8 @@ impl Store for PostgresStore {
                     tx.execute(
                         "UPDATE memories SET status = 'superseded', superseded_by = $1,
                                 updated_at = $2
-                          WHERE rowid = $3",
-                        &[&id.0, &now.as_millis(), &old_rowid],
+                          WHERE rowid = $3 AND tenant = $4 AND user_id = $5",
+                        &[&id.0, &now.as_millis(), &old_rowid, &who.tenant(), &who.user_id()],
                     )?;
                     log.log(tx, AuditAction::Superseded, Some(&old.id), None)?;
                     touched.push(old_rowid);
@@ -1200,8 +1284,8 @@ impl Store for PostgresStore {
                 memory.consent_on_confirm(now, actor).as_ref().map(to_json).transpose()?;
             tx.execute(
                 "UPDATE memories SET status = 'active', updated_at = $1, consent = $2
-                  WHERE rowid = $3",
-                &[&now.as_millis(), &consent, &rowid],
+                  WHERE rowid = $3 AND tenant = $4 AND user_id = $5",
+                &[&now.as_millis(), &consent, &rowid, &who.tenant(), &who.user_id()],
             )?;
             log.log(tx, AuditAction::Confirmed, Some(id), None)?;
             Ok(Some(superseded))
@@ -1281,57 +1365,60 @@ impl Store for PostgresStore {
         now: Timestamp,
         actor: &str,
     ) -> Result<Vec<MemoryId>, PortError> {
-        // One transaction per user, each under that user's lock.
-        let users: Vec<String> = {
-            let mut conn = self.pool.get().map_err(StoreError::from)?;
-            conn.client
-                .query(
-                    "SELECT DISTINCT user_id FROM memories
+        // One transaction for the whole tenant (all or nothing, as on SQLite). Users are
+        // locked in name order, each just before its records go, and each gets its own epoch.
+        let mut pooled = self.pool.get().map_err(StoreError::from)?;
+        let Conn { client, statements } = &mut *pooled;
+        let mut tx = client.transaction().map_err(StoreError::from)?;
+        let users: Vec<String> = tx
+            .query(
+                "SELECT DISTINCT user_id FROM memories
                   WHERE tenant = $1 AND ($2::text IS NULL OR user_id = $2)
                     AND expires_at IS NOT NULL AND expires_at <= $3
                   ORDER BY user_id",
-                    &[&tenant, &user_id, &now.as_millis()],
+                &[&tenant, &user_id, &now.as_millis()],
+            )
+            .map_err(StoreError::from)?
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        let begin = statements.get(&mut tx, BEGIN_WRITE_SQL).map_err(StoreError::from)?;
+        let mut removed = Vec::new();
+        for user in &users {
+            tx.query_one(&begin, &[&tenant, user]).map_err(StoreError::from)?;
+            let expired: Vec<i64> = tx
+                .query(
+                    "SELECT rowid FROM memories
+                      WHERE tenant = $1 AND user_id = $2
+                        AND expires_at IS NOT NULL AND expires_at <= $3
+                      ORDER BY rowid",
+                    &[&tenant, user, &now.as_millis()],
                 )
                 .map_err(StoreError::from)?
                 .iter()
                 .map(|r| r.get(0))
-                .collect()
-        };
-        let mut removed = Vec::new();
-        for user in &users {
-            let gone = self.write_tx((tenant, user), |tx, _, _, _| {
-                let expired: Vec<i64> = tx
-                    .query(
-                        "SELECT rowid FROM memories
-                          WHERE tenant = $1 AND user_id = $2
-                            AND expires_at IS NOT NULL AND expires_at <= $3",
-                        &[&tenant, user, &now.as_millis()],
-                    )?
-                    .iter()
-                    .map(|r| r.get(0))
-                    .collect();
-                let mut gone: Vec<(i64, MemoryId)> = Vec::new();
-                for rowid in expired {
-                    if gone.iter().any(|(r, _)| *r == rowid) {
-                        continue;
-                    }
-                    for link in chain(tx, (tenant, user), rowid, false)? {
-                        if !gone.iter().any(|(r, _)| *r == link.0) {
-                            gone.push(link);
-                        }
+                .collect();
+            let mut gone: Vec<(i64, MemoryId)> = Vec::new();
+            for rowid in expired {
+                if gone.iter().any(|(r, _)| *r == rowid) {
+                    continue;
+                }
+                for link in chain(&mut tx, (tenant, user), rowid, false)? {
+                    if !gone.iter().any(|(r, _)| *r == link.0) {
+                        gone.push(link);
                     }
                 }
-                let rowids: Vec<i64> = gone.iter().map(|(r, _)| *r).collect();
-                purge(tx, (tenant, user), &rowids)?;
-                let log = Auditor { tenant, user_id: user, now, actor };
-                for (_, id) in &gone {
-                    log.log(tx, AuditAction::Expired, Some(id), None)?;
-                }
-
-                Ok(gone.into_iter().map(|(_, id)| id).collect::<Vec<_>>())
-            })?;
-            removed.extend(gone);
+            }
+            let rowids: Vec<i64> = gone.iter().map(|(r, _)| *r).collect();
+            purge(&mut tx, (tenant, user), &rowids)?;
+            let log = Auditor { tenant, user_id: user, now, actor };
+            for (_, id) in gone {
+                log.log(&mut tx, AuditAction::Expired, Some(&id), None)?;
+                removed.push(id);
+            }
         }
+        // Cached indexes of these users catch up from the tombstones at their next use.
+        tx.commit().map_err(StoreError::from)?;
         Ok(removed)
     }
 
@@ -1352,9 +1439,9 @@ impl Store for PostgresStore {
         let mut out = Vec::with_capacity(rows.len());
         for (rowid, mut memory) in rows {
             if let Some(info) = memory.embedding.as_mut() {
-                info.vector = vector_of(&mut tx, rowid)?;
+                info.vector = vector_of(&mut tx, who, rowid)?;
             }
-            out.push(ExportedMemory { history: versions(&mut tx, rowid)?, memory });
+            out.push(ExportedMemory { history: versions(&mut tx, who, rowid)?, memory });
         }
         Ok(out)
     }
@@ -1469,14 +1556,14 @@ impl Store for PostgresStore {
         let epoch = read_epoch(client, statements, owner(who))?;
         let slot = self.slot(owner(who));
         let hits = {
-            let mut cached = lock(&slot);
+            let mut cached = lock_slot(&slot);
             let index = index_at(client, statements, owner(who), epoch, &mut cached)?;
             index.search(query.terms, query.vector.map(|v| v.vector.as_slice()), filter, select)
         };
         let wanted: Vec<i64> = hits.iter().map(|hit| hit.rowid).collect();
         let by_rowid = statements.get(client, &BY_ROWID_SQL).map_err(StoreError::from)?;
         let mut memories: HashMap<i64, Memory> = client
-            .query(&by_rowid, &[&who.tenant(), &who.user_id(), &wanted])
+            .query(&by_rowid, &[&who.tenant(), &who.user_id(), &wanted, &now.as_millis()])
             .map_err(StoreError::from)?
             .iter()
             .map(memory_from_row)

@@ -11,6 +11,7 @@ use crate::StoreError;
 const MIGRATIONS: &[(u32, &str, &str)] = &[
     (1, "initial", include_str!("../migrations/0001_initial.sql")),
     (2, "changes_since", include_str!("../migrations/0002_changes_since.sql")),
+    (3, "one_embedder", include_str!("../migrations/0003_one_embedder.sql")),
 ];
 
 /// The newest schema version this build knows.
@@ -35,9 +36,13 @@ pub(crate) fn current_version(client: &mut Client) -> Result<u32, StoreError> {
 
 /// Applies every migration newer than the database's version.
 pub(crate) fn migrate(client: &mut Client, now_millis: i64) -> Result<u32, StoreError> {
+    // Wait for another node's migration however long it takes (the connection's
+    // `lock_timeout` is for requests), then return to the configured timeout.
+    client.batch_execute("SET lock_timeout = 0")?;
     client.execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])?;
     let result = apply(client, now_millis);
     let unlocked = client.execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK]);
+    client.batch_execute("RESET lock_timeout")?;
     let version = result?;
     unlocked?;
     Ok(version)

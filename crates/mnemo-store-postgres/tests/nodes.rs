@@ -1,0 +1,66 @@
+//! Two store handles on one database behave as two server nodes: the database, not a node's
+//! memory, decides which embedder's vectors may be stored. Skipped, with a message, when
+//! MNEMO_TEST_POSTGRES_URL is not set.
+#![allow(clippy::unwrap_used)]
+
+use mnemo_core::lifecycle::{self, Candidate};
+use mnemo_core::ports::{Embedded, NewRecord, Store};
+use mnemo_core::{ErrorKind, MemoryId, Timestamp};
+use mnemo_store_postgres::PostgresStore;
+use mnemo_testkit::pg::{Scratch, server_url};
+use mnemo_testkit::{T0, stated, who};
+
+fn one_hot(seed: usize) -> Vec<f32> {
+    let mut vector = vec![0.0; 64];
+    vector[seed % 64] = 1.0;
+    vector
+}
+
+fn record(id: &str, text: &str, model: &str) -> NewRecord {
+    NewRecord {
+        id: MemoryId(id.to_owned()),
+        candidate: Candidate::validate(stated(text), T0).unwrap(),
+        // Orthogonal vectors, so no record is a near-duplicate of another.
+        embedding: Some(Embedded {
+            model: model.to_owned(),
+            vector: one_hot(id.len() + text.len()),
+        }),
+    }
+}
+
+fn write(store: &PostgresStore, id: &str, text: &str, model: &str) -> Result<(), ErrorKind> {
+    let now: Timestamp = T0;
+    store
+        .write(&who("acme", "alice"), record(id, text, model), now, "test", &|c, ctx| {
+            lifecycle::decide(c, ctx, now)
+        })
+        .map(|_| ())
+        .map_err(|e| e.kind)
+}
+
+#[test]
+fn a_node_that_remembers_an_old_embedder_cannot_mix_embedders() {
+    let Some(base) = server_url("a_node_that_remembers_an_old_embedder_cannot_mix_embedders")
+    else {
+        return;
+    };
+    let scratch = Scratch::create(&base).unwrap();
+    let a = PostgresStore::open(&scratch.url(), T0).unwrap();
+    let b = PostgresStore::open(&scratch.url(), T0).unwrap();
+    write(&a, "m1", "Keeps bees on the roof", "model-x").unwrap();
+    // Its second write reads the stored embedder, which node A then remembers.
+    write(&a, "m1b", "Keeps a kayak in the garage", "model-x").unwrap();
+    // Every vector goes, then node B stores vectors of another embedder.
+    a.forget_all(&who("acme", "alice"), T0, "test").unwrap();
+    write(&b, "m2", "Grows basil on the balcony", "model-y").unwrap();
+    // Node A still remembers model-x; the database refuses the mix.
+    assert_eq!(
+        write(&a, "m3", "Walks to work on Fridays", "model-x"),
+        Err(ErrorKind::InvalidInput)
+    );
+    assert_eq!(
+        write(&b, "m4", "Walks to work on Fridays", "model-x"),
+        Err(ErrorKind::InvalidInput)
+    );
+    write(&a, "m5", "Walks to work on Fridays", "model-y").unwrap();
+}
