@@ -146,16 +146,6 @@ pub struct UserIndex {
 }
 
 impl UserIndex {
-    /// How many records the user has.
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// Whether the user has no records.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
     /// Adds a record, or replaces the one with the same rowid.
     pub fn upsert_row(&mut self, row: IndexRow) {
         let entry = Entry {
@@ -178,11 +168,6 @@ impl UserIndex {
         if let Some(&slot) = self.slots.get(&rowid) {
             self.entries[slot].active = false;
         }
-    }
-
-    /// Whether the record with this rowid is indexed.
-    pub fn contains(&self, rowid: i64) -> bool {
-        self.slots.contains_key(&rowid)
     }
 
     fn tail_dims(&self) -> usize {

@@ -258,7 +258,12 @@ impl PostgresStore {
 
     /// The schema version recorded in the database.
     pub fn schema_version(&self) -> Result<u32> {
-        migrate::current_version(&mut self.pool.get()?.client)
+        migrate::current_version(&mut self.conn()?.client)
+    }
+
+    /// A connection from the pool.
+    fn conn(&self) -> Result<r2d2::PooledConnection<pool::Manager>> {
+        Ok(self.pool.get()?)
     }
 
     /// The user's slot in this node's cache (created empty on first use).
@@ -284,7 +289,7 @@ impl PostgresStore {
             &mut Option<CachedUser>,
         ) -> Result<T>,
     ) -> Result<T> {
-        let mut pooled = self.pool.get()?;
+        let mut pooled = self.conn()?;
         let Conn { client, statements } = &mut *pooled;
         let mut tx = client.transaction()?;
         let begin = statements.get(&mut tx, BEGIN_WRITE_SQL)?;
@@ -1042,7 +1047,7 @@ impl Store for PostgresStore {
     }
 
     fn settings(&self, who: &UserRef) -> Result<UserSettings, PortError> {
-        Ok(read_settings(&mut self.pool.get().map_err(StoreError::from)?.client, who)?)
+        Ok(read_settings(&mut self.conn()?.client, who)?)
     }
 
     fn set_settings(
@@ -1116,7 +1121,7 @@ impl Store for PostgresStore {
         id: &MemoryId,
         now: Timestamp,
     ) -> Result<Option<Memory>, PortError> {
-        let mut conn = self.pool.get().map_err(StoreError::from)?;
+        let mut conn = self.conn()?;
         Ok(find(&mut conn.client, who, id)?.map(|(_, m)| m).filter(|m| !m.is_expired(now)))
     }
 
@@ -1126,7 +1131,7 @@ impl Store for PostgresStore {
         filter: &ListFilter,
         now: Timestamp,
     ) -> Result<Vec<Memory>, PortError> {
-        let mut conn = self.pool.get().map_err(StoreError::from)?;
+        let mut conn = self.conn()?;
         let kind = filter.kind.map(|k| k.as_str());
         let status = filter.status.map(|s| s.as_str());
         let scope = filter.scope.as_ref().map(ToString::to_string);
@@ -1159,7 +1164,7 @@ impl Store for PostgresStore {
         id: &MemoryId,
         now: Timestamp,
     ) -> Result<Option<History>, PortError> {
-        let mut conn = self.pool.get().map_err(StoreError::from)?;
+        let mut conn = self.conn()?;
         let mut tx = conn
             .client
             .build_transaction()
@@ -1367,7 +1372,7 @@ impl Store for PostgresStore {
     ) -> Result<Vec<MemoryId>, PortError> {
         // One transaction for the whole tenant (all or nothing, as on SQLite). Users are
         // locked in name order, each just before its records go, and each gets its own epoch.
-        let mut pooled = self.pool.get().map_err(StoreError::from)?;
+        let mut pooled = self.conn()?;
         let Conn { client, statements } = &mut *pooled;
         let mut tx = client.transaction().map_err(StoreError::from)?;
         let users: Vec<String> = tx
@@ -1423,7 +1428,7 @@ impl Store for PostgresStore {
     }
 
     fn export(&self, who: &UserRef) -> Result<Vec<ExportedMemory>, PortError> {
-        let mut conn = self.pool.get().map_err(StoreError::from)?;
+        let mut conn = self.conn()?;
         let mut tx = conn
             .client
             .build_transaction()
@@ -1500,7 +1505,7 @@ impl Store for PostgresStore {
     }
 
     fn audit(&self, who: &UserRef, limit: usize) -> Result<Vec<AuditEntry>, PortError> {
-        let mut conn = self.pool.get().map_err(StoreError::from)?;
+        let mut conn = self.conn()?;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let rows = conn
             .client
@@ -1539,7 +1544,7 @@ impl Store for PostgresStore {
         now: Timestamp,
         select: &dyn Fn(&Signals<'_>) -> Vec<Fused>,
     ) -> Result<Vec<Found>, PortError> {
-        let mut pooled = self.pool.get().map_err(StoreError::from)?;
+        let mut pooled = self.conn()?;
         let Conn { client, statements } = &mut *pooled;
         if let Some(vector) = query.vector {
             self.check_vector(client, vector)?;
@@ -1578,7 +1583,7 @@ impl Store for PostgresStore {
     }
 
     fn count_by_status(&self) -> Result<Vec<(Status, u64)>, PortError> {
-        let mut conn = self.pool.get().map_err(StoreError::from)?;
+        let mut conn = self.conn()?;
         let rows = conn
             .client
             .query("SELECT status, count(*) FROM memories GROUP BY status ORDER BY status", &[])
@@ -1594,7 +1599,7 @@ impl Store for PostgresStore {
     }
 
     fn create_key(&self, key: &ApiKey) -> Result<(), PortError> {
-        let mut conn = self.pool.get().map_err(StoreError::from)?;
+        let mut conn = self.conn()?;
         conn.client.execute(
             "INSERT INTO api_keys (id, tenant, user_id, admin, key_hash, created_at, revoked_at)
              VALUES ($1, $2, $3, $4, $5, $6, NULL)",
@@ -1612,19 +1617,16 @@ impl Store for PostgresStore {
     }
 
     fn find_key(&self, key_hash: &str) -> Result<Option<ApiKey>, PortError> {
-        let mut conn = self.pool.get().map_err(StoreError::from)?;
-        let row = conn
-            .client
-            .query_opt(
-                &format!("{KEY_COLUMNS} WHERE key_hash = $1 AND revoked_at IS NULL"),
-                &[&key_hash],
-            )
-            .map_err(StoreError::from)?;
+        // Every authenticated request asks this: prepared once per connection.
+        let mut pooled = self.conn()?;
+        let Conn { client, statements } = &mut *pooled;
+        let statement = statements.get(client, &FIND_KEY_SQL).map_err(StoreError::from)?;
+        let row = client.query_opt(&statement, &[&key_hash]).map_err(StoreError::from)?;
         Ok(row.as_ref().map(key_from_row))
     }
 
     fn list_keys(&self, tenant: &str) -> Result<Vec<ApiKey>, PortError> {
-        let mut conn = self.pool.get().map_err(StoreError::from)?;
+        let mut conn = self.conn()?;
         let rows = conn
             .client
             .query(
@@ -1636,7 +1638,7 @@ impl Store for PostgresStore {
     }
 
     fn revoke_key(&self, tenant: &str, id: &str, now: Timestamp) -> Result<bool, PortError> {
-        let mut conn = self.pool.get().map_err(StoreError::from)?;
+        let mut conn = self.conn()?;
         let changed = conn
             .client
             .execute(
@@ -1652,7 +1654,7 @@ impl Store for PostgresStore {
         if ids.is_empty() {
             return Ok(());
         }
-        let mut pooled = self.pool.get().map_err(StoreError::from)?;
+        let mut pooled = self.conn()?;
         let Conn { client, statements } = &mut *pooled;
         let ids: Vec<&str> = ids.iter().map(|id| id.0.as_str()).collect();
         // A lost last-used time is harmless: this commit does not wait for the WAL flush
@@ -1696,11 +1698,11 @@ impl Store for PostgresStore {
     }
 
     fn run(&self, who: &UserRef, id: &str) -> Result<Option<Run>, PortError> {
-        Ok(read_run(&mut self.pool.get().map_err(StoreError::from)?.client, who, id)?)
+        Ok(read_run(&mut self.conn()?.client, who, id)?)
     }
 
     fn runs(&self, who: &UserRef) -> Result<Vec<Run>, PortError> {
-        let mut conn = self.pool.get().map_err(StoreError::from)?;
+        let mut conn = self.conn()?;
         let rows = conn
             .client
             .query(
@@ -1760,6 +1762,11 @@ impl Store for PostgresStore {
         })?)
     }
 }
+
+/// The unrevoked key with a hash.
+static FIND_KEY_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!("{KEY_COLUMNS} WHERE key_hash = $1 AND revoked_at IS NULL")
+});
 
 const KEY_COLUMNS: &str =
     "SELECT id, tenant, user_id, admin, key_hash, created_at, revoked_at FROM api_keys";

@@ -66,6 +66,17 @@ fn conversation() -> (Vec<CandidateFields>, Vec<String>) {
     (turns, questions)
 }
 
+/// The ten best hits for `question`, with no relevance floor.
+fn top_ten(mnemo: &Mnemo, who: &UserRef, question: &str) -> Vec<mnemo::core::retrieval::Hit> {
+    let request = SearchRequest {
+        query: question.to_owned(),
+        k: 10,
+        filter: SearchFilter::default(),
+        min_relevance: Some(0.0),
+    };
+    mnemo.search(who, &request).unwrap()
+}
+
 /// Each question's hits as (source ref, status, fused score, BM25F, cosine).
 type Ranking = Vec<(String, String, f64, f64, f64)>;
 
@@ -77,15 +88,7 @@ fn rankings(mnemo: &Mnemo, turns: Vec<CandidateFields>, questions: &[String]) ->
     questions
         .iter()
         .map(|question| {
-            let request = SearchRequest {
-                query: question.clone(),
-                k: 10,
-                filter: SearchFilter::default(),
-                min_relevance: Some(0.0),
-            };
-            mnemo
-                .search(&who, &request)
-                .unwrap()
+            top_ten(mnemo, &who, question)
                 .into_iter()
                 .map(|hit| {
                     (
@@ -138,13 +141,7 @@ fn ranked(mnemo: &Mnemo, who: &UserRef, questions: &[String]) -> Vec<Vec<(String
     questions
         .iter()
         .map(|question| {
-            let request = SearchRequest {
-                query: question.clone(),
-                k: 10,
-                filter: SearchFilter::default(),
-                min_relevance: Some(0.0),
-            };
-            let hits = mnemo.search(who, &request).unwrap();
+            let hits = top_ten(mnemo, who, question);
             hits.into_iter().map(|hit| (hit.memory.id.0, hit.fused.score)).collect()
         })
         .collect()
