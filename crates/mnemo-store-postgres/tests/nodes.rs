@@ -1,5 +1,6 @@
-//! Two store handles on one database behave as two server nodes: the database, not a node's
-//! memory, decides which embedder's vectors may be stored. Skipped, with a message, when
+//! Store handles on one database behave as server nodes: migrations run once however many
+//! start together, a newer schema is refused, and the database, not a node's memory, decides
+//! which embedder's vectors may be stored. Skipped, with a message, when
 //! MNEMO_TEST_POSTGRES_URL is not set.
 #![allow(clippy::unwrap_used)]
 
@@ -63,4 +64,42 @@ fn a_node_that_remembers_an_old_embedder_cannot_mix_embedders() {
         Err(ErrorKind::InvalidInput)
     );
     write(&a, "m5", "Walks to work on Fridays", "model-y").unwrap();
+}
+
+#[test]
+fn nodes_starting_together_migrate_once_and_refuse_a_newer_schema() {
+    let Some(base) = server_url("nodes_starting_together_migrate_once_and_refuse_a_newer_schema")
+    else {
+        return;
+    };
+    let scratch = Scratch::create(&base).unwrap();
+    let url = scratch.url();
+    // Four nodes open an empty schema at once: each migration is applied exactly once.
+    let versions: Vec<u32> = std::thread::scope(|threads| {
+        let opening: Vec<_> = (0..4)
+            .map(|_| {
+                threads.spawn(|| PostgresStore::open(&url, T0).unwrap().schema_version().unwrap())
+            })
+            .collect();
+        opening.into_iter().map(|node| node.join().unwrap()).collect()
+    });
+    assert_eq!(versions, [mnemo_store_postgres::SCHEMA_VERSION; 4]);
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let applied: Vec<i32> = client
+        .query("SELECT version FROM schema_migrations ORDER BY version", &[])
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    let expected: Vec<i32> = (1..=mnemo_store_postgres::SCHEMA_VERSION as i32).collect();
+    assert_eq!(applied, expected);
+    // A schema migrated by a newer mnemo is refused with a message naming both versions.
+    client
+        .execute(
+            "INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, 'future', 0)",
+            &[],
+        )
+        .unwrap();
+    let refused = PostgresStore::open(&url, T0).unwrap_err().to_string();
+    assert!(refused.contains("99") && refused.contains("newer"), "{refused}");
 }
