@@ -80,6 +80,10 @@ enum Eval {
         /// Also write the figures as JSON here.
         #[arg(long)]
         json: Option<PathBuf>,
+        /// `sessions`: each session stored at its date, questions a day after the last one,
+        /// default search settings; `fixed`: one instant, gate off (the ranking alone).
+        #[arg(long, value_enum, default_value = "sessions")]
+        clock: locomo::ClockMode,
     },
 }
 
@@ -109,7 +113,9 @@ fn main() -> anyhow::Result<()> {
         Task::Load { clients, memories, seconds, postgres, nodes } => {
             load::run(clients, memories, seconds, postgres.as_deref(), nodes)
         }
-        Task::Eval { eval: Eval::Locomo { data, json } } => locomo::run(&data, json.as_deref()),
+        Task::Eval { eval: Eval::Locomo { data, json, clock } } => {
+            locomo::run(&data, json.as_deref(), clock)
+        }
         Task::Bench { memories, users, queries, recall_every, keep, postgres } => {
             bench::run(memories, users, queries, recall_every, keep.as_deref(), postgres.as_deref())
         }

@@ -191,6 +191,15 @@ pub struct ConfirmResponse {
     pub superseded: Vec<MemoryId>,
 }
 
+/// A use recorded: `{"used": [ids], "last_used_at": time}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct UsedResponse {
+    /// The records marked as used.
+    pub used: Vec<MemoryId>,
+    /// The time recorded as their `last_used_at`.
+    pub last_used_at: mnemo_core::Timestamp,
+}
+
 /// A rejection: `{"rejected": id}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct RejectResponse {

@@ -14,7 +14,7 @@ use crate::requests::{
 use crate::{
     AuditResponse, ConfirmResponse, ContextResponse, ErrorBody, ExpireResponse, ForgetAllResponse,
     ForgetResponse, HistoryResponse, ImportResponse, IngestResponse, MemoryList, RejectResponse,
-    RememberResponse, RunEnded, RunList, SearchResponse, SettingsResponse,
+    RememberResponse, RunEnded, RunList, SearchResponse, SettingsResponse, UsedResponse,
 };
 use mnemo_core::Memory;
 use mnemo_core::export::ExportDocument;
@@ -126,6 +126,14 @@ fn table(g: &mut SchemaGenerator) -> Vec<Operation> {
             user,
             None,
             schema::<ConfirmResponse>(g),
+        ),
+        op(
+            "post",
+            "/v1/memories/{id}/used",
+            "Record that a memory was used in a response (a search alone is not a use)",
+            user,
+            None,
+            schema::<UsedResponse>(g),
         ),
         op(
             "post",

@@ -134,6 +134,13 @@ pub(crate) enum Command {
         /// Memory id.
         id: String,
     },
+    /// Record that memories were used in a response (their last-used time keeps them fresh;
+    /// a search alone is not a use).
+    Used {
+        /// Memory ids.
+        #[arg(required = true)]
+        ids: Vec<String>,
+    },
     /// Reject a pending memory: it is completely deleted.
     Reject {
         /// Memory id.

@@ -272,6 +272,15 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
                 output::lines(lines)
             }
         }
+        Command::Used { ids } => {
+            let used: Vec<MemoryId> = ids.iter().cloned().map(MemoryId).collect();
+            let last_used_at = mnemo.mark_used(&user(cli)?, &used)?;
+            if cli.json {
+                output::json(&api::UsedResponse { used, last_used_at })
+            } else {
+                output::lines(used.iter().map(|id| format!("used {id} at {last_used_at}")))
+            }
+        }
         Command::Reject { id } => {
             let id = MemoryId(id.clone());
             mnemo.reject(&user(cli)?, &id)?;

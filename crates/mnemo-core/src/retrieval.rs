@@ -264,13 +264,12 @@ pub fn query_dates(query: &str) -> Vec<QueryDate> {
 /// Tuning of the read path.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RetrievalConfig {
-    /// Records fetched for blending, per result asked for.
-    pub candidates_per_result: usize,
-    /// Fewest records fetched for blending.
-    pub min_candidates: usize,
     /// Minimum evidence (0..1) a memory needs before blending: the stronger of its scaled
     /// cosine and scaled BM25.
     pub min_relevance: f64,
+    /// Records fused per result asked for, so results filtered out after fusion (another
+    /// session's incognito turns) are made up from the next most relevant.
+    pub candidates_per_result: usize,
     /// Blending weights and half-life.
     pub weights: ScoreWeights,
     /// Cosine at or below which semantic evidence is 0.
@@ -293,17 +292,27 @@ pub struct RetrievalConfig {
     pub date_tau_days: f64,
     /// Fused score that maps to relevance 1 − 1/e in the blend.
     pub fused_scale: f64,
+    /// Pseudo-records of typical signals added to every user's statistics, so standard
+    /// scores mean the same for a notebook of one record as for a large one (below a few
+    /// dozen records the prior dominates; above, the user's own records do).
+    pub prior_records: f64,
+    /// Mean and standard deviation of the cosine between unrelated texts (the embedder's).
+    pub cosine_prior: (f64, f64),
+    /// Mean and standard deviation of BM25F (most records match no query term, so a query
+    /// that matches nothing adds nothing).
+    pub lexical_prior: (f64, f64),
+    /// Mean and standard deviation of session BM25.
+    pub session_prior: (f64, f64),
 }
 
 impl Default for RetrievalConfig {
     fn default() -> Self {
         Self {
-            candidates_per_result: 4,
-            min_candidates: 40,
             min_relevance: 0.3,
+            candidates_per_result: 4,
             weights: ScoreWeights::default(),
-            cosine_floor: 0.15,
-            cosine_ceiling: 0.75,
+            cosine_floor: 0.1,
+            cosine_ceiling: 0.7,
             bm25_saturation: 10.0,
             lexical_weight: 0.6,
             semantic_weight: 0.4,
@@ -312,14 +321,18 @@ impl Default for RetrievalConfig {
             date_bonus: 1.5,
             date_tau_days: 3.0,
             fused_scale: 3.0,
+            prior_records: 30.0,
+            cosine_prior: (0.2, 0.12),
+            lexical_prior: (0.0, 1.5),
+            session_prior: (0.0, 1.5),
         }
     }
 }
 
 impl RetrievalConfig {
-    /// How many records to fetch for blending when `k` results are asked for.
+    /// How many records to fuse when `k` results are asked for.
     pub fn candidates_for(&self, k: usize) -> usize {
-        (k * self.candidates_per_result).max(self.min_candidates)
+        k.saturating_mul(self.candidates_per_result)
     }
 
     /// Absolute evidence of relevance, 0..1: the stronger of scaled cosine and scaled BM25.
@@ -401,6 +414,15 @@ impl Moments {
         self.n += 1.0;
         self.sum += v;
         self.sum_sq += v * v;
+    }
+
+    /// These moments with `n` pseudo-values of mean `mean` and standard deviation `std`.
+    pub fn with_prior(self, n: f64, (mean, std): (f64, f64)) -> Self {
+        Self {
+            n: self.n + n,
+            sum: self.sum + n * mean,
+            sum_sq: self.sum_sq + n * (std * std + mean * mean),
+        }
     }
 
     /// The standard score as `(slope, offset)`: `z(v) = slope * v + offset`.
@@ -491,9 +513,13 @@ pub fn fuse(
             moments
         }
     };
-    let (lexical_slope, lexical_offset) = lexical.z_scores();
-    let (semantic_slope, semantic_offset) = semantic.z_scores();
-    let (session_slope, session_offset) = session.z_scores();
+    let prior = config.prior_records;
+    let (lexical_slope, lexical_offset) =
+        lexical.with_prior(prior, config.lexical_prior).z_scores();
+    let (semantic_slope, semantic_offset) =
+        semantic.with_prior(prior, config.cosine_prior).z_scores();
+    let (session_slope, session_offset) =
+        session.with_prior(prior, config.session_prior).z_scores();
     // Weighted z-scores folded into one linear form over the three signals.
     let (w_lexical, w_semantic, w_session) = (
         config.lexical_weight * lexical_slope,
@@ -596,7 +622,10 @@ pub struct Hit {
     pub cosine: f64,
 }
 
-/// Blends fused candidates with recency and importance (SPEC §4) and ranks them.
+/// Blends the records relevance admitted with recency and importance (SPEC §4) and orders
+/// them by the blended score. Relevance has already decided which records are returned
+/// (those passing the gate, the best `k` by fused score): recency and importance only order
+/// them, so they never bring in a record that is not relevant.
 pub fn blend(
     candidates: Vec<(Memory, Fused, f64, f64)>,
     config: &RetrievalConfig,

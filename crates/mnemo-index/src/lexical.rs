@@ -13,6 +13,9 @@ use std::sync::OnceLock;
 use rust_stemmers::{Algorithm, Stemmer};
 use rustc_hash::FxHashMap;
 
+/// Documents without a query term assumed besides the user's records when weighing the
+/// term (its IDF): with a notebook of one record, a matched word still carries weight.
+const BACKGROUND_DOCS: f64 = 100.0;
 const K1: f64 = 1.2;
 const B: f64 = 0.5;
 const W_PREV: f64 = 1.0;
@@ -211,7 +214,9 @@ impl LexicalIndex {
             let Some(id) = self.dictionary.get(term.as_str()) else { continue };
             let Some(posting) = self.postings.get(id) else { continue };
             let df = posting.len() as f64;
-            let idf = ((n as f64 - df + 0.5) / (df + 0.5)).ln().max(1e-6);
+            // Robertson's IDF over the records plus a background of documents without the
+            // term, so a match means as much in a small notebook as in a large one.
+            let idf = ((n as f64 + BACKGROUND_DOCS - df + 0.5) / (df + 0.5)).ln().max(1e-6);
             let mut add = |slot: u32, amount: f64| {
                 let cell = &mut tf[slot as usize];
                 if *cell == 0.0 {

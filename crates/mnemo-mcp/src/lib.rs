@@ -63,6 +63,13 @@ pub struct ForgetArgs {
     pub id: String,
 }
 
+/// `memory_used` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct UsedArgs {
+    /// Ids of the memories the answer used.
+    pub ids: Vec<String>,
+}
+
 /// `memory_list` arguments.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct ListArgs {
@@ -252,6 +259,23 @@ impl MemoryTools {
             Ok(mnemo_api::ForgetResponse {
                 forgotten: mnemo.forget(&who, &MemoryId(args.id)).map_err(fail)?,
             })
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Record that memories were used in an answer, so they stay fresh in ranking (a search alone is not a use)."
+    )]
+    async fn memory_used(
+        &self,
+        Parameters(args): Parameters<UsedArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let who = self.who(&ctx)?;
+        run(Arc::clone(&self.mnemo), move |mnemo| {
+            let used: Vec<MemoryId> = args.ids.into_iter().map(MemoryId).collect();
+            let last_used_at = mnemo.mark_used(&who, &used).map_err(fail)?;
+            Ok(mnemo_api::UsedResponse { used, last_used_at })
         })
         .await
     }

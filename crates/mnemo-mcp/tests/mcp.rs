@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use mnemo::Mnemo;
-use mnemo::core::UserRef;
+use mnemo::core::{MemoryId, UserRef};
 use mnemo_mcp::MemoryTools;
 use rmcp::model::{CallToolRequestParams, ClientConfig};
 use rmcp::{ClientHandler, ServiceExt};
@@ -49,7 +49,7 @@ async fn tools_are_listed_and_act_for_one_user() {
         .unwrap();
 
     let (server_io, client_io) = tokio::io::duplex(64 * 1024);
-    let tools = MemoryTools::new(Arc::clone(&mnemo), alice);
+    let tools = MemoryTools::new(Arc::clone(&mnemo), alice.clone());
     let server =
         tokio::spawn(async move { tools.serve(server_io).await.unwrap().waiting().await.unwrap() });
     let client = Client.serve(client_io).await.unwrap();
@@ -66,6 +66,7 @@ async fn tools_are_listed_and_act_for_one_user() {
             "memory_remember",
             "memory_search",
             "memory_update",
+            "memory_used",
             "profile_get"
         ]
     );
@@ -110,6 +111,16 @@ async fn tools_are_listed_and_act_for_one_user() {
     let bob_id = mnemo.list(&bob, &Default::default()).unwrap()[0].id.0.clone();
     let refused = client.call_tool(call("memory_forget", json!({"id": bob_id}))).await.unwrap();
     assert_eq!(refused.is_error, Some(true));
+    let refused = client.call_tool(call("memory_used", json!({"ids": [bob_id]}))).await.unwrap();
+    assert_eq!(refused.is_error, Some(true));
+    assert_eq!(mnemo.list(&bob, &Default::default()).unwrap()[0].last_used_at, None);
+    // A search is not a use; marking a memory used records its last-used time.
+    let own = saved["id"].as_str().unwrap();
+    let mine = MemoryId(own.to_owned());
+    assert_eq!(mnemo.get(&alice, &mine).unwrap().last_used_at, None);
+    let used = text(&client.call_tool(call("memory_used", json!({"ids": [own]}))).await.unwrap());
+    assert_eq!(used["used"][0], own);
+    assert!(mnemo.get(&alice, &mine).unwrap().last_used_at.is_some());
     assert!(mnemo.list(&bob, &Default::default()).unwrap().len() == 1);
     let secret = text(
         &client

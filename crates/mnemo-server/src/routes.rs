@@ -227,6 +227,7 @@ pub(crate) fn routes() -> Router<AppState> {
         .route("/v1/memories/{id}/history", get(history))
         .route("/v1/memories/{id}/confirm", post(confirm))
         .route("/v1/memories/{id}/reject", post(reject))
+        .route("/v1/memories/{id}/used", post(mark_used))
         .route("/v1/search", post(search))
         .route("/v1/context", post(context))
         .route("/v1/ingest", post(ingest))
@@ -472,6 +473,19 @@ async fn confirm(
     let confirmed = id.clone();
     let superseded = blocking(&state, move |mnemo| Ok(mnemo.confirm(&who, &id)?)).await?;
     json(api::ConfirmResponse { confirmed, superseded })
+}
+
+async fn mark_used(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Query(q): Query<UserQuery>,
+) -> ApiResult<api::UsedResponse> {
+    let who = caller.user(q.user_id.as_deref())?;
+    let used = vec![MemoryId(id)];
+    let ids = used.clone();
+    let last_used_at = blocking(&state, move |mnemo| Ok(mnemo.mark_used(&who, &ids)?)).await?;
+    json(api::UsedResponse { used, last_used_at })
 }
 
 async fn reject(

@@ -554,13 +554,14 @@ fn strip_volatile(value: &mut Value) {
 }
 
 /// Every by-id route under `/v1/memories/{id}`: method, path suffix and body, acting for `user`.
-fn by_id_routes(user: &str) -> [(&'static str, &'static str, Option<Value>); 6] {
+fn by_id_routes(user: &str) -> [(&'static str, &'static str, Option<Value>); 7] {
     [
         ("GET", "", None),
         ("GET", "/history", None),
         ("PATCH", "", Some(json!({"user_id": user, "content": "hijacked"}))),
         ("DELETE", "", None),
         ("POST", "/confirm", None),
+        ("POST", "/used", None),
         ("POST", "/reject", None),
     ]
 }

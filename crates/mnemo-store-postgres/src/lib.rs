@@ -1650,9 +1650,14 @@ impl Store for PostgresStore {
         Ok(changed > 0)
     }
 
-    fn mark_used(&self, who: &UserRef, ids: &[MemoryId], now: Timestamp) -> Result<(), PortError> {
+    fn mark_used(
+        &self,
+        who: &UserRef,
+        ids: &[MemoryId],
+        now: Timestamp,
+    ) -> Result<usize, PortError> {
         if ids.is_empty() {
-            return Ok(());
+            return Ok(0);
         }
         let mut pooled = self.conn()?;
         let Conn { client, statements } = &mut *pooled;
@@ -1667,10 +1672,10 @@ impl Store for PostgresStore {
                   WHERE tenant = $2 AND user_id = $3 AND id = ANY($4)",
             )
             .map_err(StoreError::from)?;
-        client
+        let updated = client
             .execute(&statement, &[&now.as_millis(), &who.tenant(), &who.user_id(), &ids])
             .map_err(StoreError::from)?;
-        Ok(())
+        Ok(usize::try_from(updated).unwrap_or(usize::MAX))
     }
 
     fn create_run(&self, who: &UserRef, run: &Run, actor: &str) -> Result<(), PortError> {

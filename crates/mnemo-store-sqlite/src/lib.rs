@@ -1271,24 +1271,31 @@ impl Store for SqliteStore {
             .collect())
     }
 
-    fn mark_used(&self, who: &UserRef, ids: &[MemoryId], now: Timestamp) -> Result<(), PortError> {
+    fn mark_used(
+        &self,
+        who: &UserRef,
+        ids: &[MemoryId],
+        now: Timestamp,
+    ) -> Result<usize, PortError> {
         let mut conn = self.lock();
         // A lost last-used time is harmless, so this commit skips the fsync that writes of
         // memories pay (WAL with synchronous=NORMAL stays consistent after a crash).
         set_synchronous(&conn, "NORMAL")?;
-        let result = (|| -> Result<()> {
+        let result = (|| -> Result<usize> {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let mut updated = 0;
             {
                 let mut stmt = tx.prepare_cached(
                     "UPDATE memories SET last_used_at = ?1
                       WHERE tenant = ?2 AND user_id = ?3 AND id = ?4",
                 )?;
                 for id in ids {
-                    stmt.execute(params![now.as_millis(), who.tenant(), who.user_id(), id.0])?;
+                    updated +=
+                        stmt.execute(params![now.as_millis(), who.tenant(), who.user_id(), id.0])?;
                 }
             }
             tx.commit()?;
-            Ok(())
+            Ok(updated)
         })();
         set_synchronous(&conn, "FULL")?;
         self.follow(&conn, who.tenant(), who.user_id(), Touched::Nothing);

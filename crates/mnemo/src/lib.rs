@@ -337,15 +337,28 @@ impl Mnemo {
     }
 
     /// Finds the user's memories relevant to a query: filtered candidates from full-text and
-    /// vector search, fused, gated by minimum relevance, ranked by the blended score. Records
-    /// what it returns as used. Empty when memory is off for the user or nothing is relevant.
+    /// vector search, fused, gated by minimum relevance; relevance picks the `k` returned and
+    /// the blended score orders them. Empty when memory is off for the user or nothing is
+    /// relevant.
+    ///
+    /// A search is not a use: it changes nothing, so reading never reorders what is read
+    /// next. Call [`Mnemo::mark_used`] for what the caller did use.
     pub fn search(&self, who: &UserRef, request: &SearchRequest) -> Result<Vec<Hit>> {
-        let hits = self.rank_candidates(who, request)?;
-        let ids: Vec<MemoryId> = hits.iter().map(|h| h.memory.id.clone()).collect();
-        if !ids.is_empty() {
-            self.store.mark_used(who, &ids, self.now())?;
+        self.rank_candidates(who, request)
+    }
+
+    /// Records that the caller used these memories in a response now (their `last_used_at`,
+    /// which keeps them fresh in the blend's recency). Fails with not found, changing
+    /// nothing, when any of them is not the user's.
+    pub fn mark_used(&self, who: &UserRef, ids: &[MemoryId]) -> Result<Timestamp> {
+        let now = self.now();
+        for id in ids {
+            if self.store.get(who, id, now)?.is_none() {
+                return Err(Error::NotFound(id.clone()));
+            }
         }
-        Ok(hits)
+        self.store.mark_used(who, ids, now)?;
+        Ok(now)
     }
 
     pub(crate) fn rank_candidates(
@@ -376,15 +389,15 @@ impl Mnemo {
         let found = self
             .store
             .search(who, &search, now, &|rows| fuse(&query, rows, &config, candidates))?;
-        let mut hits = blend(
-            found.into_iter().map(|f| (f.memory, f.fused, f.bm25, f.cosine)).collect(),
-            &config,
-            now,
-        );
-        // An incognito session's turns are for that session only.
-        hits.retain(|h| !is_incognito(&h.memory));
-        hits.truncate(request.k);
-        Ok(hits)
+        // Relevance decides what is returned: the `k` most relevant, in fused order (an
+        // incognito session's turns are for that session only); the blend orders them.
+        let admitted = found
+            .into_iter()
+            .filter(|f| !is_incognito(&f.memory))
+            .take(request.k)
+            .map(|f| (f.memory, f.fused, f.bm25, f.cosine))
+            .collect();
+        Ok(blend(admitted, &config, now))
     }
 
     /// The user's profile records (always part of context), newest first, at most

@@ -39,7 +39,7 @@ fn stdio_server_lists_and_calls_tools_with_a_clean_stdout() {
     send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
     let tools = read();
-    assert_eq!(tools["result"]["tools"].as_array().unwrap().len(), 7, "{tools}");
+    assert_eq!(tools["result"]["tools"].as_array().unwrap().len(), 8, "{tools}");
     send(
         json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "memory_search", "arguments": {"query": "does Alice prefer aisle seats?"}}}),
     );

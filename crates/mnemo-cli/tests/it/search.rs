@@ -126,14 +126,23 @@ fn search_filters_before_ranking() {
 }
 
 #[test]
-fn search_records_last_used_at() {
+fn a_search_is_not_a_use_but_marking_used_is() {
     let env = Env::new();
     let ids = seed(&env);
     let before = env.json(&["get", "--user", "u", &ids[4]]);
     assert_eq!(before["last_used_at"], Value::Null);
-    env.json(&["search", "--user", "u", "--now", "2030-01-01T00:00:00Z", "afraid of spiders"]);
+    let found =
+        env.json(&["search", "--user", "u", "--now", "2030-01-01T00:00:00Z", "afraid of spiders"]);
+    assert!(contents(&found).iter().any(|c| c.contains("spiders")), "{found}");
+    let after = env.json(&["get", "--user", "u", &ids[4]]);
+    assert_eq!(after["last_used_at"], Value::Null);
+    let used = env.json(&["used", "--user", "u", "--now", "2030-01-01T00:00:00Z", &ids[4]]);
+    assert_eq!(used["used"][0], ids[4].as_str());
     let after = env.json(&["get", "--user", "u", &ids[4]]);
     assert_eq!(after["last_used_at"], "2030-01-01T00:00:00.000Z");
+    // Another user's id, or a made-up one, is not found and changes nothing.
+    let out = env.run(&["used", "--user", "someone-else", &ids[4]]);
+    assert_eq!(out.code, 3, "{}", out.stderr);
 }
 
 #[test]

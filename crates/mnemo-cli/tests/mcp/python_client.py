@@ -34,7 +34,7 @@ async def main(url: str, key: str) -> None:
             assert server.name == "mnemo", info
             tools = sorted(t.name for t in (await session.list_tools()).tools)
             assert tools == ["memory_context", "memory_forget", "memory_list", "memory_remember",
-                             "memory_search", "memory_update", "profile_get"], tools
+                             "memory_search", "memory_update", "memory_used", "profile_get"], tools
             saved = await session.call_tool("memory_remember", {"content": "Prefers aisle seats on long flights"})
             saved = json.loads(saved.content[0].text)
             assert saved["outcome"] == "added", saved

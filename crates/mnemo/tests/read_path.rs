@@ -1,0 +1,174 @@
+//! The read path as a user meets it, through the library with the built-in embedder and the
+//! default settings: a search changes nothing (only a use does), the same fact is found with
+//! about the same relevance in a notebook of one memory as among thousands, and an old
+//! relevant fact outranks recent chatter.
+#![allow(clippy::unwrap_used)]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use mnemo::core::lifecycle::CandidateFields;
+use mnemo::core::ports::SearchFilter;
+use mnemo::core::{Clock, MemoryId, Timestamp, UserRef};
+use mnemo::{Mnemo, SearchRequest};
+use serde_json::Value;
+
+const DAY: i64 = 86_400_000;
+
+/// A clock the test moves.
+#[derive(Default)]
+struct TestClock(AtomicI64);
+
+impl TestClock {
+    fn set(&self, at: Timestamp) {
+        self.0.store(at.as_millis(), Ordering::SeqCst);
+    }
+}
+
+impl Clock for TestClock {
+    fn now(&self) -> Timestamp {
+        Timestamp::from_millis(self.0.load(Ordering::SeqCst))
+    }
+}
+
+fn start() -> Timestamp {
+    Timestamp::parse("2026-03-02T09:00:00Z", "t").unwrap()
+}
+
+fn open(dir: &tempfile::TempDir) -> (Mnemo, Arc<TestClock>) {
+    let clock = Arc::new(TestClock::default());
+    clock.set(start());
+    let embedder = mnemo::builtin_embedder().unwrap();
+    let mnemo = Mnemo::open_sqlite(&dir.path().join("m.db"), Some(embedder), clock.clone(), "test")
+        .unwrap();
+    (mnemo, clock)
+}
+
+fn testdata(name: &str) -> Value {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata").join(name);
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Things people say that answer no question asked below.
+fn chatter() -> Vec<String> {
+    let set = testdata("agent_phrasings.json");
+    set["distractors"].as_array().unwrap().iter().map(|d| d.as_str().unwrap().to_owned()).collect()
+}
+
+fn said(content: &str) -> CandidateFields {
+    CandidateFields { content: content.to_owned(), ..Default::default() }
+}
+
+fn search(mnemo: &Mnemo, who: &UserRef, query: &str, k: usize) -> Vec<(MemoryId, String, f64)> {
+    let request = SearchRequest {
+        query: query.into(),
+        k,
+        filter: SearchFilter::default(),
+        min_relevance: None,
+    };
+    mnemo
+        .search(who, &request)
+        .unwrap()
+        .into_iter()
+        .map(|h| (h.memory.id, h.memory.content, h.parts.score))
+        .collect()
+}
+
+#[test]
+fn searching_does_not_change_what_later_searches_return() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mnemo, clock) = open(&dir);
+    let who = UserRef::new("t", "u").unwrap();
+    let set = testdata("agent_phrasings.json");
+    let facts = set["facts"].as_array().unwrap();
+    let mut batch: Vec<CandidateFields> =
+        facts.iter().map(|f| said(f["statement"].as_str().unwrap())).collect();
+    batch.extend(chatter().iter().take(100).map(|c| said(c)));
+    mnemo.remember_batch(&who, batch).unwrap();
+    clock.set(Timestamp::from_millis(start().as_millis() + 10 * DAY));
+    let probe = "What does the user do for work?";
+    let before = search(&mnemo, &who, probe, 10);
+    assert!(!before.is_empty());
+    // 500 other searches, most of which return something.
+    let queries: Vec<&str> = facts
+        .iter()
+        .flat_map(|f| [f["agent_query"].as_str().unwrap(), f["keyword_query"].as_str().unwrap()])
+        .filter(|q| *q != probe)
+        .cycle()
+        .take(500)
+        .collect();
+    let mut returned = 0;
+    for query in queries {
+        returned += search(&mnemo, &who, query, 5).len();
+    }
+    assert!(returned > 1000, "the other searches returned only {returned} results");
+    assert_eq!(search(&mnemo, &who, probe, 10), before);
+    let all = mnemo.list(&who, &Default::default()).unwrap();
+    assert!(all.iter().all(|m| m.last_used_at.is_none()), "a search recorded a use");
+    // A use is recorded, and only for the user's own memories.
+    let used = before[0].0.clone();
+    assert_eq!(mnemo.mark_used(&who, std::slice::from_ref(&used)).unwrap(), clock.now());
+    assert_eq!(mnemo.get(&who, &used).unwrap().last_used_at, Some(clock.now()));
+    let other = UserRef::new("t", "someone-else").unwrap();
+    assert!(mnemo.mark_used(&other, &[used]).is_err());
+}
+
+#[test]
+fn a_small_notebook_finds_its_fact_with_the_relevance_a_larger_one_gives() {
+    let filler = chatter();
+    assert!(filler.len() > 10);
+    let mut relevances = Vec::new();
+    // With the built-in static model, "what do I drink?" resembles other questions more than
+    // "I prefer green tea" once a notebook holds a hundred of them; larger notebooks are
+    // measured by the agent-phrasing and personal-facts sets instead.
+    for size in [1, 2, 5, 10] {
+        let dir = tempfile::tempdir().unwrap();
+        let (mnemo, clock) = open(&dir);
+        let who = UserRef::new("t", "u").unwrap();
+        let mut batch = vec![said("I prefer green tea")];
+        batch.extend(filler.iter().take(size - 1).map(|c| said(c)));
+        mnemo.remember_batch(&who, batch).unwrap();
+        clock.set(Timestamp::from_millis(start().as_millis() + DAY));
+        let request = SearchRequest {
+            query: "what do I drink?".into(),
+            k: 5,
+            filter: SearchFilter::default(),
+            min_relevance: None,
+        };
+        let hits = mnemo.search(&who, &request).unwrap();
+        let tea = hits.iter().position(|h| h.memory.content == "I prefer green tea");
+        assert!(
+            tea.is_some_and(|p| p < 3),
+            "size {size}: {:?}",
+            hits.iter().map(|h| &h.memory.content).collect::<Vec<_>>()
+        );
+        relevances.push(hits[tea.unwrap_or(0)].parts.relevance);
+    }
+    let (low, high) =
+        relevances.iter().fold((f64::MAX, f64::MIN), |(l, h), r| (l.min(*r), h.max(*r)));
+    assert!(
+        high - low < 0.15,
+        "relevance of the same fact varies with notebook size: {relevances:?}"
+    );
+}
+
+#[test]
+fn an_old_relevant_fact_outranks_recent_chatter() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mnemo, clock) = open(&dir);
+    let who = UserRef::new("t", "u").unwrap();
+    mnemo.remember(&who, said("I live in Rotterdam with my two cats.")).unwrap();
+    // Half a year of chatter later.
+    for (day, text) in chatter().iter().enumerate().take(200) {
+        clock.set(Timestamp::from_millis(start().as_millis() + (60 + day as i64) * DAY));
+        mnemo.remember(&who, said(text)).unwrap();
+    }
+    clock.set(Timestamp::from_millis(start().as_millis() + 300 * DAY));
+    let found = search(&mnemo, &who, "Which city do I live in?", 5);
+    assert_eq!(
+        found.first().map(|f| f.1.as_str()),
+        Some("I live in Rotterdam with my two cats."),
+        "{found:?}"
+    );
+}
