@@ -13,13 +13,12 @@
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Instant;
 
 use anyhow::{Context, format_err};
 use mnemo::core::lifecycle::CandidateFields;
 use mnemo::core::ports::SearchFilter;
-use mnemo::core::{Clock, ConsentReceipt, Kind, Source, SourceType, Timestamp, UserRef};
+use mnemo::core::{ConsentReceipt, Kind, ManualClock, Source, SourceType, Timestamp, UserRef};
 use mnemo::{Mnemo, SearchRequest};
 use serde_json::Value;
 
@@ -118,22 +117,6 @@ pub(crate) enum ClockMode {
     Fixed,
 }
 
-/// A clock the evaluation moves forward as the conversation goes on.
-#[derive(Debug, Default)]
-struct SteppedClock(AtomicI64);
-
-impl SteppedClock {
-    fn set(&self, at: Timestamp) {
-        self.0.store(at.as_millis(), Ordering::SeqCst);
-    }
-}
-
-impl Clock for SteppedClock {
-    fn now(&self) -> Timestamp {
-        Timestamp::from_millis(self.0.load(Ordering::SeqCst))
-    }
-}
-
 const DAY_MS: i64 = 86_400_000;
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -152,8 +135,7 @@ pub(crate) fn run(data: &Path, json_out: Option<&Path>, mode: ClockMode) -> anyh
     let dir = tempfile::tempdir()?;
     let db = dir.path().join("locomo.db");
     let fixed = Timestamp::parse("2024-01-01T00:00:00Z", "clock")?;
-    let clock = Arc::new(SteppedClock::default());
-    clock.set(fixed);
+    let clock = Arc::new(ManualClock::new(fixed));
     let embedder = mnemo::builtin_embedder()?;
     let mnemo = Mnemo::open_sqlite(&db, Some(embedder), clock.clone(), "locomo")?;
 

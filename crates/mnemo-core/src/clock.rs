@@ -119,6 +119,29 @@ impl Clock for FixedClock {
     }
 }
 
+/// A clock that reads what it was last set to: evaluations and tests that replay a
+/// conversation at the times things were said.
+#[derive(Debug, Default)]
+pub struct ManualClock(std::sync::atomic::AtomicI64);
+
+impl ManualClock {
+    /// A clock reading `at`.
+    pub fn new(at: Timestamp) -> Self {
+        Self(std::sync::atomic::AtomicI64::new(at.as_millis()))
+    }
+
+    /// Moves the clock to `at` (forward or back).
+    pub fn set(&self, at: Timestamp) {
+        self.0.store(at.as_millis(), std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now(&self) -> Timestamp {
+        Timestamp::from_millis(self.0.load(std::sync::atomic::Ordering::SeqCst))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -26,7 +26,7 @@ pub mod screen;
 pub mod session;
 pub mod transcript;
 
-pub use clock::{Clock, FixedClock, Timestamp};
+pub use clock::{Clock, FixedClock, ManualClock, Timestamp};
 pub use error::ErrorKind;
 pub use record::{
     ConsentReceipt, EmbeddingInfo, Kind, Memory, MemoryId, MemoryVersion, Sensitivity, Source,

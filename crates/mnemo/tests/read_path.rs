@@ -6,39 +6,21 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
 
 use mnemo::core::lifecycle::CandidateFields;
 use mnemo::core::ports::SearchFilter;
-use mnemo::core::{Clock, MemoryId, Timestamp, UserRef};
+use mnemo::core::{Clock, ManualClock, MemoryId, Timestamp, UserRef};
 use mnemo::{Mnemo, SearchRequest};
 use serde_json::Value;
 
 const DAY: i64 = 86_400_000;
 
-/// A clock the test moves.
-#[derive(Default)]
-struct TestClock(AtomicI64);
-
-impl TestClock {
-    fn set(&self, at: Timestamp) {
-        self.0.store(at.as_millis(), Ordering::SeqCst);
-    }
-}
-
-impl Clock for TestClock {
-    fn now(&self) -> Timestamp {
-        Timestamp::from_millis(self.0.load(Ordering::SeqCst))
-    }
-}
-
 fn start() -> Timestamp {
     Timestamp::parse("2026-03-02T09:00:00Z", "t").unwrap()
 }
 
-fn open(dir: &tempfile::TempDir) -> (Mnemo, Arc<TestClock>) {
-    let clock = Arc::new(TestClock::default());
-    clock.set(start());
+fn open(dir: &tempfile::TempDir) -> (Mnemo, Arc<ManualClock>) {
+    let clock = Arc::new(ManualClock::new(start()));
     let embedder = mnemo::builtin_embedder().unwrap();
     let mnemo = Mnemo::open_sqlite(&dir.path().join("m.db"), Some(embedder), clock.clone(), "test")
         .unwrap();
