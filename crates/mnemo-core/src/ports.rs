@@ -399,14 +399,15 @@ pub trait Store: Send + Sync {
     /// Revokes a tenant's key; false when the tenant has no such key.
     fn revoke_key(&self, tenant: &str, id: &str, now: Timestamp) -> Result<bool, PortError>;
 
-    /// Records that `ids` were used in a response at `now` (their `last_used_at`); returns how
-    /// many of them the user has.
+    /// Records that `ids` were used in a response at `now` (their `last_used_at`), all of them
+    /// or none: returns the ids the user has no record of, and when there are any, changes
+    /// nothing.
     fn mark_used(
         &self,
         who: &UserRef,
         ids: &[MemoryId],
         now: Timestamp,
-    ) -> Result<usize, PortError>;
+    ) -> Result<Vec<MemoryId>, PortError>;
 
     /// Stores a new run of the user (its id must be new).
     fn create_run(&self, who: &UserRef, run: &Run, actor: &str) -> Result<(), PortError>;

@@ -148,6 +148,16 @@ async fn core_routes_mirror_the_cli() {
         .await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(results["results"][0]["content"], "I prefer green tea in the morning");
+    // The search recorded no use; the caller marks what its answer used.
+    let tea = results["results"][0]["id"].as_str().unwrap().to_owned();
+    let (_, before) = api.call("GET", &format!("/v1/memories/{tea}"), Some(&key), None).await;
+    assert_eq!(before["last_used_at"], Value::Null);
+    let (status, used) =
+        api.call("POST", &format!("/v1/memories/{tea}/used"), Some(&key), None).await;
+    assert_eq!((status, &used["used"][0]), (StatusCode::OK, &json!(tea)), "{used}");
+    let (_, after) = api.call("GET", &format!("/v1/memories/{tea}"), Some(&key), None).await;
+    assert_eq!(after["last_used_at"], used["last_used_at"]);
+    assert!(after["last_used_at"].is_string());
     let (_, block) = api
         .call(
             "POST",

@@ -18,7 +18,7 @@ mod codec;
 mod migrate;
 mod pool;
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -1655,27 +1655,39 @@ impl Store for PostgresStore {
         who: &UserRef,
         ids: &[MemoryId],
         now: Timestamp,
-    ) -> Result<usize, PortError> {
-        if ids.is_empty() {
-            return Ok(0);
+    ) -> Result<Vec<MemoryId>, PortError> {
+        let wanted: BTreeSet<&str> = ids.iter().map(|id| id.0.as_str()).collect();
+        if wanted.is_empty() {
+            return Ok(Vec::new());
         }
         let mut pooled = self.conn()?;
         let Conn { client, statements } = &mut *pooled;
-        let ids: Vec<&str> = ids.iter().map(|id| id.0.as_str()).collect();
-        // A lost last-used time is harmless: this commit does not wait for the WAL flush
-        // (`set_config(..., true)` applies to the statement's own transaction).
+        let wanted: Vec<&str> = wanted.into_iter().collect();
+        let count = i64::try_from(wanted.len()).unwrap_or(i64::MAX);
+        // One statement: the update applies only when every id is the user's (all or
+        // nothing), and the ids found come back. A lost last-used time is harmless, so this
+        // commit does not wait for the WAL flush (`set_config(..., true)` applies to the
+        // statement's own transaction).
         let statement = statements
             .get(
                 client,
-                "WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
-                 UPDATE memories SET last_used_at = $1 FROM relaxed
-                  WHERE tenant = $2 AND user_id = $3 AND id = ANY($4)",
+                "WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true)),
+                      found AS (SELECT id FROM memories
+                                 WHERE tenant = $2 AND user_id = $3 AND id = ANY($4)),
+                      marked AS (UPDATE memories SET last_used_at = $1 FROM relaxed
+                                  WHERE tenant = $2 AND user_id = $3 AND id = ANY($4)
+                                    AND (SELECT count(*) FROM found) = $5)
+                 SELECT id FROM found",
             )
             .map_err(StoreError::from)?;
-        let updated = client
-            .execute(&statement, &[&now.as_millis(), &who.tenant(), &who.user_id(), &ids])
+        let rows = client
+            .query(&statement, &[&now.as_millis(), &who.tenant(), &who.user_id(), &wanted, &count])
             .map_err(StoreError::from)?;
-        Ok(usize::try_from(updated).unwrap_or(usize::MAX))
+        let mut found = BTreeSet::new();
+        for row in &rows {
+            found.insert(row.try_get::<_, String>(0).map_err(StoreError::from)?);
+        }
+        Ok(ids.iter().filter(|id| !found.contains(&id.0)).cloned().collect())
     }
 
     fn create_run(&self, who: &UserRef, run: &Run, actor: &str) -> Result<(), PortError> {

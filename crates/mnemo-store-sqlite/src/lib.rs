@@ -1276,26 +1276,32 @@ impl Store for SqliteStore {
         who: &UserRef,
         ids: &[MemoryId],
         now: Timestamp,
-    ) -> Result<usize, PortError> {
+    ) -> Result<Vec<MemoryId>, PortError> {
         let mut conn = self.lock();
         // A lost last-used time is harmless, so this commit skips the fsync that writes of
         // memories pay (WAL with synchronous=NORMAL stays consistent after a crash).
         set_synchronous(&conn, "NORMAL")?;
-        let result = (|| -> Result<usize> {
+        let result = (|| -> Result<Vec<MemoryId>> {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let mut updated = 0;
+            let mut missing = Vec::new();
             {
                 let mut stmt = tx.prepare_cached(
                     "UPDATE memories SET last_used_at = ?1
                       WHERE tenant = ?2 AND user_id = ?3 AND id = ?4",
                 )?;
                 for id in ids {
-                    updated +=
-                        stmt.execute(params![now.as_millis(), who.tenant(), who.user_id(), id.0])?;
+                    if stmt.execute(params![now.as_millis(), who.tenant(), who.user_id(), id.0])?
+                        == 0
+                    {
+                        missing.push(id.clone());
+                    }
                 }
             }
-            tx.commit()?;
-            Ok(updated)
+            // All or nothing: dropping the transaction rolls it back.
+            if missing.is_empty() {
+                tx.commit()?;
+            }
+            Ok(missing)
         })();
         set_synchronous(&conn, "FULL")?;
         self.follow(&conn, who.tenant(), who.user_id(), Touched::Nothing);

@@ -51,6 +51,7 @@ macro_rules! conformance_tests {
             export_import_property,
             forgetting_a_source_forgets_what_was_derived_from_it,
             list_filters_by_session,
+            marking_used_is_all_or_nothing_and_per_user,
             runs_persist_and_change_atomically,
             runs_are_isolated_by_user,
             ending_a_run_scrubs_its_state,
@@ -782,4 +783,25 @@ pub fn list_filters_by_session(h: &dyn Harness) {
     let none = ListFilter { session: Some("nope".into()), ..Default::default() };
     assert!(store.list(&alice, &none, T0).unwrap().is_empty());
     assert_eq!(store.list(&alice, &ListFilter::default(), T0).unwrap().len(), 4);
+}
+
+/// Marking memories used sets their `last_used_at`, all of them or none: a list with an id the
+/// user has no record of (another user's, or made up) changes nothing and names that id.
+pub fn marking_used_is_all_or_nothing_and_per_user(h: &dyn Harness) {
+    let store = h.store();
+    let (alice, bob) = (who("acme", "alice"), who("acme", "bob"));
+    write(&*store, &alice, "a1", stated("Alice likes green tea"), T0);
+    write(&*store, &alice, "a2", stated("Alice plays the cello"), T0);
+    write(&*store, &bob, "b1", stated("Bob likes coffee"), T0);
+    let ids = |names: &[&str]| names.iter().map(|n| MemoryId((*n).to_owned())).collect::<Vec<_>>();
+    let last_used = |user: &UserRef, id: &str| {
+        store.get(user, &MemoryId(id.to_owned()), day(2)).unwrap().unwrap().last_used_at
+    };
+    assert_eq!(store.mark_used(&alice, &ids(&["a1", "b1"]), day(1)).unwrap(), ids(&["b1"]));
+    assert_eq!(store.mark_used(&alice, &ids(&["a2", "nope"]), day(1)).unwrap(), ids(&["nope"]));
+    assert_eq!((last_used(&alice, "a1"), last_used(&alice, "a2")), (None, None));
+    assert_eq!(last_used(&bob, "b1"), None);
+    assert!(store.mark_used(&alice, &ids(&["a1", "a2", "a1"]), day(1)).unwrap().is_empty());
+    assert_eq!((last_used(&alice, "a1"), last_used(&alice, "a2")), (Some(day(1)), Some(day(1))));
+    assert_eq!(last_used(&bob, "b1"), None);
 }

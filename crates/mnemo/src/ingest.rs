@@ -132,7 +132,7 @@ impl Mnemo {
             min_relevance: Some(0.0),
         };
         let shown: Vec<Shown> = self
-            .rank_candidates(who, &request)
+            .search(who, &request)
             .map_err(|e| e.to_string())?
             .into_iter()
             .filter(|h| h.memory.kind != Kind::Episodic)

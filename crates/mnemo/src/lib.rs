@@ -336,6 +336,17 @@ impl Mnemo {
         Ok(self.store.expire(&tenant, user_id.as_deref(), self.now(), &self.actor)?)
     }
 
+    /// Records that the caller used these memories in a response now (their `last_used_at`,
+    /// which keeps them fresh in the blend's recency). Fails with not found, changing
+    /// nothing, when any of them is not the user's.
+    pub fn mark_used(&self, who: &UserRef, ids: &[MemoryId]) -> Result<Timestamp> {
+        let now = self.now();
+        match self.store.mark_used(who, ids, now)?.into_iter().next() {
+            Some(missing) => Err(Error::NotFound(missing)),
+            None => Ok(now),
+        }
+    }
+
     /// Finds the user's memories relevant to a query: filtered candidates from full-text and
     /// vector search, fused, gated by minimum relevance; relevance picks the `k` returned and
     /// the blended score orders them. Empty when memory is off for the user or nothing is
@@ -344,28 +355,6 @@ impl Mnemo {
     /// A search is not a use: it changes nothing, so reading never reorders what is read
     /// next. Call [`Mnemo::mark_used`] for what the caller did use.
     pub fn search(&self, who: &UserRef, request: &SearchRequest) -> Result<Vec<Hit>> {
-        self.rank_candidates(who, request)
-    }
-
-    /// Records that the caller used these memories in a response now (their `last_used_at`,
-    /// which keeps them fresh in the blend's recency). Fails with not found, changing
-    /// nothing, when any of them is not the user's.
-    pub fn mark_used(&self, who: &UserRef, ids: &[MemoryId]) -> Result<Timestamp> {
-        let now = self.now();
-        for id in ids {
-            if self.store.get(who, id, now)?.is_none() {
-                return Err(Error::NotFound(id.clone()));
-            }
-        }
-        self.store.mark_used(who, ids, now)?;
-        Ok(now)
-    }
-
-    pub(crate) fn rank_candidates(
-        &self,
-        who: &UserRef,
-        request: &SearchRequest,
-    ) -> Result<Vec<Hit>> {
         if request.k == 0 || request.k > MAX_K {
             return Err(
                 mnemo_core::error::InvalidInput::new("k", format!("must be 1..={MAX_K}")).into()
@@ -440,11 +429,11 @@ impl Mnemo {
             filter: SearchFilter::default(),
             min_relevance: None,
         };
-        let relevant = if incognito { Vec::new() } else { self.rank_candidates(who, &request)? };
+        let relevant = if incognito { Vec::new() } else { self.search(who, &request)? };
         // The transcript stays out of context, except as the session being continued and as
         // what a user said in an earlier session that no memory was drawn from (a past event,
         // say); assistant and tool turns, and turns a memory now stands for, stay out.
-        // (`rank_candidates` has already left out incognito turns.)
+        // (`search` has already left out incognito turns.)
         let relevant: Vec<Memory> = relevant
             .into_iter()
             .map(|h| h.memory)
@@ -495,6 +484,7 @@ impl Mnemo {
         }
         let block = assemble_sections(&sections, first, budget, counter);
         if !block.memory_ids.is_empty() {
+            // A record forgotten since it was ranked is simply not marked.
             self.store.mark_used(who, &block.memory_ids, self.now())?;
         }
         Ok(block)
