@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use mnemo::core::lifecycle::CandidateFields;
 use mnemo::core::ports::SearchFilter;
-use mnemo::core::{FixedClock, Timestamp, UserRef};
+use mnemo::core::{ManualClock, Timestamp, UserRef};
 use mnemo::{Mnemo, SearchRequest};
 use serde_json::Value;
 
@@ -32,10 +32,9 @@ fn agent_phrasings_find_their_fact() {
     let stored_at = Timestamp::parse("2026-03-02T09:00:00Z", "t").unwrap();
     let asked_at = Timestamp::from_millis(stored_at.as_millis() + 86_400_000);
     let embedder = mnemo::builtin_embedder().unwrap();
-    let db = dir.path().join("m.db");
-    let writer =
-        Mnemo::open_sqlite(&db, Some(embedder.clone()), Arc::new(FixedClock(stored_at)), "t")
-            .unwrap();
+    let clock = Arc::new(ManualClock::new(stored_at));
+    let mnemo =
+        Mnemo::open_sqlite(&dir.path().join("m.db"), Some(embedder), clock.clone(), "t").unwrap();
     let who = UserRef::new("t", "u").unwrap();
     let batch: Vec<CandidateFields> = facts
         .iter()
@@ -46,11 +45,9 @@ fn agent_phrasings_find_their_fact() {
             ..Default::default()
         })
         .collect();
-    let outcomes = writer.remember_batch(&who, batch).unwrap();
+    let outcomes = mnemo.remember_batch(&who, batch).unwrap();
     let fact_ids: Vec<_> = outcomes[..facts.len()].iter().map(|o| o.id.clone()).collect();
-    drop(writer);
-    let mnemo =
-        Mnemo::open_sqlite(&db, Some(embedder), Arc::new(FixedClock(asked_at)), "t").unwrap();
+    clock.set(asked_at);
     let mut hits = [0usize; 3];
     let mut asked = [0usize; 3];
     let mut empty_keyword = 0;
