@@ -12,17 +12,17 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, format_err};
-use mnemo::core::lifecycle::CandidateFields;
-use mnemo::core::ports::SearchFilter;
-use mnemo::core::{ConsentReceipt, Kind, ManualClock, Source, SourceType, Timestamp, UserRef};
-use mnemo::{Mnemo, SearchRequest};
+use mnemo::core::Timestamp;
 use serde_json::Value;
 
+use crate::notebook::{Library, Notebook, Server, Turn};
+
 const KS: [usize; 4] = [1, 5, 10, 20];
+/// Which of [`KS`] NDCG and latency are measured at (k = 10).
+const NDCG_CUTOFF: usize = 2;
 const CATEGORIES: [(u64, &str); 4] =
     [(1, "multi-hop"), (2, "temporal"), (3, "open-domain"), (4, "single-hop")];
 
@@ -43,7 +43,7 @@ impl Tally {
             self.any[i] += usize::from(found > 0);
             self.all[i] += usize::from(found == evidence.len());
         }
-        let ranked = &ranked[2];
+        let ranked = &ranked[NDCG_CUTOFF];
         let dcg: f64 = ranked
             .iter()
             .take(10)
@@ -127,7 +127,22 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[index]
 }
 
-pub(crate) fn run(data: &Path, json_out: Option<&Path>, mode: ClockMode) -> anyhow::Result<()> {
+/// Where the evaluation runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Via {
+    /// The library in-process.
+    Library,
+    /// The real `mnemo serve` binary over HTTP, restarted with `--now` at each session.
+    Http,
+}
+
+pub(crate) fn run(
+    data: &Path,
+    json_out: Option<&Path>,
+    mode: ClockMode,
+    via: Via,
+    binary: &Path,
+) -> anyhow::Result<()> {
     let raw =
         std::fs::read_to_string(data).with_context(|| format!("cannot read {}", data.display()))?;
     let samples: Vec<Value> =
@@ -135,9 +150,14 @@ pub(crate) fn run(data: &Path, json_out: Option<&Path>, mode: ClockMode) -> anyh
     let dir = tempfile::tempdir()?;
     let db = dir.path().join("locomo.db");
     let fixed = Timestamp::parse("2024-01-01T00:00:00Z", "clock")?;
-    let clock = Arc::new(ManualClock::new(fixed));
-    let embedder = mnemo::builtin_embedder()?;
-    let mnemo = Mnemo::open_sqlite(&db, Some(embedder), clock.clone(), "locomo")?;
+    let mut notebook: Box<dyn Notebook> = match via {
+        Via::Library => Box::new(Library::open(&db, fixed)?),
+        Via::Http => {
+            // Over HTTP a turn's date is the server's clock: only session clocks say it.
+            anyhow::ensure!(mode == ClockMode::Sessions, "--via http needs --clock sessions");
+            Box::new(Server::open(binary, &db)?)
+        }
+    };
 
     let mut overall = Tally::default();
     let mut per_category: BTreeMap<u64, Tally> = BTreeMap::new();
@@ -145,13 +165,12 @@ pub(crate) fn run(data: &Path, json_out: Option<&Path>, mode: ClockMode) -> anyh
     let mut ingested = 0usize;
     let ingest_start = Instant::now();
     let mut skipped_questions = 0usize;
-    let mut held: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let mut held: BTreeMap<String, usize> = BTreeMap::new();
     for sample in &samples {
         let id = sample["sample_id"].as_str().ok_or_else(|| format_err!("sample without id"))?;
-        let who = UserRef::new("locomo", id)?;
         let conversation = &sample["conversation"];
         let mut turn_ids = HashSet::new();
-        let mut sessions: Vec<(Option<Timestamp>, Vec<CandidateFields>)> = Vec::new();
+        let mut sessions: Vec<(Option<Timestamp>, Vec<Turn>)> = Vec::new();
         let mut session = 1;
         while let Some(turns) = conversation[format!("session_{session}")].as_array() {
             let date = conversation[format!("session_{session}_date_time")]
@@ -163,33 +182,13 @@ pub(crate) fn run(data: &Path, json_out: Option<&Path>, mode: ClockMode) -> anyh
                 let (Some(text), Some(dia)) = (turn_text(turn), turn["dia_id"].as_str()) else {
                     continue;
                 };
-                let mut metadata = BTreeMap::new();
-                if let Some(speaker) = turn["speaker"].as_str() {
-                    metadata.insert("speaker".to_owned(), speaker.to_owned());
-                }
-                let fields = CandidateFields {
-                    kind: Some(Kind::Episodic),
-                    content: text,
-                    session_id: Some(format!("session_{session}")),
-                    source: Some(Source {
-                        source_type: SourceType::UserStated,
-                        source_ref: Some(dia.to_owned()),
-                        captured_at: date.unwrap_or_else(|| mnemo.now()),
-                        extractor: None,
-                    }),
-                    valid_from: date,
-                    metadata,
-                    // The participants agreed to their conversations being kept; without a
-                    // receipt, turns that touch health, religion and the like would wait
-                    // for consent instead of being searchable.
-                    consent: Some(ConsentReceipt {
-                        granted_at: date.unwrap_or_else(|| mnemo.now()),
-                        method: "conversation_history".to_owned(),
-                        recorded_by: "locomo".to_owned(),
-                    }),
-                    ..Default::default()
-                };
-                batch.push(fields);
+                batch.push(Turn {
+                    text,
+                    reference: dia.to_owned(),
+                    speaker: turn["speaker"].as_str().map(str::to_owned),
+                    session: format!("session_{session}"),
+                    said_at: date,
+                });
                 turn_ids.insert(dia.to_owned());
             }
             sessions.push((date, batch));
@@ -198,25 +197,21 @@ pub(crate) fn run(data: &Path, json_out: Option<&Path>, mode: ClockMode) -> anyh
         let mut last = fixed;
         for (date, batch) in sessions {
             if let (ClockMode::Sessions, Some(date)) = (mode, date) {
-                clock.set(date);
+                notebook.set_clock(date)?;
                 last = last.max(date);
             }
-            for outcome in mnemo.remember_batch(&who, batch)? {
-                anyhow::ensure!(
-                    outcome.id.is_some(),
-                    "a turn of {id} was not stored: {:?}",
-                    outcome.reason
-                );
-                if outcome.outcome == mnemo::core::lifecycle::Outcome::Pending {
-                    *held.entry(outcome.reason.as_str()).or_insert(0) += 1;
+            for stored in notebook.remember(id, &batch)? {
+                anyhow::ensure!(stored.written, "a turn of {id} was not stored: {}", stored.reason);
+                if stored.pending {
+                    *held.entry(stored.reason).or_insert(0) += 1;
                 }
                 ingested += 1;
             }
         }
-        clock.set(match mode {
+        notebook.set_clock(match mode {
             ClockMode::Sessions => Timestamp::from_millis(last.as_millis() + DAY_MS),
             ClockMode::Fixed => fixed,
-        });
+        })?;
         for qa in sample["qa"].as_array().into_iter().flatten() {
             let category = qa["category"].as_u64().unwrap_or(0);
             if !(1..=4).contains(&category) {
@@ -238,22 +233,16 @@ pub(crate) fn run(data: &Path, json_out: Option<&Path>, mode: ClockMode) -> anyh
             // Each cutoff is its own search for that many results, as a caller asks for
             // them: relevance picks the k, the blend orders them.
             let mut ranked: [Vec<String>; 4] = Default::default();
+            let min_relevance = match mode {
+                ClockMode::Sessions => None,
+                ClockMode::Fixed => Some(0.0),
+            };
             for (k, ranked) in KS.iter().zip(&mut ranked) {
-                let request = SearchRequest {
-                    query: question.to_owned(),
-                    k: *k,
-                    filter: SearchFilter::default(),
-                    min_relevance: match mode {
-                        ClockMode::Sessions => None,
-                        ClockMode::Fixed => Some(0.0),
-                    },
-                };
                 let start = Instant::now();
-                let hits = mnemo.search(&who, &request)?;
-                if *k == 10 {
+                *ranked = notebook.search(id, question, *k, min_relevance)?;
+                if *k == KS[NDCG_CUTOFF] {
                     latencies_ms.push(start.elapsed().as_secs_f64() * 1000.0);
                 }
-                *ranked = hits.iter().filter_map(|h| h.memory.source.source_ref.clone()).collect();
             }
             overall.add(&ranked, &evidence);
             per_category.entry(category).or_default().add(&ranked, &evidence);
@@ -279,7 +268,11 @@ pub(crate) fn run(data: &Path, json_out: Option<&Path>, mode: ClockMode) -> anyh
     println!("{}", overall.row("all"));
     println!();
     let (p50, p95) = (percentile(&latencies_ms, 0.5), percentile(&latencies_ms, 0.95));
-    println!("search latency (ms, in-process, k=10): p50 {p50:.2}, p95 {p95:.2}");
+    let path = match via {
+        Via::Library => "in-process",
+        Via::Http => "over HTTP from a client on loopback",
+    };
+    println!("search latency (ms, {path}, k=10): p50 {p50:.2}, p95 {p95:.2}");
     println!("ingest+search wall time {ingest_secs:.1} s");
     let held: Vec<String> =
         held.iter().filter(|(_, n)| **n > 0).map(|(r, n)| format!("{r} {n}")).collect();

@@ -4,6 +4,7 @@
 mod bench;
 mod load;
 mod locomo;
+mod notebook;
 
 use std::path::PathBuf;
 
@@ -84,6 +85,13 @@ enum Eval {
         /// default search settings; `fixed`: one instant, gate off (the ranking alone).
         #[arg(long, value_enum, default_value = "sessions")]
         clock: locomo::ClockMode,
+        /// `library`: in-process; `http`: the real `mnemo serve` binary (see --mnemo),
+        /// restarted with `--now` at each session's date.
+        #[arg(long, value_enum, default_value = "library")]
+        via: locomo::Via,
+        /// The mnemo binary for `--via http`.
+        #[arg(long, default_value = "target/release/mnemo")]
+        mnemo: PathBuf,
     },
 }
 
@@ -113,8 +121,8 @@ fn main() -> anyhow::Result<()> {
         Task::Load { clients, memories, seconds, postgres, nodes } => {
             load::run(clients, memories, seconds, postgres.as_deref(), nodes)
         }
-        Task::Eval { eval: Eval::Locomo { data, json, clock } } => {
-            locomo::run(&data, json.as_deref(), clock)
+        Task::Eval { eval: Eval::Locomo { data, json, clock, via, mnemo } } => {
+            locomo::run(&data, json.as_deref(), clock, via, &mnemo)
         }
         Task::Bench { memories, users, queries, recall_every, keep, postgres } => {
             bench::run(memories, users, queries, recall_every, keep.as_deref(), postgres.as_deref())

@@ -86,6 +86,10 @@ pub(crate) enum Command {
         /// Address to listen on.
         #[arg(long, env = "MNEMO_ADDR", default_value = "127.0.0.1:7077")]
         addr: String,
+        /// Requests per second each API key may make, in bursts of up to twice that (at
+        /// least 100); more are answered 429 with Retry-After.
+        #[arg(long, env = "MNEMO_RATE_LIMIT", default_value_t = 50.0)]
+        rate_limit: f64,
     },
     /// Serve the memory tools of --user over MCP on stdio (stdout carries only the protocol).
     Mcp,

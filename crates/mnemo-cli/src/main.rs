@@ -205,7 +205,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Remember(args) => remember(cli, &mnemo, args),
         Command::List(args) => list(cli, &mnemo, args),
         Command::Ingest(args) => ingest(cli, &mnemo, args),
-        Command::Serve { addr } => serve(mnemo, addr),
+        Command::Serve { addr, rate_limit } => serve(mnemo, addr, *rate_limit),
         Command::Mcp => mcp(cli, mnemo),
         Command::Keys { action } => keys(cli, &mnemo, action),
         Command::Search(args) => search(cli, &mnemo, args),
@@ -511,14 +511,22 @@ fn remember(cli: &Cli, mnemo: &Mnemo, args: &RememberArgs) -> anyhow::Result<()>
     output::lines(lines)
 }
 
-fn serve(mnemo: Mnemo, addr: &str) -> anyhow::Result<()> {
+fn serve(mnemo: Mnemo, addr: &str, rate_limit: f64) -> anyhow::Result<()> {
+    if !(rate_limit.is_finite() && rate_limit > 0.0) {
+        return Err(InvalidInput::new(
+            "--rate-limit",
+            format!("must be a positive number of requests per second, not {rate_limit}"),
+        )
+        .into());
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .with_context(|| format!("cannot listen on {addr}"))?;
         let address = listener.local_addr()?;
-        let state = mnemo_server::AppState::new(mnemo, mnemo_server::RateLimit::default());
+        let state =
+            mnemo_server::AppState::new(mnemo, mnemo_server::RateLimit::per_second(rate_limit));
         // Signal handlers are in place before readiness is reported.
         let server = mnemo_server::serve(listener, state);
         output::notice(&format!("mnemo serving on http://{address}"));

@@ -14,9 +14,17 @@ pub struct RateLimit {
     pub per_second: f64,
 }
 
+impl RateLimit {
+    /// `per_second` requests a second, in bursts of twice that (at least 100).
+    pub fn per_second(per_second: f64) -> Self {
+        Self { burst: (2.0 * per_second).max(100.0), per_second }
+    }
+}
+
 impl Default for RateLimit {
+    /// 50 requests a second, in bursts of 100.
     fn default() -> Self {
-        Self { burst: 100.0, per_second: 50.0 }
+        Self::per_second(50.0)
     }
 }
 

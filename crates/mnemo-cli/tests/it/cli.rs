@@ -273,6 +273,8 @@ fn bad_input_fails_with_one_line_and_changes_nothing() {
         (vec!["history", "--user", "u", "no-such-id"], "no-such-id"),
         (vec!["import", missing.to_str().unwrap()], "missing.json"),
         (vec!["import", junk.to_str().unwrap()], "junk.json"),
+        (vec!["serve", "--addr", "127.0.0.1:0", "--rate-limit", "0"], "--rate-limit"),
+        (vec!["serve", "--addr", "127.0.0.1:0", "--rate-limit", "NaN"], "--rate-limit"),
     ];
     for (args, names) in cases {
         let run = env.run(&args);

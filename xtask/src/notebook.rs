@@ -1,0 +1,306 @@
+//! Where an evaluation remembers conversation turns and asks its questions: the library
+//! in-process, or the real `mnemo serve` binary over HTTP with its clock at the time things
+//! were said (`--now`, one server per moment, as a deployment's clock would read then).
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+
+use anyhow::{Context, format_err};
+use mnemo::core::lifecycle::{CandidateFields, Outcome};
+use mnemo::core::ports::SearchFilter;
+use mnemo::core::{ConsentReceipt, Kind, ManualClock, Source, SourceType, Timestamp, UserRef};
+use mnemo::{Mnemo, SearchRequest};
+use serde_json::{Value, json};
+
+/// The tenant every evaluated conversation is a user of.
+const TENANT: &str = "locomo";
+
+/// One conversation turn to remember.
+pub(crate) struct Turn {
+    /// The stored text.
+    pub(crate) text: String,
+    /// Its reference (`dia_id`), returned by searches.
+    pub(crate) reference: String,
+    /// Who said it.
+    pub(crate) speaker: Option<String>,
+    /// Its session.
+    pub(crate) session: String,
+    /// When it was said, if known.
+    pub(crate) said_at: Option<Timestamp>,
+}
+
+/// What became of one remembered turn.
+pub(crate) struct Stored {
+    /// Whether it was written (added, or held as pending).
+    pub(crate) written: bool,
+    /// Whether it is held for confirmation.
+    pub(crate) pending: bool,
+    /// The decision's reason code.
+    pub(crate) reason: String,
+}
+
+/// A notebook under evaluation.
+pub(crate) trait Notebook {
+    /// Moves the clock: what is remembered or asked next happens at `at`.
+    fn set_clock(&mut self, at: Timestamp) -> anyhow::Result<()>;
+
+    /// Remembers one session's turns for `user`, in order.
+    fn remember(&mut self, user: &str, turns: &[Turn]) -> anyhow::Result<Vec<Stored>>;
+
+    /// The references of the `k` results of a search, in their order.
+    fn search(
+        &mut self,
+        user: &str,
+        query: &str,
+        k: usize,
+        min_relevance: Option<f64>,
+    ) -> anyhow::Result<Vec<String>>;
+}
+
+/// The library in-process on a SQLite file, with a clock the evaluation moves.
+pub(crate) struct Library {
+    mnemo: Mnemo,
+    clock: Arc<ManualClock>,
+}
+
+impl Library {
+    pub(crate) fn open(db: &Path, at: Timestamp) -> anyhow::Result<Self> {
+        let clock = Arc::new(ManualClock::new(at));
+        let embedder = mnemo::builtin_embedder()?;
+        let mnemo = Mnemo::open_sqlite(db, Some(embedder), clock.clone(), "locomo")?;
+        Ok(Self { mnemo, clock })
+    }
+}
+
+impl Notebook for Library {
+    fn set_clock(&mut self, at: Timestamp) -> anyhow::Result<()> {
+        self.clock.set(at);
+        Ok(())
+    }
+
+    fn remember(&mut self, user: &str, turns: &[Turn]) -> anyhow::Result<Vec<Stored>> {
+        let now = self.mnemo.now();
+        let batch = turns
+            .iter()
+            .map(|turn| {
+                let said_at = turn.said_at.unwrap_or(now);
+                CandidateFields {
+                    kind: Some(Kind::Episodic),
+                    content: turn.text.clone(),
+                    session_id: Some(turn.session.clone()),
+                    source: Some(Source {
+                        source_type: SourceType::UserStated,
+                        source_ref: Some(turn.reference.clone()),
+                        captured_at: said_at,
+                        extractor: None,
+                    }),
+                    valid_from: Some(said_at),
+                    metadata: turn
+                        .speaker
+                        .iter()
+                        .map(|s| ("speaker".to_owned(), s.clone()))
+                        .collect::<BTreeMap<_, _>>(),
+                    // The participants agreed to their conversations being kept; without a
+                    // receipt, turns that touch health, religion and the like would wait
+                    // for consent instead of being searchable.
+                    consent: Some(ConsentReceipt {
+                        granted_at: said_at,
+                        method: "conversation_history".to_owned(),
+                        recorded_by: "locomo".to_owned(),
+                    }),
+                    ..Default::default()
+                }
+            })
+            .collect();
+        let who = UserRef::new(TENANT, user)?;
+        Ok(self
+            .mnemo
+            .remember_batch(&who, batch)?
+            .into_iter()
+            .map(|r| Stored {
+                written: r.id.is_some(),
+                pending: r.outcome == Outcome::Pending,
+                reason: r.reason.as_str().to_owned(),
+            })
+            .collect())
+    }
+
+    fn search(
+        &mut self,
+        user: &str,
+        query: &str,
+        k: usize,
+        min_relevance: Option<f64>,
+    ) -> anyhow::Result<Vec<String>> {
+        let who = UserRef::new(TENANT, user)?;
+        let request = SearchRequest {
+            query: query.to_owned(),
+            k,
+            filter: SearchFilter::default(),
+            min_relevance,
+        };
+        Ok(self
+            .mnemo
+            .search(&who, &request)?
+            .into_iter()
+            .filter_map(|h| h.memory.source.source_ref)
+            .collect())
+    }
+}
+
+/// The `mnemo` binary: `mnemo serve --now T` on loopback, restarted whenever the clock
+/// moves, with turns posted to `/v1/memories` and questions to `/v1/search` under a tenant key.
+pub(crate) struct Server {
+    binary: PathBuf,
+    db: PathBuf,
+    key: String,
+    running: Option<(Child, String)>,
+}
+
+impl Server {
+    /// Creates the database and a tenant key with the binary at `binary`.
+    pub(crate) fn open(binary: &Path, db: &Path) -> anyhow::Result<Self> {
+        anyhow::ensure!(
+            binary.is_file(),
+            "no mnemo binary at {} (build it with `cargo build --release --bin mnemo`)",
+            binary.display()
+        );
+        let output = Command::new(binary)
+            .arg("--db")
+            .arg(db)
+            .args(["--json", "keys", "create", "--tenant", TENANT])
+            .output()
+            .context("cannot run mnemo keys create")?;
+        anyhow::ensure!(
+            output.status.success(),
+            "mnemo keys create failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let created: Value = serde_json::from_slice(&output.stdout)?;
+        let key = created["key"].as_str().ok_or_else(|| format_err!("no key in {created}"))?;
+        Ok(Self {
+            binary: binary.to_owned(),
+            db: db.to_owned(),
+            key: key.to_owned(),
+            running: None,
+        })
+    }
+
+    fn stop(&mut self) -> anyhow::Result<()> {
+        if let Some((mut child, _)) = self.running.take() {
+            // SIGTERM: the server finishes what it acknowledged and exits.
+            Command::new("kill").args(["-TERM", &child.id().to_string()]).status()?;
+            let status = child.wait()?;
+            anyhow::ensure!(status.success(), "mnemo serve exited with {status}");
+        }
+        Ok(())
+    }
+
+    fn address(&self) -> anyhow::Result<&str> {
+        self.running.as_ref().map(|(_, addr)| addr.as_str()).context("no server running")
+    }
+
+    /// One JSON request on a fresh connection; the status and the body.
+    fn post(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
+        let addr = self.address()?;
+        let mut stream = TcpStream::connect(addr)?;
+        let payload = body.to_string();
+        write!(
+            stream,
+            "POST {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{payload}",
+            self.key,
+            payload.len()
+        )?;
+        let mut response = String::new();
+        stream.read_to_string(&mut response)?;
+        let (head, body) =
+            response.split_once("\r\n\r\n").ok_or_else(|| format_err!("no HTTP response"))?;
+        let status = head.split_whitespace().nth(1).unwrap_or_default();
+        anyhow::ensure!(status == "200", "POST {path}: {head} {body}");
+        Ok(serde_json::from_str(body)?)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some((child, _)) = &mut self.running {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Notebook for Server {
+    fn set_clock(&mut self, at: Timestamp) -> anyhow::Result<()> {
+        self.stop()?;
+        let mut child = Command::new(&self.binary)
+            .arg("--db")
+            .arg(&self.db)
+            .args(["--now", &at.to_string(), "serve", "--addr", "127.0.0.1:0"])
+            // The evaluation is one client sending thousands of requests in a row.
+            .args(["--rate-limit", "1000000"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .context("cannot start mnemo serve")?;
+        let mut line = String::new();
+        let stderr = child.stderr.take().context("no stderr")?;
+        BufReader::new(stderr).read_line(&mut line)?;
+        let addr = line
+            .trim()
+            .rsplit_once("http://")
+            .map(|(_, addr)| addr.to_owned())
+            .ok_or_else(|| format_err!("mnemo serve did not start: {line}"))?;
+        self.running = Some((child, addr));
+        Ok(())
+    }
+
+    fn remember(&mut self, user: &str, turns: &[Turn]) -> anyhow::Result<Vec<Stored>> {
+        turns
+            .iter()
+            .map(|turn| {
+                let mut body = json!({
+                    "user_id": user,
+                    "content": turn.text,
+                    "kind": "episodic",
+                    "session_id": turn.session,
+                    "source": {"type": "user_stated", "ref": turn.reference},
+                    "consent": true,
+                });
+                if let Some(speaker) = &turn.speaker {
+                    body["metadata"] = json!({ "speaker": speaker });
+                }
+                let answer = self.post("/v1/memories", &body)?;
+                Ok(Stored {
+                    written: answer["id"].is_string(),
+                    pending: answer["outcome"] == "pending",
+                    reason: answer["reason"].as_str().unwrap_or_default().to_owned(),
+                })
+            })
+            .collect()
+    }
+
+    fn search(
+        &mut self,
+        user: &str,
+        query: &str,
+        k: usize,
+        min_relevance: Option<f64>,
+    ) -> anyhow::Result<Vec<String>> {
+        let mut body = json!({"user_id": user, "query": query, "k": k});
+        if let Some(min) = min_relevance {
+            body["min_relevance"] = json!(min);
+        }
+        let answer = self.post("/v1/search", &body)?;
+        Ok(answer["results"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|r| r["source"]["ref"].as_str().map(str::to_owned))
+            .collect())
+    }
+}
