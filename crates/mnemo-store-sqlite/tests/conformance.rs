@@ -48,4 +48,4 @@ impl Harness for SqliteHarness {
     }
 }
 
-mnemo_testkit::conformance_tests!(|| Some(SqliteHarness::new()));
+mnemo_testkit::conformance_tests!(SqliteHarness::new);

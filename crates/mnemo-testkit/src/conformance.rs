@@ -25,13 +25,19 @@ pub trait Harness {
     fn raw_bytes(&self) -> Option<Vec<u8>>;
 }
 
-/// Generates one `#[test]` per conformance check, each on a fresh harness from `$make`, which
-/// returns `None` when the backend is not available here (the test then passes after saying
-/// why, which `$make` prints).
+/// Generates one `#[test]` per conformance check, each on a fresh harness from `$make`. With
+/// `ignore = "why"`, every check is `#[ignore]`d for that reason (a backend that needs a
+/// server: `cargo test -- --ignored` runs them once it is there).
 #[macro_export]
 macro_rules! conformance_tests {
     ($make:expr) => {
-        $crate::conformance_tests!(@each $make;
+        $crate::conformance_tests!($make, #[test]);
+    };
+    ($make:expr, ignore = $why:literal) => {
+        $crate::conformance_tests!($make, #[test] #[ignore = $why]);
+    };
+    ($make:expr, $(#[$attr:meta])+) => {
+        $crate::conformance_tests!(@each $make; [$(#[$attr])+];
             write_get_round_trips_every_field,
             same_key_supersedes_leaving_one_active,
             duplicate_statement_is_skipped,
@@ -57,14 +63,16 @@ macro_rules! conformance_tests {
             ending_a_run_scrubs_its_state,
         );
     };
-    (@each $make:expr; $($check:ident),+ $(,)?) => {
+    (@each $make:expr; $attrs:tt; $($check:ident),+ $(,)?) => {
         $(
-            #[test]
-            fn $check() {
-                let Some(harness) = $make() else { return };
-                $crate::conformance::$check(&harness);
-            }
+            $crate::conformance_tests!(@one $make; $attrs; $check);
         )+
+    };
+    (@one $make:expr; [$(#[$attr:meta])+]; $check:ident) => {
+        $(#[$attr])+
+        fn $check() {
+            $crate::conformance::$check(&$make());
+        }
     };
 }
 

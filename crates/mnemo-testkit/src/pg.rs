@@ -1,23 +1,24 @@
 //! Throwaway schemas on a real PostgreSQL server for tests and benchmarks. The server is named
-//! by `MNEMO_TEST_POSTGRES_URL` (`.ci/run` starts one and sets it); without it, tests that
-//! need PostgreSQL say so and skip.
+//! by `MNEMO_TEST_POSTGRES_URL` (`.ci/run` starts one and sets it). Tests that need it are
+//! `#[ignore]`d, so a plain `cargo test` reports them as ignored; `.ci/run` runs them with
+//! `--ignored`, and they fail, never skip, when the server is not there.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// The variable naming the test server.
 pub const URL_VAR: &str = "MNEMO_TEST_POSTGRES_URL";
 
-/// The test server's URL, or `None` after printing why tests that need it are skipped.
-pub fn server_url(test: &str) -> Option<String> {
+/// The test server's URL.
+///
+/// # Panics
+/// When `MNEMO_TEST_POSTGRES_URL` is not set: a test that needs the server fails without it.
+pub fn server_url() -> String {
     match std::env::var(URL_VAR) {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            eprintln!(
-                "skipping {test}: {URL_VAR} is not set (run `.ci/postgres.sh` to start a local \
-                 PostgreSQL with pgvector and set it to the URL it prints)"
-            );
-            None
-        }
+        Ok(url) if !url.is_empty() => url,
+        _ => panic!(
+            "{URL_VAR} is not set: run `.ci/postgres.sh` to start a local PostgreSQL with \
+             pgvector and set it to the URL it prints"
+        ),
     }
 }
 
