@@ -75,7 +75,7 @@ impl Tally {
 }
 
 /// Parses LoCoMo's session time, e.g. `1:56 pm on 8 May, 2023`.
-fn session_time(text: &str) -> anyhow::Result<Timestamp> {
+pub(crate) fn session_time(text: &str) -> anyhow::Result<Timestamp> {
     let bad = || format_err!("unreadable session time `{text}`");
     let (clock, date) = text.split_once(" on ").ok_or_else(bad)?;
     let (hm, meridiem) = clock.trim().split_once(' ').ok_or_else(bad)?;

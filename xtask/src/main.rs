@@ -2,6 +2,7 @@
 //! LoCoMo benchmark through the real library (SQLite store, built-in embedder).
 
 mod bench;
+mod extraction;
 mod load;
 mod locomo;
 mod notebook;
@@ -64,7 +65,19 @@ enum Task {
         #[arg(long, default_value_t = 1)]
         nodes: usize,
     },
-    /// Retrieval evaluations.
+    /// Train the self-disclosure selector on LoCoMo's observations and write its weights.
+    TrainDisclosure {
+        /// The LoCoMo JSON file.
+        #[arg(long, default_value = "../shared/data/locomo/locomo-dev.json")]
+        data: PathBuf,
+        /// Where the weights go.
+        #[arg(long, default_value = "models/extractor/disclosure.json")]
+        out: PathBuf,
+        /// Fail if the file differs from what training produces instead of writing it.
+        #[arg(long)]
+        check: bool,
+    },
+    /// Retrieval and extraction evaluations.
     Eval {
         #[command(subcommand)]
         eval: Eval,
@@ -92,6 +105,13 @@ enum Eval {
         /// The mnemo binary for `--via http`.
         #[arg(long, default_value = "target/release/mnemo")]
         mnemo: PathBuf,
+    },
+    /// Extraction against LoCoMo's observations: leave-one-conversation-out and shipped
+    /// weights, recall of observations and precision of memories.
+    Extraction {
+        /// The LoCoMo JSON file.
+        #[arg(long, default_value = "../shared/data/locomo/locomo-dev.json")]
+        data: PathBuf,
     },
 }
 
@@ -124,6 +144,8 @@ fn main() -> anyhow::Result<()> {
         Task::Eval { eval: Eval::Locomo { data, json, clock, via, mnemo } } => {
             locomo::run(&data, json.as_deref(), clock, via, &mnemo)
         }
+        Task::TrainDisclosure { data, out, check } => extraction::train_command(&data, &out, check),
+        Task::Eval { eval: Eval::Extraction { data } } => extraction::eval_command(&data),
         Task::Bench { memories, users, queries, recall_every, keep, postgres } => {
             bench::run(memories, users, queries, recall_every, keep.as_deref(), postgres.as_deref())
         }

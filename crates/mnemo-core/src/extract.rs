@@ -78,26 +78,96 @@ const DIRECTIVE_VERBS: &[&str] = &[
 const WEEKDAYS: [&str; 7] =
     ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
 
-/// Splits text into sentences, each with whether it ended with a question mark.
-fn sentences(text: &str) -> Vec<(String, bool)> {
+/// Words that end in a full stop without ending a sentence ("Dr. Ng", "St. David's").
+const ABBREVIATIONS: &[&str] = &[
+    "mr", "mrs", "ms", "mx", "dr", "st", "prof", "sr", "jr", "mt", "ave", "rd", "no", "vs", "etc",
+    "inc", "ltd", "co", "corp", "dept", "approx", "apt", "blvd", "fig", "ft", "lt", "gen", "col",
+    "sgt", "capt", "rev", "hon", "gov", "sen", "rep", "univ", "est", "jan", "feb", "mar", "apr",
+    "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "mon", "tue", "wed", "thu", "fri",
+    "sat", "sun", "approx", "min", "max", "cf", "al",
+];
+
+/// Whether the word just before a full stop is an abbreviation or an initial ("Dr", "e.g",
+/// "U.S", "J"), so the stop does not end the sentence.
+fn abbreviation(word: &str) -> bool {
+    let word = word.trim_start_matches(|c: char| !c.is_alphanumeric());
+    if word.is_empty() {
+        return false;
+    }
+    let lower = word.to_lowercase();
+    if ABBREVIATIONS.contains(&lower.as_str()) {
+        return true;
+    }
+    // An initial, or dotted initials: "J", "e.g", "U.S", "i.e".
+    lower.split('.').all(|part| part.chars().count() == 1 && part.chars().all(char::is_alphabetic))
+}
+
+/// Splits text into sentences, each with whether it ended with a question mark. A full stop
+/// ends a sentence only when followed by a space or the end, and not after an abbreviation
+/// or an initial; `!`, `?`, `;` and line breaks always do. Works on characters, so any
+/// Unicode text is safe.
+pub fn sentences(text: &str) -> Vec<(String, bool)> {
     let mut out = Vec::new();
-    let mut current = String::new();
-    for c in text.chars() {
-        match c {
-            '.' | '!' | '?' | '\n' | ';' => {
-                let trimmed = current.trim();
-                if !trimmed.is_empty() {
-                    out.push((trimmed.to_owned(), c == '?'));
-                }
-                current.clear();
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let mut start = 0;
+    let push = |from: usize, to: usize, question: bool, out: &mut Vec<(String, bool)>| {
+        let trimmed = text[from..to].trim();
+        if !trimmed.is_empty() {
+            out.push((trimmed.to_owned(), question));
+        }
+    };
+    for (k, &(at, c)) in chars.iter().enumerate() {
+        let end = match c {
+            '!' | '?' | '\n' | ';' | '\u{3002}' | '\u{ff01}' | '\u{ff1f}' => true,
+            '.' | '\u{2026}' => {
+                let next = chars.get(k + 1).map(|(_, n)| *n);
+                let before = &text[start..at];
+                let word = before.rsplit(char::is_whitespace).next().unwrap_or_default();
+                next.is_none_or(char::is_whitespace)
+                    && !(c == '.' && abbreviation(word) && next.is_some())
             }
-            _ => current.push(c),
+            _ => false,
+        };
+        if end {
+            push(start, at, c == '?' || c == '\u{ff1f}', &mut out);
+            start = at + c.len_utf8();
         }
     }
-    let trimmed = current.trim();
-    if !trimmed.is_empty() {
-        out.push((trimmed.to_owned(), false));
+    push(start, text.len(), false, &mut out);
+    out
+}
+
+/// Splits a sentence into clauses where a conjunction or comma is followed by a new
+/// first-person subject ("I work as a nurse in Oslo and I love chess" has two).
+fn clauses(sentence: &str) -> Vec<String> {
+    const JOINS: &[&str] =
+        &[", and ", " and ", ", but ", " but ", ", so ", " so ", ", plus ", ", "];
+    const SUBJECTS: &[&str] =
+        &["i", "i'm", "i've", "i'll", "i'd", "my", "we", "we're", "we've", "our", "also i"];
+    let lower = sentence.to_ascii_lowercase();
+    let mut cuts: Vec<(usize, usize)> = Vec::new();
+    let mut i = 0;
+    while i < lower.len() {
+        let rest = &lower[i..];
+        let join = JOINS.iter().find(|j| rest.starts_with(**j));
+        if let Some(join) = join {
+            let after = &rest[join.len()..];
+            if SUBJECTS.iter().any(|s| starts_with_word(after, s)) {
+                cuts.push((i, i + join.len()));
+                i += join.len();
+                continue;
+            }
+        }
+        i += rest.chars().next().map_or(1, char::len_utf8);
     }
+    let mut out = Vec::new();
+    let mut from = 0;
+    for (cut, next) in cuts {
+        out.push(sentence[from..cut].trim().to_owned());
+        from = next;
+    }
+    out.push(sentence[from..].trim().to_owned());
+    out.retain(|c| !c.is_empty());
     out
 }
 
@@ -110,7 +180,7 @@ fn starts_with_word(lower: &str, prefix: &str) -> bool {
 fn value(text: &str) -> Option<String> {
     let mut v = text.trim();
     for stop in [",", " because ", " but ", " and i ", " since ", " so ", " which ", " - "] {
-        if let Some(i) = v.to_lowercase().find(stop) {
+        if let Some(i) = v.to_ascii_lowercase().find(stop) {
             v = &v[..i];
         }
     }
@@ -137,7 +207,7 @@ fn weekday(at: Timestamp) -> i64 {
 /// The end of the day a time phrase names, relative to `at`: today, tonight, tomorrow, a
 /// weekday (its next occurrence, today included), the weekend, next week.
 fn resolve_until(phrase: &str, at: Timestamp) -> Option<Timestamp> {
-    let p = phrase.to_lowercase();
+    let p = phrase.to_ascii_lowercase();
     let p = p.trim().trim_start_matches("the ").trim_start_matches("this ");
     if p.starts_with("today") || p.starts_with("tonight") {
         return Some(end_of_day(at, 0));
@@ -170,7 +240,7 @@ fn fact(kind: Kind, key: Option<(String, String)>, content: String) -> Extracted
 fn more_keyed(sentence: &str, l: &str) -> Option<Extracted> {
     let words: Vec<&str> = sentence.split_whitespace().collect();
     // "I'm Priyanka", "I'm Priyanka, but…": a capitalised word right after "I'm".
-    if matches!(words.first().map(|w| w.to_lowercase()).as_deref(), Some("i'm" | "im"))
+    if matches!(words.first().map(|w| w.to_ascii_lowercase()).as_deref(), Some("i'm" | "im"))
         && let Some(name) = words.get(1)
     {
         let bare = name.trim_end_matches([',', '.', '!']);
@@ -188,7 +258,7 @@ fn more_keyed(sentence: &str, l: &str) -> Option<Extracted> {
     }
     for prefix in ["i'm on", "i am on"] {
         if let Some(zone) = after(sentence, l, prefix).and_then(value) {
-            let z = zone.to_lowercase();
+            let z = zone.to_ascii_lowercase();
             if z.contains("time")
                 || z.starts_with("utc")
                 || z.starts_with("gmt")
@@ -222,7 +292,7 @@ fn more_keyed(sentence: &str, l: &str) -> Option<Extracted> {
         }
     }
     if let Some(rest) = after(sentence, l, "i'm at").or_else(|| after(sentence, l, "i am at"))
-        && rest.trim_end_matches(['.', '!']).to_lowercase().ends_with(" now")
+        && rest.trim_end_matches(['.', '!']).to_ascii_lowercase().ends_with(" now")
     {
         let employer = value(rest.trim_end_matches(['.', '!']).trim_end_matches(" now"))?;
         return Some(fact(Kind::Semantic, key("user", "employer"), format!("Works at {employer}")));
@@ -255,7 +325,7 @@ fn more_keyed(sentence: &str, l: &str) -> Option<Extracted> {
 /// Statements about the user in one sentence (already known not to be a question or
 /// hypothetical).
 fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
-    let lower = sentence.to_lowercase();
+    let lower = sentence.to_ascii_lowercase();
     let l = lower.as_str();
     if let Some(found) = more_keyed(sentence, l) {
         return Some(found);
@@ -271,7 +341,7 @@ fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
     }
     for prefix in ["my time zone is", "my timezone is", "i'm in the", "i am in the"] {
         if let Some(zone) = after(sentence, l, prefix).and_then(value)
-            && (prefix.contains("zone") || zone.to_lowercase().contains("time"))
+            && (prefix.contains("zone") || zone.to_ascii_lowercase().contains("time"))
         {
             return Some(fact(
                 Kind::Profile,
@@ -282,7 +352,7 @@ fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
     }
     for prefix in ["i moved from", "we moved from"] {
         if let Some(rest) = after(sentence, l, prefix)
-            && let Some(split) = rest.to_lowercase().find(" to ")
+            && let Some(split) = rest.to_ascii_lowercase().find(" to ")
         {
             let from = value(&rest[..split])?;
             let to = value(&rest[split + 4..])?;
@@ -306,7 +376,7 @@ fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
     }
     for prefix in ["i'm in", "i am in", "i'm staying in", "i am staying in"] {
         if let Some(rest) = after(sentence, l, prefix)
-            && let Some(split) = rest.to_lowercase().find(" until ")
+            && let Some(split) = rest.to_ascii_lowercase().find(" until ")
         {
             let place = value(&rest[..split])?;
             let when = &rest[split + 7..];
@@ -330,7 +400,7 @@ fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
         "i'm on holiday",
     ] {
         if let Some(rest) = after(sentence, l, prefix) {
-            let r = rest.to_lowercase();
+            let r = rest.to_ascii_lowercase();
             let when =
                 ["next week", "tomorrow", "today", "this weekend", "until "].iter().find_map(
                     |w| r.find(w).map(|i| rest[i..].trim_start_matches("until ").to_owned()),
@@ -384,7 +454,7 @@ fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
         "i am an",
     ] {
         if let Some(role) = after(sentence, l, prefix).and_then(value) {
-            let role_lower = role.to_lowercase();
+            let role_lower = role.to_ascii_lowercase();
             let (title, employer) = match role_lower.find(" at ") {
                 Some(i) => (role[..i].to_owned(), Some(role[i + 4..].to_owned())),
                 None => (role.clone(), None),
@@ -411,7 +481,7 @@ fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
                         "researcher",
                     ]
                     .iter()
-                    .any(|j| title.to_lowercase().ends_with(j));
+                    .any(|j| title.to_ascii_lowercase().ends_with(j));
                 if !job_like {
                     continue;
                 }
@@ -424,11 +494,11 @@ fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
         }
     }
     if let Some(rest) = after(sentence, l, "i prefer") {
-        let r = rest.to_lowercase();
+        let r = rest.to_ascii_lowercase();
         if let Some(i) = r.find(" over ").or_else(|| r.find(" to ")) {
             let sep = if r[i..].starts_with(" over ") { 6 } else { 4 };
             let (a, b) = (value(&rest[..i])?, value(&rest[i + sep..])?);
-            let mut pair = [a.to_lowercase(), b.to_lowercase()];
+            let mut pair = [a.to_ascii_lowercase(), b.to_ascii_lowercase()];
             pair.sort();
             return Some(fact(
                 Kind::Semantic,
@@ -452,7 +522,7 @@ fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
     ] {
         if let Some(thing) = after(sentence, l, prefix).and_then(value) {
             // "I like to …" plans and "I love you" are not tastes.
-            let t = thing.to_lowercase();
+            let t = thing.to_ascii_lowercase();
             if t.starts_with("to ") || t == "you" || t == "it" || t == "that" || t == "this" {
                 return None;
             }
@@ -480,7 +550,7 @@ fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
         }
     }
     if let Some(rest) = after(sentence, l, "we use") {
-        let r = rest.to_lowercase();
+        let r = rest.to_ascii_lowercase();
         let i = r.find(" for ")?;
         let tech = value(&rest[..i])?;
         let purpose = value(&rest[i + 5..])?;
@@ -588,10 +658,27 @@ fn time_in(lower: &str, at: Timestamp) -> Option<Timestamp> {
             "month" if prev == Some("this") || prev == Some("the") => {
                 found.extend(end_of_month(today.year(), u8::from(today.month())));
             }
+            "month" if prev == Some("next") => {
+                let (y, m) = match u8::from(today.month()) {
+                    12 => (today.year() + 1, 1),
+                    m => (today.year(), m + 1),
+                };
+                found.extend(end_of_month(y, m));
+            }
             _ => {}
         }
         if let Some(day) = WEEKDAYS.iter().position(|d| d == w) {
             found.push(end_of_day(at, (day as i64 - weekday(at)).rem_euclid(7)));
+        }
+        // "for a week", "for a month".
+        if *w == "a" && prev == Some("for") {
+            match next {
+                Some("day") => found.push(end_of_day(at, 1)),
+                Some("week") => found.push(end_of_day(at, 7)),
+                Some("fortnight") => found.push(end_of_day(at, 14)),
+                Some("month") => found.push(end_of_day(at, 30)),
+                _ => {}
+            }
         }
         // "next two weeks", "for 3 days".
         if let Some(n) = w
@@ -619,6 +706,9 @@ fn time_in(lower: &str, at: Timestamp) -> Option<Timestamp> {
         // "until September".
         if let Some(month) = crate::retrieval::MONTH_NAMES.iter().position(|m| m == w)
             && matches!(prev, Some("until" | "till" | "through"))
+            && !next.is_some_and(|n| {
+                n.trim_end_matches(['s', 't', 'n', 'd', 'r', 'h']).parse::<u8>().is_ok()
+            })
         {
             let month = month as u8 + 1;
             let year =
@@ -674,7 +764,7 @@ fn first_person(lower: &str) -> bool {
     let first = lower.split_whitespace().next().unwrap_or_default();
     let second = lower.split_whitespace().nth(1).unwrap_or_default();
     match first {
-        "i" | "i'm" | "i've" | "i'd" | "i'll" | "im" => true,
+        "i" | "i'm" | "i've" | "i'd" | "i'll" | "im" | "we" | "we're" | "we'll" | "our" => true,
         "my" => !RELATIONS.contains(&second.trim_end_matches("'s")),
         _ => false,
     }
@@ -689,7 +779,54 @@ fn transient(sentence: &str, lower: &str, at: Timestamp) -> Option<Extracted> {
             .any(|w| opening.first() == Some(w))
             || (opening.first() == Some(&"the")
                 && opening.iter().any(|w| ["trip", "deadline", "launch", "flight"].contains(w)));
-    if !(first_person(lower) || subjectless) {
+    // A bounded period ("until Friday", "this week", "for the next two weeks"), not a bare
+    // date ("my birthday is 12 October").
+    const BOUNDS: &[&str] = &[
+        "until",
+        "till",
+        "through",
+        "for the next",
+        "for a ",
+        "for the rest",
+        "this week",
+        "next week",
+        "tomorrow",
+        "today",
+        "tonight",
+        "weekend",
+        "next month",
+        "this month",
+        "end of",
+        "right now",
+        "currently",
+        "for two",
+        "for three",
+        "for four",
+        "for 2",
+        "for 3",
+        "for 4",
+        "for 5",
+        "for 6",
+        "for 7",
+        "for 10",
+        "for 14",
+        " due ",
+        "deadline",
+        "by friday",
+        "by monday",
+        "by the",
+    ];
+    let bounded = BOUNDS.iter().any(|b| lower.contains(b));
+    let speaks_of_self = lower.split(|c: char| !(c.is_alphanumeric() || c == '\'')).any(|w| {
+        matches!(
+            w,
+            "i" | "i'm" | "i've" | "i'll" | "i'd" | "me" | "my" | "we" | "we're" | "our" | "us"
+        )
+    });
+    let about_user = first_person(lower)
+        || subjectless
+        || (bounded && (speaks_of_self || opening.first() == Some(&"the")));
+    if !bounded || !about_user || FEELINGS.iter().any(|f| lower.contains(f.trim_end())) {
         return None;
     }
     let until = time_in(lower, at)?;
@@ -767,6 +904,15 @@ const FEELINGS: &[&str] = &[
     "i was ",
     "i'm not sure",
     "i'm sorry",
+    "i'm doing",
+    "i'm good",
+    "i'm fine",
+    "i'm okay",
+    "i'm ok",
+    "i'm back",
+    "i'm here",
+    "i'm done",
+    "i'm ready",
     "i'm glad",
     "i'm happy",
     "i'm excited",
@@ -829,6 +975,51 @@ const ONE_OFF_VERBS: &[&str] = &[
     "ignore",
 ];
 
+/// Whether a sentence opens with a verb of request ("List the steps…", "Please rewrite…").
+fn imperative(lower: &str) -> bool {
+    const TASK_VERBS: &[&str] = &[
+        "list",
+        "rewrite",
+        "give",
+        "write",
+        "generate",
+        "compare",
+        "suggest",
+        "recommend",
+        "convert",
+        "calculate",
+        "plan",
+        "outline",
+        "proofread",
+        "edit",
+        "turn",
+        "sort",
+        "name",
+        "draw",
+        "describe",
+        "analyse",
+        "analyze",
+        "review",
+        "pick",
+        "choose",
+        "define",
+        "let's",
+        "lets",
+        "tell",
+        "read",
+        "look",
+        "go",
+        "try",
+        "add",
+        "remove",
+        "put",
+    ];
+    let first = lower.trim_start_matches("please ").split_whitespace().next().unwrap_or_default();
+    TASK_VERBS.contains(&first)
+        || ONE_OFF_VERBS.contains(&first)
+        || DIRECTIVE_VERBS.contains(&first)
+}
+
 /// A standing instruction on how to behave, without an explicit standing marker ("Keep
 /// your answers short", "Don't use emojis with me", "When you give me code, include…").
 fn style_directive(sentence: &str, lower: &str) -> Option<Extracted> {
@@ -848,18 +1039,244 @@ fn style_directive(sentence: &str, lower: &str) -> Option<Extracted> {
     styled.then(|| fact(Kind::Procedural, None, capitalize(sentence)))
 }
 
-/// A durable first-person statement no keyed rule matched ("I'm vegetarian", "My favourite
-/// club is Celtic"): stored unkeyed, in the user's words.
-fn durable_statement(sentence: &str, lower: &str) -> Option<Extracted> {
-    if !first_person(lower) || lower.split_whitespace().count() < 2 {
+/// A first-person statement no keyed rule matched ("I'm vegetarian", "My favourite club is
+/// Celtic", "We host everything on GKE"), kept when the message as a whole discloses
+/// something about the user (the selector's call), rewritten as a statement about the user.
+fn durable_statement(
+    sentence: &str,
+    lower: &str,
+    discloses: bool,
+    whole_message: bool,
+) -> Option<Extracted> {
+    let words: Vec<&str> = lower.split_whitespace().collect();
+    if words.len() < 2 {
         return None;
     }
-    if MOMENTARY.iter().any(|m| lower.contains(m))
+    // A message that is one short, direct first-person statement ("I speak fluent
+    // Hungarian", "I drive a 2019 Honda Civic") discloses by its form; anything else needs
+    // the selector's call.
+    let direct = whole_message
+        && words.len() <= 12
+        && first_person(lower)
+        && !MOMENTARY.iter().any(|m| lower.contains(m));
+    if !(discloses || direct) {
+        return None;
+    }
+    let about_user = words.iter().any(|w| {
+        let w = w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'');
+        FIRST_PERSON_WORDS.contains(&w)
+    });
+    // "My friend lives in Paris": another person's fact, not the user's.
+    // "My daughter's name is Maya" is the user's relationship, and kept.
+    let someone_else = words.first() == Some(&"my")
+        && words.get(1).is_some_and(|w| RELATIONS.contains(&w.trim_end_matches("'s")))
+        && !["name", "called", "named"].iter().any(|n| words.contains(n));
+    if !about_user
+        || someone_else
+        || imperative(lower)
         || FEELINGS.iter().any(|f| starts_with_word(lower, f.trim_end()))
     {
         return None;
     }
-    Some(fact(Kind::Semantic, None, capitalize(sentence)))
+    Some(fact(Kind::Semantic, None, about_the_user(sentence)))
+}
+
+/// Words that make a clause about the speaker (or the speaker's team, family, company).
+const FIRST_PERSON_WORDS: &[&str] = &[
+    "i", "i'm", "i've", "i'd", "i'll", "im", "me", "my", "mine", "myself", "we", "we're", "we've",
+    "we'll", "our", "ours", "us",
+];
+/// Adverbs that may stand between a subject and its verb.
+const ADVERBS: &[&str] = &[
+    "really",
+    "also",
+    "just",
+    "still",
+    "usually",
+    "often",
+    "always",
+    "never",
+    "actually",
+    "recently",
+    "finally",
+    "mostly",
+    "currently",
+    "sometimes",
+    "already",
+    "even",
+    "only",
+    "generally",
+    "normally",
+    "mainly",
+    "absolutely",
+    "definitely",
+    "totally",
+    "kinda",
+    "too",
+];
+/// Verbs whose form does not change for a third-person subject (modals, past tenses).
+const UNCHANGED_VERBS: &[&str] = &[
+    "can",
+    "could",
+    "will",
+    "would",
+    "should",
+    "might",
+    "must",
+    "shall",
+    "may",
+    "went",
+    "got",
+    "had",
+    "made",
+    "took",
+    "saw",
+    "came",
+    "gave",
+    "found",
+    "thought",
+    "told",
+    "became",
+    "left",
+    "felt",
+    "kept",
+    "began",
+    "brought",
+    "bought",
+    "wrote",
+    "ran",
+    "met",
+    "taught",
+    "caught",
+    "sold",
+    "built",
+    "sent",
+    "spent",
+    "won",
+    "lost",
+    "heard",
+    "put",
+    "set",
+    "cut",
+    "read",
+    "did",
+    "said",
+    "knew",
+    "grew",
+    "drove",
+    "flew",
+    "chose",
+    "ate",
+    "swam",
+    "sang",
+    "paid",
+    "held",
+    "led",
+    "understood",
+    "used to",
+    "cannot",
+    "can't",
+    "won't",
+    "wouldn't",
+    "couldn't",
+    "shouldn't",
+    "didn't",
+    "wasn't",
+    "weren't",
+];
+
+/// The third-person singular form of a verb ("work" → "works", "teach" → "teaches",
+/// "study" → "studies", "am" → "is").
+fn third_person(verb: &str) -> String {
+    let lower = verb.to_lowercase();
+    match lower.as_str() {
+        "am" | "'m" | "are" | "'re" => return "is".into(),
+        "have" | "'ve" => return "has".into(),
+        "do" => return "does".into(),
+        "don't" | "dont" => return "doesn't".into(),
+        "were" => return "was".into(),
+        "aren't" => return "isn't".into(),
+        "haven't" => return "hasn't".into(),
+        "go" => return "goes".into(),
+        "'ll" => return "will".into(),
+        "'d" => return "would".into(),
+        _ => {}
+    }
+    let ascii = lower.chars().all(|c| c.is_ascii_alphabetic());
+    if !ascii
+        || UNCHANGED_VERBS.contains(&lower.as_str())
+        || lower.ends_with("ed")
+        || lower.len() < 2
+    {
+        return verb.to_owned();
+    }
+    if ["s", "sh", "ch", "x", "z", "o"].iter().any(|e| lower.ends_with(e)) {
+        return format!("{verb}es");
+    }
+    if lower.ends_with('y') && !lower[..lower.len() - 1].ends_with(['a', 'e', 'i', 'o', 'u']) {
+        return format!("{}ies", &verb[..verb.len() - 1]);
+    }
+    format!("{verb}s")
+}
+
+/// Rewrites a first-person clause as a self-contained statement about the user: "I work as
+/// a nurse at St. David's" → "User works as a nurse at St. David's"; "My daughter's name is
+/// Maya" → "User's daughter's name is Maya"; "We host everything on GKE" → "User's team
+/// hosts everything on GKE". Words other than the pronouns and their verbs are unchanged.
+pub fn about_the_user(clause: &str) -> String {
+    let tokens: Vec<&str> = clause.split_whitespace().collect();
+    let mut out: Vec<String> = Vec::with_capacity(tokens.len() + 2);
+    let mut conjugate_next = false;
+    for (i, token) in tokens.iter().enumerate() {
+        let core = token.trim_end_matches(|c: char| !c.is_alphanumeric() && c != '\'');
+        let tail = &token[core.len()..];
+        let lower = core.replace('\u{2019}', "'").to_lowercase();
+        let first = out.is_empty();
+        let subject = if first { "User" } else { "the user" };
+        let possessive = if first { "User's" } else { "the user's" };
+        let team = if first { "User's team" } else { "the user's team" };
+        let replaced: Option<String> = match lower.as_str() {
+            "i" => {
+                conjugate_next = true;
+                Some(subject.into())
+            }
+            "i'm" | "im" => Some(format!("{subject} is")),
+            "i've" => Some(format!("{subject} has")),
+            "i'd" => Some(format!("{subject} would")),
+            "i'll" => Some(format!("{subject} will")),
+            "me" => Some("the user".into()),
+            "myself" => Some("themself".into()),
+            "my" => Some(possessive.into()),
+            "mine" => Some(possessive.trim_end_matches("'s").to_owned() + "'s"),
+            "we" => {
+                conjugate_next = true;
+                Some(team.into())
+            }
+            "we're" => Some(format!("{team} is")),
+            "we've" => Some(format!("{team} has")),
+            "we'll" => Some(format!("{team} will")),
+            "our" | "ours" => Some(possessive.into()),
+            "us" if i > 0 => Some("the user's team".into()),
+            _ => None,
+        };
+        if let Some(r) = replaced {
+            out.push(format!("{r}{tail}"));
+            continue;
+        }
+        if conjugate_next {
+            if ADVERBS.contains(&lower.as_str()) || lower.ends_with("ly") {
+                out.push((*token).to_owned());
+                continue;
+            }
+            conjugate_next = false;
+            out.push(format!("{}{tail}", third_person(core)));
+            continue;
+        }
+        out.push((*token).to_owned());
+    }
+    let text = out.join(" ");
+    let text = text.trim_end_matches(['.', '!', ',', ' ']);
+    capitalize(text)
 }
 
 fn capitalize(text: &str) -> String {
@@ -867,79 +1284,116 @@ fn capitalize(text: &str) -> String {
     chars.next().map(|c| c.to_uppercase().collect::<String>() + chars.as_str()).unwrap_or_default()
 }
 
-/// Finds statements about the user in one message the user wrote at `at`.
-pub fn extract(message: &str, at: Timestamp) -> Vec<Extracted> {
+/// Finds statements about the user in one message the user wrote at `at`. `discloses` is
+/// the self-disclosure selector's call on the whole message ([`crate::disclosure`]): keyed,
+/// transient and standing-instruction statements are found from their structure either way;
+/// other first-person statements are kept only when the message discloses something.
+pub fn extract(message: &str, at: Timestamp, discloses: bool) -> Vec<Extracted> {
     let mut found = Vec::new();
-    for (sentence, question) in sentences(message) {
-        let mut s = sentence.as_str();
-        let mut lower = s.to_lowercase();
-        // An explicit save: "remember that …", "please remember …", "note that …".
-        let mut explicit = false;
-        for prefix in [
-            "please remember that",
-            "please remember",
-            "remember this",
-            "remember that",
-            "remember",
-            "note that",
-            "note for later",
-            "keep in mind that",
-            "can you remember that",
-            "could you remember that",
-            "save this for future chats",
-            "save this for later",
-            "save this",
-            "don't forget that",
-            "don't forget",
-            "do not forget",
-            "for future reference",
-        ] {
-            if starts_with_word(&lower, prefix) {
-                s = s[prefix.len()..]
-                    .trim_start_matches([',', ':', ' ', '-', '\u{2013}', '\u{2014}']);
-                lower = s.to_lowercase();
-                explicit = true;
-                break;
-            }
+    let all = sentences(message);
+    // A short message (a line or two) states its facts directly.
+    let short = message.split_whitespace().count() <= 20;
+    for (sentence, question) in &all {
+        for clause in clauses(sentence) {
+            found.extend(from_clause(&clause, *question, at, discloses, short));
         }
-        if !explicit && question {
-            continue;
-        }
-        let conditional =
-            starts_with_word(&lower, "when you") || starts_with_word(&lower, "when i");
-        if !explicit && !conditional && QUESTION_STARTS.iter().any(|q| starts_with_word(&lower, q))
-        {
-            continue;
-        }
-        if HYPOTHETICAL_STARTS.iter().any(|h| starts_with_word(&lower, h))
-            || lower.contains(" if i ")
-        {
-            continue;
-        }
-        for prefix in CORRECTION_STARTS {
-            if starts_with_word(&lower, prefix.trim_end_matches([',', ':'])) {
-                s = s[prefix.trim_end_matches([',', ':']).len()..]
-                    .trim_start_matches([',', ':', ' ', '-']);
-                lower = s.to_lowercase();
-                break;
-            }
-        }
-        // A sentence that held a secret is not worth keeping once the secret is gone.
-        if s.is_empty() || s.contains(crate::screen::REDACTED) {
-            continue;
-        }
-        let found_one = statement(s, at)
-            .or_else(|| transient(s, &lower, at))
-            .or_else(|| style_directive(s, &lower))
-            .or_else(|| durable_statement(s, &lower));
-        match found_one {
-            Some(e) => found.push(e),
-            // Whatever the user explicitly asked to keep, in their words.
-            None if explicit => found.push(fact(Kind::Semantic, None, capitalize(s))),
-            None => {}
+    }
+    // A disclosing message without a first-person clause ("Researching adoption agencies -
+    // it's been a dream to have a family") is kept by its longest plain statement.
+    if discloses && found.is_empty() {
+        let statement = all
+            .iter()
+            .filter(|(s, question)| {
+                let lower = s.to_ascii_lowercase();
+                let about_self = lower
+                    .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+                    .any(|w| FIRST_PERSON_WORDS.contains(&w));
+                !question
+                    && !about_self
+                    && s.split_whitespace().count() >= 4
+                    && !s.contains(crate::screen::REDACTED)
+                    && !QUESTION_STARTS.iter().any(|q| starts_with_word(&lower, q))
+                    && !imperative(&lower)
+                    && !HYPOTHETICAL_STARTS.iter().any(|h| starts_with_word(&lower, h))
+            })
+            .max_by_key(|(s, _)| s.split_whitespace().count());
+        if let Some((s, _)) = statement {
+            found.push(fact(Kind::Semantic, None, format!("User said: {}", about_the_user(s))));
         }
     }
     found
+}
+
+/// What one clause says about the user, if anything.
+fn from_clause(
+    clause: &str,
+    question: bool,
+    at: Timestamp,
+    discloses: bool,
+    whole_message: bool,
+) -> Option<Extracted> {
+    let mut s = clause;
+    let mut lower = s.to_ascii_lowercase();
+    // An explicit save: "remember that …", "please remember …", "note that …".
+    let mut explicit = false;
+    for prefix in [
+        "please remember that",
+        "please remember",
+        "remember this",
+        "remember that",
+        "remember",
+        "note that",
+        "note for later",
+        "keep in mind that",
+        "can you remember that",
+        "could you remember that",
+        "save this for future chats",
+        "save this for later",
+        "save this",
+        "don't forget that",
+        "don't forget",
+        "do not forget",
+        "for future reference",
+    ] {
+        if starts_with_word(&lower, prefix) {
+            s = s[prefix.len()..].trim_start_matches([',', ':', ' ', '-', '\u{2013}', '\u{2014}']);
+            lower = s.to_ascii_lowercase();
+            explicit = true;
+            break;
+        }
+    }
+    if !explicit && question {
+        return None;
+    }
+    let conditional = starts_with_word(&lower, "when you") || starts_with_word(&lower, "when i");
+    if !explicit && !conditional && QUESTION_STARTS.iter().any(|q| starts_with_word(&lower, q)) {
+        return None;
+    }
+    if HYPOTHETICAL_STARTS.iter().any(|h| starts_with_word(&lower, h)) || lower.contains(" if i ") {
+        return None;
+    }
+    for prefix in CORRECTION_STARTS {
+        if starts_with_word(&lower, prefix.trim_end_matches([',', ':'])) {
+            s = s[prefix.trim_end_matches([',', ':']).len()..]
+                .trim_start_matches([',', ':', ' ', '-']);
+            lower = s.to_ascii_lowercase();
+            break;
+        }
+    }
+    // A sentence that held a secret is not worth keeping once the secret is gone.
+    if s.is_empty() || s.contains(crate::screen::REDACTED) {
+        return None;
+    }
+    let found = statement(s, at)
+        .or_else(|| transient(s, &lower, at))
+        .or_else(|| style_directive(s, &lower))
+        .or_else(|| durable_statement(s, &lower, discloses || explicit, whole_message));
+    match found {
+        Some(e) => Some(e),
+        // Whatever the user explicitly asked to keep, in their words.
+        None if explicit => Some(fact(Kind::Semantic, None, about_the_user(s))),
+        None => None,
+    }
 }
 
 #[cfg(test)]
@@ -952,7 +1406,7 @@ mod tests {
     }
 
     fn one(text: &str) -> Option<Extracted> {
-        let mut all = extract(text, wednesday());
+        let mut all = extract(text, wednesday(), true);
         assert!(all.len() <= 1, "{text:?} gave {all:?}");
         all.pop()
     }
@@ -1024,7 +1478,7 @@ mod tests {
     fn explicit_saves_and_corrections() {
         assert_eq!(
             one("Remember that my sister's birthday is May 3").map(|e| e.content),
-            Some("My sister's birthday is May 3".to_owned())
+            Some("User's sister's birthday is May 3".to_owned())
         );
         assert_eq!(
             keyed("Please remember I live in Porto").map(|k| k.2),
@@ -1043,22 +1497,99 @@ mod tests {
             "Where do I work",
             "If I moved to Berlin, would I need a visa?",
             "Suppose I work at Google",
-            "My friend lives in Paris",
-            "My boss prefers email",
             "Book a table for two tonight",
             "Can you summarise this article?",
             "I like to think about it",
             "I love you",
             "It is raining",
         ] {
-            assert_eq!(extract(text, wednesday()), vec![], "{text:?}");
+            assert_eq!(extract(text, wednesday(), true), vec![], "{text:?}");
+        }
+        // Other people's facts are kept only when the selector says the message discloses
+        // something about the user's life.
+        for text in ["My friend lives in Paris", "My boss prefers email"] {
+            assert_eq!(extract(text, wednesday(), false), vec![], "{text:?}");
+        }
+    }
+
+    #[test]
+    fn sentences_keep_abbreviations_and_initials() {
+        let split: Vec<String> =
+            sentences("I work at St. David's hospital. Dr. Ng is my GP, e.g. for checkups. We moved to the U.S. in May! Why?")
+                .into_iter()
+                .map(|(s, _)| s)
+                .collect();
+        assert_eq!(
+            split,
+            [
+                "I work at St. David's hospital",
+                "Dr. Ng is my GP, e.g. for checkups",
+                "We moved to the U.S. in May",
+                "Why"
+            ]
+        );
+    }
+
+    #[test]
+    fn one_message_several_facts_each_about_the_user() {
+        let all = extract("I work as a nurse in Oslo and I love chess", wednesday(), false);
+        let contents: Vec<_> = all.iter().map(|e| e.content.as_str()).collect();
+        assert_eq!(contents, ["Works as nurse in Oslo", "Loves chess"]);
+        let all =
+            extract("My daughter's name is Maya, and we host everything on GKE", wednesday(), true);
+        let contents: Vec<_> = all.iter().map(|e| e.content.as_str()).collect();
+        assert_eq!(
+            contents,
+            ["User's daughter's name is Maya", "User's team hosts everything on GKE"]
+        );
+        assert_eq!(
+            about_the_user("I usually study in the library"),
+            "User usually studies in the library"
+        );
+        assert_eq!(
+            about_the_user("I'm lucky to have my sister"),
+            "User is lucky to have the user's sister"
+        );
+    }
+
+    #[test]
+    fn no_cut_at_an_abbreviation_and_no_panic_on_any_text() {
+        let e = one("I work as a nurse at St. David's hospital.").unwrap();
+        assert_eq!(e.content, "Works as nurse at St. David's hospital");
+        assert_eq!(one("İ i teach ömath").map(|e| e.content), Some("Teaches ömath".to_owned()));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn extract_never_panics_and_yields_valid_text(text in "\\PC{0,80}", discloses in proptest::bool::ANY) {
+            for e in extract(&text, wednesday(), discloses) {
+                proptest::prop_assert!(std::str::from_utf8(e.content.as_bytes()).is_ok());
+            }
+            let _ = about_the_user(&text);
+            let _ = crate::disclosure::structural_features(&text);
+        }
+
+        #[test]
+        fn extract_never_panics_on_tricky_characters(
+            parts in proptest::collection::vec(proptest::sample::select(vec![
+                "İ", "i", "I'm", " ", ".", "St.", "ö", "\u{301}", "\u{200b}", "\u{0}", "مرحبا", "👩‍👧",
+                "my", "until", "Friday", "and I", "love", "?", "remember that", "\u{130}i", "ǅ", "ß",
+            ]), 0..24),
+            discloses in proptest::bool::ANY,
+        ) {
+            let text: String = parts.concat();
+            let _ = extract(&text, wednesday(), discloses);
+            let _ = sentences(&text);
         }
     }
 
     #[test]
     fn several_statements_in_one_message() {
-        let all =
-            extract("Hi! I live in Oslo. I work at Equinor. What's the weather?", wednesday());
+        let all = extract(
+            "Hi! I live in Oslo. I work at Equinor. What's the weather?",
+            wednesday(),
+            true,
+        );
         let contents: Vec<_> = all.iter().map(|e| e.content.as_str()).collect();
         assert_eq!(contents, ["Lives in Oslo", "Works at Equinor"]);
     }

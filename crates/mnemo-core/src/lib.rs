@@ -8,6 +8,7 @@
 
 pub mod clock;
 pub mod context;
+pub mod disclosure;
 pub mod duration;
 pub mod error;
 pub mod export;

@@ -218,9 +218,14 @@ fn secret_assignment(token: &str) -> bool {
     if let Some(scheme) = token.find("://") {
         let rest = &token[scheme + 3..];
         if let Some(at) = rest.find('@')
-            && rest[..at].contains(':')
+            && let Some((_, password)) = rest[..at].split_once(':')
         {
-            return true;
+            // "user:password@host" in a template is a placeholder, not a password.
+            let placeholder = password.is_empty()
+                || password.starts_with(['<', '$', '{', '*'])
+                || ["password", "pass", "pwd", "secret", "xxx", "xxxx"]
+                    .contains(&password.to_lowercase().as_str());
+            return !placeholder;
         }
     }
     let Some((name, value)) = token.split_once('=') else { return false };
@@ -302,7 +307,337 @@ pub fn find_secret(text: &str) -> Option<SecretKind> {
     if !credential_values(text).is_empty() {
         return Some(SecretKind::Password);
     }
-    has_card_number(text).then_some(SecretKind::CardNumber)
+    if has_card_number(text) || !card_spans(text).is_empty() {
+        return Some(SecretKind::CardNumber);
+    }
+    if !key_spans(text).is_empty() {
+        return Some(SecretKind::ApiKey);
+    }
+    (!stated_credentials(text).is_empty()).then_some(SecretKind::Password)
+}
+
+/// Credential words in any case, inside identifiers too (`DB_PASSWORD`, `apiKey`,
+/// `client_secret`), and in a few other languages.
+const CREDENTIAL_PARTS: &[&str] = &[
+    "password",
+    "passwd",
+    "passcode",
+    "passphrase",
+    "pwd",
+    "pw",
+    "pin",
+    "key",
+    "secret",
+    "token",
+    "apikey",
+    "credential",
+    "credentials",
+    "login",
+    "senha",
+    "contraseña",
+    "passwort",
+    "wachtwoord",
+    "hasło",
+    "пароль",
+    "mdp",
+];
+/// Credential words written without spaces around them (Japanese, Chinese).
+const CREDENTIAL_SUBSTRINGS: &[&str] = &["パスワード", "暗証番号", "密码", "mot de passe"];
+/// Words that make a following "code" a credential ("the garage door access code").
+const CODE_QUALIFIERS: &[&str] = &[
+    "access",
+    "unlock",
+    "alarm",
+    "lock",
+    "door",
+    "gate",
+    "garage",
+    "entry",
+    "security",
+    "verification",
+    "wifi",
+    "safe",
+    "backup",
+    "recovery",
+];
+
+/// Whether a token is shaped like a credential value: four characters or more, with a
+/// digit or symbol or inner capital, and not a placeholder, an environment variable's name,
+/// a redaction mark or a plain word.
+fn value_like(token: &str, digits_only_ok: bool) -> bool {
+    let quoted = token.trim_matches(|c: char| "\"'`(),;.".contains(c));
+    if quoted.starts_with(['<', '{', '$', '[', '*', '>', '=', '%'])
+        || quoted.starts_with("--")
+        || quoted.contains("...")
+        || quoted.contains("{{")
+    {
+        return false;
+    }
+    let t = quoted.trim_matches(|c: char| !c.is_alphanumeric());
+    let chars: Vec<char> = t.chars().collect();
+    if chars.len() < 4 {
+        return false;
+    }
+    // "sk-xxxxxxxxxxxx", "XXXX-XXXX": a placeholder.
+    let most = chars.iter().map(|c| chars.iter().filter(|d| *d == c).count()).max().unwrap_or(0);
+    if most * 10 > chars.len() * 6 || t.to_lowercase().contains("xxxx") {
+        return false;
+    }
+    // OPENAI_API_KEY, YOUR_API_KEY_HERE, vault_client_secret: a name, not a value.
+    let identifier = |upper: bool| {
+        chars.iter().all(|c| {
+            (if upper { c.is_ascii_uppercase() } else { c.is_ascii_lowercase() }) || *c == '_'
+        }) && chars.contains(&'_')
+    };
+    if identifier(true) || identifier(false) {
+        return false;
+    }
+    let digits = chars.iter().filter(|c| c.is_ascii_digit()).count();
+    if digits == chars.len() {
+        return digits_only_ok;
+    }
+    let symbol = chars.iter().any(|c| !c.is_alphanumeric() && *c != '\'' && *c != '\u{2019}');
+    let inner_capital =
+        chars.iter().skip(1).any(|c| c.is_uppercase()) && chars.iter().any(|c| c.is_lowercase());
+    digits > 0 || symbol || inner_capital
+}
+
+/// Whitespace-separated tokens with their byte ranges.
+fn spaced_tokens(text: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, c) in text.char_indices() {
+        match (c.is_whitespace(), start) {
+            (true, Some(s)) => {
+                out.push((s, i));
+                start = None;
+            }
+            (false, None) => start = Some(i),
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        out.push((s, text.len()));
+    }
+    out
+}
+
+/// Whether a token names a credential ("password", "DB_PASSWORD", "apiKey:", "パスワードは").
+fn credential_word(token: &str, previous: &[&str]) -> bool {
+    let lower = token.to_lowercase();
+    if CREDENTIAL_SUBSTRINGS.iter().any(|w| lower.contains(w)) {
+        return true;
+    }
+    // Split identifiers: snake_case, kebab-case, camelCase.
+    let mut parts: Vec<String> = Vec::new();
+    let mut current = String::new();
+    let mut prev_lower = false;
+    for c in token.chars() {
+        if !c.is_alphanumeric() {
+            if !current.is_empty() {
+                parts.push(std::mem::take(&mut current).to_lowercase());
+            }
+            prev_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && prev_lower && !current.is_empty() {
+            parts.push(std::mem::take(&mut current).to_lowercase());
+        }
+        prev_lower = c.is_lowercase();
+        current.push(c);
+    }
+    if !current.is_empty() {
+        parts.push(current.to_lowercase());
+    }
+    if parts.iter().any(|p| CREDENTIAL_PARTS.contains(&p.as_str())) {
+        return true;
+    }
+    (parts.iter().any(|p| p == "code" || p == "combination"))
+        && previous.iter().any(|w| {
+            let w = w.to_lowercase();
+            CODE_QUALIFIERS.iter().any(|q| w.trim_matches(|c: char| !c.is_alphanumeric()) == *q)
+        })
+}
+
+/// Byte ranges of values stated after a credential word: adjacent to it ("pw Tr0ub4dor",
+/// "PIN 7392"), or after a marker (`is`, `=`, `:`, `to`, a word ending in `:`) within six
+/// words ("the password for the family account = MickeyM0use!", "пароль от почты:
+/// Kotik2023"). A passphrase runs to the end of its clause.
+fn stated_credentials(text: &str) -> Vec<(usize, usize)> {
+    let trim = |(s, e): (usize, usize)| {
+        let span = &text[s..e];
+        let start = span.len() - span.trim_start_matches(['"', '\'', '`', '(']).len();
+        let end = span.trim_end_matches([',', '.', ';', ':', '"', '\'', '`', ')']).len();
+        (s + start, s + end.max(start))
+    };
+    stated_credential_tokens(text).into_iter().map(trim).filter(|(s, e)| e > s).collect()
+}
+
+/// The whole tokens that [`stated_credentials`] trims to their values.
+fn stated_credential_tokens(text: &str) -> Vec<(usize, usize)> {
+    const MARKERS: &[&str] =
+        &["is", "=", ":", "to", "was", "es", "ist", "est", "é", "är", "are", "now", "-"];
+    let tokens = spaced_tokens(text);
+    let words: Vec<&str> = tokens.iter().map(|&(s, e)| &text[s..e]).collect();
+    let mut out = Vec::new();
+    for (i, word) in words.iter().enumerate() {
+        let previous = &words[i.saturating_sub(3)..i];
+        // "key=value" and "key:value" in one token are name=value pairs.
+        if let Some(split) = word.find(['=', ':']).filter(|&k| k > 0 && k + 1 < word.len())
+            && credential_word(&word[..split], previous)
+            && !word.contains("://")
+            && value_like(&word[split + 1..], true)
+        {
+            out.push((tokens[i].0 + split + 1, tokens[i].1));
+            continue;
+        }
+        let phrase = i >= 2 && words[i - 2..=i].join(" ").to_lowercase() == "mot de passe";
+        let around: Vec<&str> =
+            previous.iter().chain(words.iter().skip(i + 1).take(5)).copied().collect();
+        if !(phrase || credential_word(word, &around))
+            || previous.iter().any(|w| w.eq_ignore_ascii_case("public"))
+        {
+            continue;
+        }
+        let passphrase = word.to_lowercase().contains("passphrase");
+        let own_marker = word.ends_with([':', '=']);
+        let mut marked = own_marker;
+        for j in i + 1..words.len().min(i + 8) {
+            let w = words[j];
+            let bare = w.trim_matches(|c: char| !c.is_alphanumeric());
+            if MARKERS.contains(&w.to_lowercase().as_str())
+                || MARKERS.contains(&bare.to_lowercase().as_str()) && bare.len() == w.len()
+            {
+                marked = true;
+                continue;
+            }
+            let adjacent = j == i + 1;
+            let numeric_ok = true;
+            if (adjacent || marked) && value_like(w, numeric_ok) {
+                out.push(tokens[j]);
+                // "login is jane@example.com / Popcorn#77": the password after the slash too.
+                if words.get(j + 1) == Some(&"/")
+                    && let Some(w) = words.get(j + 2).filter(|w| value_like(w, true))
+                {
+                    let _ = w;
+                    out.push(tokens[j + 2]);
+                }
+                break;
+            }
+            if passphrase && marked {
+                let end = words[j..].iter().take(8).position(|w| w.ends_with([',', '.', ';']));
+                let last = j + end.unwrap_or(words.len().min(j + 8) - j - 1);
+                out.push((tokens[j].0, tokens[last.min(words.len() - 1)].1));
+                break;
+            }
+            if w.ends_with(':') {
+                marked = true;
+            }
+        }
+    }
+    out
+}
+
+/// Byte ranges of provider keys inside any token (`npm_…`, `hf_…`, `whsec_…`, `SG.….…`, a
+/// Google key in a URL's query) and of 40-character AWS secret access keys.
+fn key_spans(text: &str) -> Vec<(usize, usize)> {
+    const PREFIXES: &[&str] = &[
+        "npm_",
+        "hf_",
+        "whsec_",
+        "SG.",
+        "AIza",
+        "sk-",
+        "sk_live_",
+        "rk_live_",
+        "ghp_",
+        "gho_",
+        "github_pat_",
+        "glpat-",
+        "xoxb-",
+        "xoxp-",
+        "sk-proj-",
+        "sk-ant-",
+    ];
+    let mut out = Vec::new();
+    for (s, e) in spaced_tokens(text) {
+        let token = &text[s..e];
+        for prefix in PREFIXES {
+            let mut from = 0;
+            while let Some(k) = token[from..].find(prefix).map(|k| k + from) {
+                let body_start = k + prefix.len();
+                let body_len = token[body_start..]
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || "_-.".contains(c)))
+                    .unwrap_or(token.len() - body_start);
+                let body = &token[body_start..body_start + body_len];
+                let alnum = body.chars().filter(char::is_ascii_alphanumeric).count();
+                let boundary = k == 0 || !token[..k].ends_with(|c: char| c.is_ascii_alphanumeric());
+                let mixed = body.chars().any(|c| c.is_ascii_digit())
+                    || (body.chars().any(|c| c.is_ascii_uppercase())
+                        && body.chars().any(|c| c.is_ascii_lowercase()));
+                if boundary && alnum >= 16 && mixed && value_like(body, true) {
+                    out.push((s + k, s + body_start + body_len));
+                }
+                from = body_start;
+            }
+        }
+        // An AWS secret access key: 40 characters of base64 with upper, lower and digits.
+        let bare = token.trim_matches(|c: char| "\"'`,;()".contains(c));
+        let offset = token.find(bare).unwrap_or(0);
+        let bare = bare.trim_end_matches('.');
+        if bare.len() == 40
+            && bare.chars().all(|c| c.is_ascii_alphanumeric() || c == '/' || c == '+')
+            && bare.chars().any(|c| c.is_ascii_uppercase())
+            && bare.chars().any(|c| c.is_ascii_lowercase())
+            && bare.chars().any(|c| c.is_ascii_digit())
+        {
+            out.push((s + offset, s + offset + bare.len()));
+        }
+    }
+    out
+}
+
+/// Byte ranges of card numbers: 13 to 19 digits that pass the Luhn check, in groups joined
+/// by spaces (one or two), dashes or dots.
+fn card_spans(text: &str) -> Vec<(usize, usize)> {
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let mut out = Vec::new();
+    let mut k = 0;
+    while k < chars.len() {
+        if !chars[k].1.is_ascii_digit() || (k > 0 && chars[k - 1].1.is_ascii_alphanumeric()) {
+            k += 1;
+            continue;
+        }
+        let start = chars[k].0;
+        let mut digits = Vec::new();
+        let mut end = start;
+        let mut m = k;
+        let mut separator: Option<char> = None;
+        while m < chars.len() {
+            let c = chars[m].1;
+            if let Some(d) = c.to_digit(10) {
+                digits.push(d);
+                end = chars[m].0 + 1;
+                m += 1;
+                continue;
+            }
+            // One separator kind per number; a double space counts as one.
+            let gap = if c == ' ' && chars.get(m + 1).is_some_and(|n| n.1 == ' ') { 2 } else { 1 };
+            let next_digit = chars.get(m + gap).is_some_and(|n| n.1.is_ascii_digit());
+            if matches!(c, ' ' | '-' | '.') && next_digit && separator.is_none_or(|s| s == c) {
+                separator = Some(c);
+                m += gap;
+            } else {
+                break;
+            }
+        }
+        let followed_by_alnum = chars.get(m).is_some_and(|n| n.1.is_ascii_alphanumeric());
+        if (13..=19).contains(&digits.len()) && luhn(&digits) && !followed_by_alnum {
+            out.push((start, end));
+        }
+        k = m.max(k + 1);
+    }
+    out
 }
 
 /// What replaces a redacted secret.
@@ -372,6 +707,9 @@ pub fn redact(text: &str) -> (String, usize) {
         }
     }
     ranges.extend(credential_values(text));
+    ranges.extend(stated_credentials(text));
+    ranges.extend(key_spans(text));
+    ranges.extend(card_spans(text));
     // Card numbers: digit runs with single spaces or dashes.
     let bytes: Vec<(usize, char)> = text.char_indices().collect();
     let mut k = 0;
@@ -411,7 +749,15 @@ pub fn redact(text: &str) -> (String, usize) {
     let mut out = String::with_capacity(text.len());
     let mut at = 0;
     let mut count = 0;
+    // Merge overlapping ranges so that no part of a secret is left behind.
+    let mut merged: Vec<(usize, usize)> = Vec::new();
     for (s, e) in ranges {
+        match merged.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => merged.push((s, e)),
+        }
+    }
+    for (s, e) in merged {
         if s < at {
             continue;
         }
@@ -449,6 +795,7 @@ pub fn is_instruction_like(text: &str) -> bool {
         "disregard the above",
         "disregard your",
         "forget your instructions",
+        "forget what you were told",
         "forget all previous",
         "new instructions",
         "system prompt",
@@ -524,6 +871,80 @@ pub fn is_instruction_like(text: &str) -> bool {
         "standing order",
     ];
     if !habit && has_action && recipient && STANDING_ORDER.iter().any(|p| flat.contains(p)) {
+        return true;
+    }
+    // A standing order to disclose, send, pay, delete or skip a check, whoever gives it
+    // ("Whenever someone asks, send them my address", "From now on, approve refunds without
+    // asking"): held for confirmation (SPEC §3). A user describing their own habit ("I always
+    // pay rent on the 1st") is not an order to the assistant.
+    const STANDING: &[&str] = &[
+        "whenever",
+        "every time",
+        "from now on",
+        "going forward",
+        "automatically",
+        "always",
+        "any time",
+        "anytime",
+        "each time",
+        "by default",
+        "in future",
+        "in the future",
+        "without checking",
+        "without asking",
+        "without confirming",
+        "without confirmation",
+        "without verifying",
+        "without verification",
+        "without review",
+        "no questions asked",
+        "right away",
+    ];
+    const CONSEQUENTIAL: &[&str] = &[
+        "tell",
+        "give",
+        "skip",
+        "bypass",
+        "wipe",
+        "purge",
+        "erase",
+        "sign",
+        "release",
+        "unlock",
+        "authorize",
+        "authorise",
+        "confirm",
+        "refund",
+        "buy",
+        "order",
+        "disable",
+        "turn off",
+        "hand over",
+        "read out",
+    ];
+    // "tell me", "send me the summary": the user is the recipient, not a third party.
+    let consequential = w.iter().enumerate().any(|(i, x)| {
+        let verb = action_at(x)
+            || CONSEQUENTIAL.iter().any(|v| {
+                x.strip_prefix(v).is_some_and(|rest| matches!(rest, "" | "s" | "ing" | "ed"))
+            });
+        verb && !w.get(i + 1).is_some_and(|n| matches!(n.as_str(), "me" | "us" | "myself"))
+    });
+    let multiword = ["turn off", "hand over", "read out", "full access", "gets paid", "auto "]
+        .iter()
+        .any(|p| flat.contains(p));
+    let consequential = consequential || multiword;
+    // "without notifying me", "no need to confirm", "if anyone asks".
+    let unchecked = w.windows(2).any(|p| p[0] == "without" && p[1].ends_with("ing"))
+        || ["no need to", "no questions", "immediately", "if anyone", "anyone who", "any request"]
+            .iter()
+            .any(|p| flat.contains(p));
+    let addressed_to_assistant =
+        !habit || w.iter().any(|x| matches!(x.as_str(), "you" | "your" | "you're"));
+    if consequential
+        && addressed_to_assistant
+        && (unchecked || STANDING.iter().any(|p| flat.contains(p)))
+    {
         return true;
     }
     for (i, word) in w.iter().enumerate() {

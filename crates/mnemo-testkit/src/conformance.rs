@@ -291,7 +291,7 @@ pub fn forget_all_scrubs_every_copy_of_the_text(h: &dyn Harness) {
 pub fn expire_scrubs_every_copy_of_the_text(h: &dyn Harness) {
     let store = h.store();
     let alice = who("acme", "alice");
-    let mut fields = stated("Temporary gate code Limerence3306");
+    let mut fields = stated("Temporary garden plan Limerence3306");
     fields.expires_at = Some(day(1));
     write(&*store, &alice, "m1", fields, T0);
     assert_present(h, "Limerence3306");

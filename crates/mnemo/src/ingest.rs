@@ -35,6 +35,23 @@ pub fn is_incognito(memory: &mnemo_core::Memory) -> bool {
 /// Metadata key set to `true` on a transcript turn the extractor drew a memory from.
 pub const EXTRACTED: &str = "extracted";
 
+/// The built-in static embedding of a message, which the self-disclosure selector reads
+/// whatever embedder the notebook searches with (empty without the built-in model).
+fn disclosure_embedding(text: &str) -> Vec<f32> {
+    #[cfg(feature = "builtin-embedder")]
+    if let Ok(model) = mnemo_embed::StaticModel::builtin() {
+        return model.embed_text(text);
+    }
+    let _ = text;
+    Vec::new()
+}
+
+/// The self-disclosure selector's features for a message: its built-in static embedding
+/// followed by the structural features (what `cargo xtask train-disclosure` trains on).
+pub fn disclosure_features(text: &str) -> Vec<f32> {
+    mnemo_core::disclosure::features(text, &disclosure_embedding(text))
+}
+
 /// How long raw turns are kept when the caller does not say (`30d`).
 pub const DEFAULT_RETENTION: &str = "30d";
 
@@ -224,7 +241,10 @@ impl Mnemo {
                 continue;
             }
             let (found, extractor) = match &self.chat {
-                None => (extract(&text, at), RULESET.to_owned()),
+                None => {
+                    let p = self.disclosure.probability(&text, &disclosure_embedding(&text));
+                    (extract(&text, at, self.disclosure.selects(p)), RULESET.to_owned())
+                }
                 Some(chat) => match self.llm_extract(who, chat.as_ref(), &text, at) {
                     Ok(list) => {
                         let mut adds = Vec::new();

@@ -18,7 +18,7 @@ use std::sync::Arc;
 pub use error::Error;
 pub use ingest::{
     DEFAULT_RETENTION, EXTRACTED, ExtractionFailure, INCOGNITO, IngestOptions, IngestReport,
-    ProposedMemory, is_incognito,
+    ProposedMemory, disclosure_features, is_incognito,
 };
 pub use keys::Principal;
 pub use mnemo_core as core;
@@ -80,6 +80,7 @@ pub struct Mnemo {
     retrieval: RetrievalConfig,
     compaction: CompactionConfig,
     chat: Option<Arc<dyn mnemo_core::ports::ChatModel>>,
+    disclosure: Arc<mnemo_core::disclosure::Selector>,
 }
 
 impl std::fmt::Debug for Mnemo {
@@ -107,7 +108,15 @@ impl Mnemo {
             retrieval: RetrievalConfig::default(),
             compaction: CompactionConfig::default(),
             chat: None,
+            disclosure: Arc::new(mnemo_core::disclosure::Selector::builtin().clone()),
         }
+    }
+
+    /// Decides which user messages disclose something worth keeping with these weights
+    /// instead of the shipped ones (used to evaluate weights trained without a conversation).
+    pub fn with_disclosure_selector(mut self, selector: mnemo_core::disclosure::Selector) -> Self {
+        self.disclosure = Arc::new(selector);
+        self
     }
 
     /// Compacts sessions in context with these settings.

@@ -14,13 +14,13 @@ fn forget_leaves_no_byte_of_the_text() {
         "--subject",
         "user",
         "--attribute",
-        "pin",
-        "Locker pin Zyzzogeton5521",
+        "locker",
+        "Locker label Zyzzogeton5521",
     ])["id"]
         .as_str()
         .unwrap()
         .to_owned();
-    env.json(&["edit", "--user", "u", &id, "Locker pin Zyzzogeton5521 changed to Xanthic7730"]);
+    env.json(&["edit", "--user", "u", &id, "Locker label Zyzzogeton5521 changed to Xanthic7730"]);
     assert!(env.file_contains("Zyzzogeton5521"), "scan is blind");
     let forgotten = env.json(&["forget", "--user", "u", &id]);
     assert_eq!(forgotten["forgotten"][0], id.as_str());
@@ -57,7 +57,7 @@ fn expire_leaves_no_byte_of_the_text() {
         "2026-05-01T00:00:00Z",
         "--ttl",
         "1d",
-        "Door code Hippopotomonstro8844",
+        "Door colour Hippopotomonstro8844",
     ]);
     assert!(env.file_contains("Hippopotomonstro8844"));
     let out = env.json(&["expire", "--now", "2026-05-03T00:00:00Z"]);
