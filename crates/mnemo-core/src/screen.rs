@@ -86,34 +86,6 @@ fn luhn(digits: &[u32]) -> bool {
     sum.is_multiple_of(10)
 }
 
-fn has_card_number(text: &str) -> bool {
-    // Runs of digits, allowing single spaces or dashes between groups.
-    let mut digits: Vec<u32> = Vec::new();
-    let mut last_sep = false;
-    let check = |d: &[u32]| (13..=19).contains(&d.len()) && luhn(d) && d.iter().any(|&x| x != 0);
-    for c in text.chars() {
-        if let Some(d) = c.to_digit(10) {
-            digits.push(d);
-            last_sep = false;
-        } else if (c == ' ' || c == '-') && !digits.is_empty() && !last_sep {
-            last_sep = true;
-        } else {
-            if check(&digits) {
-                return true;
-            }
-            digits.clear();
-            last_sep = false;
-        }
-    }
-    check(&digits)
-}
-
-fn token_like(word: &str, min_len: usize) -> bool {
-    word.len() >= min_len
-        && word.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-        && word.chars().any(|c| c.is_ascii_digit())
-}
-
 /// Whitespace-separated tokens with their byte ranges (punctuation kept).
 fn raw_tokens(text: &str) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
@@ -131,8 +103,6 @@ fn raw_tokens(text: &str) -> Vec<(usize, usize)> {
     out
 }
 
-const CREDENTIAL_WORDS: &[&str] =
-    &["password", "passwd", "passcode", "passphrase", "pin", "pwd", "pw", "cvv", "cvc"];
 const NOT_A_VALUE: &[&str] = &[
     "a",
     "an",
@@ -166,50 +136,22 @@ const NOT_A_VALUE: &[&str] = &[
     "to",
 ];
 
-/// Byte ranges of stated credential values: "my password is X", "the wifi password at home
-/// is X", "passcode for the door: X", "pw: X", "the cvv is 123".
-fn credential_values(text: &str) -> Vec<(usize, usize)> {
-    let tokens = raw_tokens(text);
-    let clean = |(s, e): (usize, usize)| {
-        text[s..e].trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase()
-    };
-    let mut out = Vec::new();
-    for (i, &(s, e)) in tokens.iter().enumerate() {
-        let word = clean((s, e));
-        if !CREDENTIAL_WORDS.contains(&word.as_str()) {
-            continue;
-        }
-        // The marker: the credential itself ends with ':' or '=', or a following "is",
-        // "was", ":" or a word ending with ':' within five words.
-        let own_marker = text[s..e].ends_with(':') || text[s..e].ends_with('=');
-        let marker = if own_marker {
-            Some(i)
-        } else {
-            (i + 1..tokens.len().min(i + 6)).find(|&j| {
-                let raw = &text[tokens[j].0..tokens[j].1];
-                matches!(clean(tokens[j]).as_str(), "is" | "was" | "are")
-                    || raw.ends_with(':')
-                    || raw == "="
-                    || raw == ":"
-            })
-        };
-        let Some(m) = marker else { continue };
-        let Some(&(vs, ve)) = tokens.get(m + 1) else { continue };
-        let value_raw = text[vs..ve].trim_end_matches(['.', ',', ';', '!', '?', ')']);
-        let value = value_raw.to_lowercase();
-        let numeric = value.chars().all(|c| c.is_ascii_digit());
-        let ok = match word.as_str() {
-            "pin" | "cvv" | "cvc" => numeric && value.len() >= 3,
-            _ => {
-                value.len() >= 3
-                    && !NOT_A_VALUE.contains(&value.trim_matches(|c: char| !c.is_alphanumeric()))
-            }
-        };
-        if ok {
-            out.push((vs, vs + value_raw.len()));
-        }
-    }
-    out
+/// Whether most of a value is one character repeated ("sk-xxxxxxxxxxxx", "XXXX-XXXX").
+fn repetitive(value: &str) -> bool {
+    let chars: Vec<char> = value.chars().collect();
+    let most = chars.iter().map(|c| chars.iter().filter(|d| *d == c).count()).max().unwrap_or(0);
+    most * 10 > chars.len() * 6
+}
+
+/// Whether a value is a placeholder in documentation or a template rather than a secret
+/// (`<your password>`, `${DB_PASSWORD}`, `your-key-here`, `changeme`, `xxxx`).
+fn placeholder(value: &str) -> bool {
+    let lower = value.to_lowercase();
+    value.is_empty()
+        || value.starts_with(['<', '$', '{', '*', '['])
+        || ["your", "here", "example", "xxx", "changeme", "placeholder", "dummy"]
+            .iter()
+            .any(|p| lower.contains(p))
 }
 
 /// Whether a token assigns a secret (`GITHUB_TOKEN=…`, `"password": "…"`) or embeds
@@ -221,11 +163,9 @@ fn secret_assignment(token: &str) -> bool {
             && let Some((_, password)) = rest[..at].split_once(':')
         {
             // "user:password@host" in a template is a placeholder, not a password.
-            let placeholder = password.is_empty()
-                || password.starts_with(['<', '$', '{', '*'])
-                || ["password", "pass", "pwd", "secret", "xxx", "xxxx"]
-                    .contains(&password.to_lowercase().as_str());
-            return !placeholder;
+            let literal =
+                ["password", "pass", "pwd", "secret"].contains(&password.to_lowercase().as_str());
+            return !(literal || placeholder(password));
         }
     }
     let Some((name, value)) = token.split_once('=') else { return false };
@@ -235,13 +175,7 @@ fn secret_assignment(token: &str) -> bool {
         ["TOKEN", "SECRET", "PASSWORD", "PASSWD", "API_KEY", "APIKEY", "PRIVATE_KEY", "ACCESS_KEY"]
             .iter()
             .any(|n| name.contains(n));
-    let placeholder = value.is_empty()
-        || value.starts_with('<')
-        || value.starts_with('$')
-        || ["your", "here", "example", "xxx", "changeme", "placeholder", "dummy"]
-            .iter()
-            .any(|p| value.to_lowercase().contains(p));
-    sensitive_name && value.len() >= 8 && !placeholder
+    sensitive_name && value.len() >= 8 && !placeholder(value)
 }
 
 /// Finds a secret in the text, if any.
@@ -262,31 +196,6 @@ pub fn find_secret(text: &str) -> Option<SecretKind> {
             return Some(SecretKind::ApiKey);
         }
         let w = word.trim_end_matches(['.', ':', '!', '?']);
-        const PREFIXES: &[(&str, usize)] = &[
-            ("sk-", 20),
-            ("sk_live_", 16),
-            ("sk_test_", 16),
-            ("rk_live_", 16),
-            ("pk_live_", 16),
-            ("ghp_", 30),
-            ("gho_", 30),
-            ("ghs_", 30),
-            ("github_pat_", 30),
-            ("glpat-", 20),
-            ("xoxb-", 20),
-            ("xoxp-", 20),
-            ("xapp-", 20),
-            ("AKIA", 20),
-            ("ASIA", 20),
-            ("AIza", 35),
-            ("hf_", 30),
-        ];
-        if PREFIXES
-            .iter()
-            .any(|(p, len)| w.starts_with(p) && w.len() >= *len && token_like(&w[p.len()..], 0))
-        {
-            return Some(SecretKind::ApiKey);
-        }
         let segments: Vec<&str> = w.split('.').collect();
         if segments.len() == 3
             && w.starts_with("eyJ")
@@ -304,14 +213,11 @@ pub fn find_secret(text: &str) -> Option<SecretKind> {
             return Some(SecretKind::BearerToken);
         }
     }
-    if !credential_values(text).is_empty() {
-        return Some(SecretKind::Password);
-    }
-    if has_card_number(text) || !card_spans(text).is_empty() {
-        return Some(SecretKind::CardNumber);
-    }
     if !key_spans(text).is_empty() {
         return Some(SecretKind::ApiKey);
+    }
+    if !card_spans(text).is_empty() {
+        return Some(SecretKind::CardNumber);
     }
     (!stated_credentials(text).is_empty()).then_some(SecretKind::Password)
 }
@@ -326,6 +232,8 @@ const CREDENTIAL_PARTS: &[&str] = &[
     "pwd",
     "pw",
     "pin",
+    "cvv",
+    "cvc",
     "key",
     "secret",
     "token",
@@ -366,7 +274,8 @@ const CODE_QUALIFIERS: &[&str] = &[
 /// a redaction mark or a plain word.
 fn value_like(token: &str, digits_only_ok: bool) -> bool {
     let quoted = token.trim_matches(|c: char| "\"'`(),;.".contains(c));
-    if quoted.starts_with(['<', '{', '$', '[', '*', '>', '=', '%'])
+    if placeholder(quoted)
+        || quoted.starts_with(['>', '=', '%'])
         || quoted.starts_with("--")
         || quoted.contains("...")
         || quoted.contains("{{")
@@ -378,9 +287,7 @@ fn value_like(token: &str, digits_only_ok: bool) -> bool {
     if chars.len() < 4 {
         return false;
     }
-    // "sk-xxxxxxxxxxxx", "XXXX-XXXX": a placeholder.
-    let most = chars.iter().map(|c| chars.iter().filter(|d| *d == c).count()).max().unwrap_or(0);
-    if most * 10 > chars.len() * 6 || t.to_lowercase().contains("xxxx") {
+    if repetitive(t) {
         return false;
     }
     // OPENAI_API_KEY, YOUR_API_KEY_HERE, vault_client_secret: a name, not a value.
@@ -402,31 +309,47 @@ fn value_like(token: &str, digits_only_ok: bool) -> bool {
     digits > 0 || symbol || inner_capital
 }
 
-/// Whitespace-separated tokens with their byte ranges.
-fn spaced_tokens(text: &str) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    let mut start = None;
-    for (i, c) in text.char_indices() {
-        match (c.is_whitespace(), start) {
-            (true, Some(s)) => {
-                out.push((s, i));
-                start = None;
-            }
-            (false, None) => start = Some(i),
-            _ => {}
-        }
-    }
-    if let Some(s) = start {
-        out.push((s, text.len()));
-    }
-    out
+/// What a credential word names, which decides what counts as its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Credential {
+    /// A password in any language: a plain word right after "is" or ":" is its value.
+    Password,
+    /// A PIN or card security code: three digits or more.
+    Digits,
+    /// A key, token, secret, login or access code: a value-shaped token.
+    Other,
 }
 
-/// Whether a token names a credential ("password", "DB_PASSWORD", "apiKey:", "パスワードは").
-fn credential_word(token: &str, previous: &[&str]) -> bool {
+/// Password words among [`CREDENTIAL_PARTS`] and [`CREDENTIAL_SUBSTRINGS`].
+const PASSWORD_PARTS: &[&str] = &[
+    "password",
+    "passwd",
+    "passcode",
+    "passphrase",
+    "pwd",
+    "pw",
+    "senha",
+    "contraseña",
+    "passwort",
+    "wachtwoord",
+    "hasło",
+    "пароль",
+    "mdp",
+    "パスワード",
+    "密码",
+    "mot de passe",
+];
+
+/// What a token names as a credential, if anything ("password", "DB_PASSWORD", "apiKey:",
+/// "パスワードは"; "code" only beside a word such as "door" or "unlock" in `around`).
+fn credential_word(token: &str, around: &[&str]) -> Option<Credential> {
     let lower = token.to_lowercase();
-    if CREDENTIAL_SUBSTRINGS.iter().any(|w| lower.contains(w)) {
-        return true;
+    if let Some(w) = CREDENTIAL_SUBSTRINGS.iter().find(|w| lower.contains(**w)) {
+        return Some(if PASSWORD_PARTS.contains(w) {
+            Credential::Password
+        } else {
+            Credential::Digits
+        });
     }
     // Split identifiers: snake_case, kebab-case, camelCase.
     let mut parts: Vec<String> = Vec::new();
@@ -449,14 +372,33 @@ fn credential_word(token: &str, previous: &[&str]) -> bool {
     if !current.is_empty() {
         parts.push(current.to_lowercase());
     }
-    if parts.iter().any(|p| CREDENTIAL_PARTS.contains(&p.as_str())) {
-        return true;
+    if parts.iter().any(|p| PASSWORD_PARTS.contains(&p.as_str())) {
+        return Some(Credential::Password);
     }
-    (parts.iter().any(|p| p == "code" || p == "combination"))
-        && previous.iter().any(|w| {
-            let w = w.to_lowercase();
-            CODE_QUALIFIERS.iter().any(|q| w.trim_matches(|c: char| !c.is_alphanumeric()) == *q)
-        })
+    if parts.iter().any(|p| matches!(p.as_str(), "pin" | "cvv" | "cvc")) {
+        return Some(Credential::Digits);
+    }
+    if parts.iter().any(|p| CREDENTIAL_PARTS.contains(&p.as_str())) {
+        return Some(Credential::Other);
+    }
+    let qualified = around.iter().any(|w| {
+        let w = w.to_lowercase();
+        CODE_QUALIFIERS.iter().any(|q| w.trim_matches(|c: char| !c.is_alphanumeric()) == *q)
+    });
+    (qualified && parts.iter().any(|p| p == "code" || p == "combination"))
+        .then_some(Credential::Other)
+}
+
+/// Whether a token right after a marker is the value of a credential that plain words and
+/// short numbers can be ("my password is sunshine", "the cvv is 123").
+fn plain_value(credential: Credential, token: &str) -> bool {
+    let bare = token.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
+    let digits = !bare.is_empty() && bare.chars().all(|c| c.is_ascii_digit());
+    match credential {
+        Credential::Password => bare.chars().count() >= 3 && !NOT_A_VALUE.contains(&bare.as_str()),
+        Credential::Digits => digits && bare.len() >= 3,
+        Credential::Other => false,
+    }
 }
 
 /// Byte ranges of values stated after a credential word: adjacent to it ("pw Tr0ub4dor",
@@ -477,14 +419,14 @@ fn stated_credentials(text: &str) -> Vec<(usize, usize)> {
 fn stated_credential_tokens(text: &str) -> Vec<(usize, usize)> {
     const MARKERS: &[&str] =
         &["is", "=", ":", "to", "was", "es", "ist", "est", "é", "är", "are", "now", "-"];
-    let tokens = spaced_tokens(text);
+    let tokens = raw_tokens(text);
     let words: Vec<&str> = tokens.iter().map(|&(s, e)| &text[s..e]).collect();
     let mut out = Vec::new();
     for (i, word) in words.iter().enumerate() {
         let previous = &words[i.saturating_sub(3)..i];
         // "key=value" and "key:value" in one token are name=value pairs.
         if let Some(split) = word.find(['=', ':']).filter(|&k| k > 0 && k + 1 < word.len())
-            && credential_word(&word[..split], previous)
+            && credential_word(&word[..split], previous).is_some()
             && !word.contains("://")
             && value_like(&word[split + 1..], true)
         {
@@ -494,14 +436,25 @@ fn stated_credential_tokens(text: &str) -> Vec<(usize, usize)> {
         let phrase = i >= 2 && words[i - 2..=i].join(" ").to_lowercase() == "mot de passe";
         let around: Vec<&str> =
             previous.iter().chain(words.iter().skip(i + 1).take(5)).copied().collect();
-        if !(phrase || credential_word(word, &around))
-            || previous.iter().any(|w| w.eq_ignore_ascii_case("public"))
-        {
+        let credential =
+            if phrase { Some(Credential::Password) } else { credential_word(word, &around) };
+        let Some(credential) = credential else { continue };
+        // "the word 'password'" mentions the word; a public key is not a secret.
+        let quoted = word.trim_end_matches([',', '.', ';', ':']);
+        let mentioned = !word.ends_with([':', '='])
+            && quoted.len() > 2
+            && quoted.starts_with(['\'', '"', '`', '\u{2018}', '\u{201c}'])
+            && quoted.ends_with(['\'', '"', '`', '\u{2019}', '\u{201d}']);
+        if mentioned || previous.iter().any(|w| w.eq_ignore_ascii_case("public")) {
             continue;
         }
         let passphrase = word.to_lowercase().contains("passphrase");
-        let own_marker = word.ends_with([':', '=']);
-        let mut marked = own_marker;
+        // Whether a marker was seen, and whether it is the word just before.
+        let mut marked = word.ends_with([':', '=']);
+        let mut just_marked = marked;
+        // A plain word counts only right after the first marker ("is too long to remember"
+        // has no value).
+        let mut plain_closed = false;
         for j in i + 1..words.len().min(i + 8) {
             let w = words[j];
             let bare = w.trim_matches(|c: char| !c.is_alphanumeric());
@@ -509,17 +462,18 @@ fn stated_credential_tokens(text: &str) -> Vec<(usize, usize)> {
                 || MARKERS.contains(&bare.to_lowercase().as_str()) && bare.len() == w.len()
             {
                 marked = true;
+                just_marked = !plain_closed;
                 continue;
             }
             let adjacent = j == i + 1;
-            let numeric_ok = true;
-            if (adjacent || marked) && value_like(w, numeric_ok) {
+            if ((adjacent || marked) && value_like(w, true))
+                || (just_marked && plain_value(credential, w))
+            {
                 out.push(tokens[j]);
                 // "login is jane@example.com / Popcorn#77": the password after the slash too.
                 if words.get(j + 1) == Some(&"/")
-                    && let Some(w) = words.get(j + 2).filter(|w| value_like(w, true))
+                    && words.get(j + 2).is_some_and(|w| value_like(w, true))
                 {
-                    let _ = w;
                     out.push(tokens[j + 2]);
                 }
                 break;
@@ -530,9 +484,9 @@ fn stated_credential_tokens(text: &str) -> Vec<(usize, usize)> {
                 out.push((tokens[j].0, tokens[last.min(words.len() - 1)].1));
                 break;
             }
-            if w.ends_with(':') {
-                marked = true;
-            }
+            just_marked = w.ends_with(':');
+            marked |= just_marked;
+            plain_closed |= !just_marked;
         }
     }
     out
@@ -541,41 +495,47 @@ fn stated_credential_tokens(text: &str) -> Vec<(usize, usize)> {
 /// Byte ranges of provider keys inside any token (`npm_…`, `hf_…`, `whsec_…`, `SG.….…`, a
 /// Google key in a URL's query) and of 40-character AWS secret access keys.
 fn key_spans(text: &str) -> Vec<(usize, usize)> {
-    const PREFIXES: &[&str] = &[
-        "npm_",
-        "hf_",
-        "whsec_",
-        "SG.",
-        "AIza",
-        "sk-",
-        "sk_live_",
-        "rk_live_",
-        "ghp_",
-        "gho_",
-        "github_pat_",
-        "glpat-",
-        "xoxb-",
-        "xoxp-",
-        "sk-proj-",
-        "sk-ant-",
+    // Provider key prefixes and the least number of letters and digits after them.
+    const PREFIXES: &[(&str, usize)] = &[
+        ("sk-", 16),
+        ("sk_live_", 16),
+        ("sk_test_", 16),
+        ("rk_live_", 16),
+        ("pk_live_", 16),
+        ("ghp_", 26),
+        ("gho_", 26),
+        ("ghs_", 26),
+        ("github_pat_", 20),
+        ("glpat-", 14),
+        ("xoxb-", 15),
+        ("xoxp-", 15),
+        ("xapp-", 15),
+        ("AKIA", 16),
+        ("ASIA", 16),
+        ("AIza", 30),
+        ("hf_", 20),
+        ("npm_", 20),
+        ("whsec_", 20),
+        ("SG.", 20),
     ];
     let mut out = Vec::new();
-    for (s, e) in spaced_tokens(text) {
+    for (s, e) in raw_tokens(text) {
         let token = &text[s..e];
-        for prefix in PREFIXES {
+        for (prefix, least) in PREFIXES {
             let mut from = 0;
             while let Some(k) = token[from..].find(prefix).map(|k| k + from) {
                 let body_start = k + prefix.len();
                 let body_len = token[body_start..]
                     .find(|c: char| !(c.is_ascii_alphanumeric() || "_-.".contains(c)))
                     .unwrap_or(token.len() - body_start);
-                let body = &token[body_start..body_start + body_len];
+                let body = token[body_start..body_start + body_len].trim_end_matches('.');
+                let body_len = body.len();
                 let alnum = body.chars().filter(char::is_ascii_alphanumeric).count();
                 let boundary = k == 0 || !token[..k].ends_with(|c: char| c.is_ascii_alphanumeric());
                 let mixed = body.chars().any(|c| c.is_ascii_digit())
                     || (body.chars().any(|c| c.is_ascii_uppercase())
                         && body.chars().any(|c| c.is_ascii_lowercase()));
-                if boundary && alnum >= 16 && mixed && value_like(body, true) {
+                if boundary && alnum >= *least && mixed && !repetitive(body) {
                     out.push((s + k, s + body_start + body_len));
                 }
                 from = body_start;
@@ -632,7 +592,9 @@ fn card_spans(text: &str) -> Vec<(usize, usize)> {
             }
         }
         let followed_by_alnum = chars.get(m).is_some_and(|n| n.1.is_ascii_alphanumeric());
-        if (13..=19).contains(&digits.len()) && luhn(&digits) && !followed_by_alnum {
+        let card =
+            (13..=19).contains(&digits.len()) && luhn(&digits) && digits.iter().any(|&d| d != 0);
+        if card && !followed_by_alnum {
             out.push((start, end));
         }
         k = m.max(k + 1);
@@ -706,42 +668,9 @@ pub fn redact(text: &str) -> (String, usize) {
             ranges.push((s, e));
         }
     }
-    ranges.extend(credential_values(text));
     ranges.extend(stated_credentials(text));
     ranges.extend(key_spans(text));
     ranges.extend(card_spans(text));
-    // Card numbers: digit runs with single spaces or dashes.
-    let bytes: Vec<(usize, char)> = text.char_indices().collect();
-    let mut k = 0;
-    while k < bytes.len() {
-        if !bytes[k].1.is_ascii_digit() {
-            k += 1;
-            continue;
-        }
-        let start = bytes[k].0;
-        let mut digits = Vec::new();
-        let mut end = start;
-        let mut m = k;
-        while m < bytes.len() {
-            let c = bytes[m].1;
-            if let Some(d) = c.to_digit(10) {
-                digits.push(d);
-                end = bytes[m].0 + 1;
-                m += 1;
-            } else if (c == ' ' || c == '-')
-                && m + 1 < bytes.len()
-                && bytes[m + 1].1.is_ascii_digit()
-            {
-                m += 1;
-            } else {
-                break;
-            }
-        }
-        if (13..=19).contains(&digits.len()) && luhn(&digits) {
-            ranges.push((start, end));
-        }
-        k = m.max(k + 1);
-    }
     if ranges.is_empty() {
         return (text.to_owned(), 0);
     }
@@ -923,19 +852,25 @@ pub fn is_instruction_like(text: &str) -> bool {
         "read out",
     ];
     // "tell me", "send me the summary": the user is the recipient, not a third party.
+    // An order is in the imperative: the verb's base form ("always back up your data before
+    // installing" orders a backup, not an install).
     let consequential = w.iter().enumerate().any(|(i, x)| {
-        let verb = action_at(x)
-            || CONSEQUENTIAL.iter().any(|v| {
-                x.strip_prefix(v).is_some_and(|rest| matches!(rest, "" | "s" | "ing" | "ed"))
-            });
+        let verb = ACTION_VERBS.contains(&x.as_str()) || CONSEQUENTIAL.contains(&x.as_str());
         verb && !w.get(i + 1).is_some_and(|n| matches!(n.as_str(), "me" | "us" | "myself"))
     });
     let multiword = ["turn off", "hand over", "read out", "full access", "gets paid", "auto "]
         .iter()
         .any(|p| flat.contains(p));
-    let consequential = consequential || multiword;
-    // "without notifying me", "no need to confirm", "if anyone asks".
+    // Granting rights: "make them an admin", "give them permissions".
+    let grant = has_word(&["admin", "administrator", "permissions", "privileges"]);
+    let consequential = consequential || multiword || grant;
+    // "without notifying me", "don't verify anything", "no need to confirm", "if anyone asks".
+    const CHECKS: &[&str] = &["verify", "check", "confirm", "ask", "review", "notify", "validate"];
     let unchecked = w.windows(2).any(|p| p[0] == "without" && p[1].ends_with("ing"))
+        || w.windows(2).any(|p| {
+            matches!(p[0].as_str(), "don't" | "dont" | "not" | "never")
+                && CHECKS.contains(&p[1].as_str())
+        })
         || ["no need to", "no questions", "immediately", "if anyone", "anyone who", "any request"]
             .iter()
             .any(|p| flat.contains(p));
