@@ -27,6 +27,14 @@ const EVENT_WORDS: &[&str] = &[
     "joined", "moved", "bought", "began", "became", "visited", "adopted", "signed",
 ];
 
+/// Whether a text has a first-person word, singular or plural (it speaks of its author or
+/// the author's team, family or company).
+pub(crate) fn speaks_of_self(text: &str) -> bool {
+    words(text)
+        .iter()
+        .any(|w| FIRST_PERSON.contains(&w.as_str()) || FIRST_PLURAL.contains(&w.as_str()))
+}
+
 /// Lower-cased words of a text (letters, digits and apostrophes; typographic apostrophes
 /// folded to `'`).
 fn words(text: &str) -> Vec<String> {

@@ -699,7 +699,7 @@ fn time_in(lower: &str, at: Timestamp) -> Option<Timestamp> {
             && matches!(&w[digits.len()..], "st" | "nd" | "rd" | "th")
             && let Ok(day) = digits.parse::<u8>()
             && (1..=31).contains(&day)
-            && matches!(prev, Some("the" | "on" | "by"))
+            && matches!(prev, Some("the" | "by"))
         {
             found.extend(next_day_of_month(at, day));
         }
@@ -816,13 +816,20 @@ fn transient(sentence: &str, lower: &str, at: Timestamp) -> Option<Extracted> {
         "by monday",
         "by the",
     ];
-    let bounded = BOUNDS.iter().any(|b| lower.contains(b));
-    let speaks_of_self = lower.split(|c: char| !(c.is_alphanumeric() || c == '\'')).any(|w| {
-        matches!(
-            w,
-            "i" | "i'm" | "i've" | "i'll" | "i'd" | "me" | "my" | "we" | "we're" | "our" | "us"
-        )
+    // An upcoming day named relative to now ("on Sunday", "from the 3rd to the 10th") bounds
+    // the statement too; a calendar date alone ("12 October") may recur and does not.
+    let words: Vec<&str> =
+        lower.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
+    let relative_day = words.iter().enumerate().any(|(i, w)| {
+        (WEEKDAYS.contains(w) && (i == 0 || words[i - 1] != "every"))
+            || (i > 0
+                && matches!(words[i - 1], "the" | "by")
+                && w.len() > 2
+                && w[..w.len() - 2].parse::<u8>().is_ok()
+                && matches!(&w[w.len() - 2..], "st" | "nd" | "rd" | "th"))
     });
+    let bounded = relative_day || BOUNDS.iter().any(|b| lower.contains(b));
+    let speaks_of_self = crate::disclosure::speaks_of_self(lower);
     let about_user = first_person(lower)
         || subjectless
         || (bounded && (speaks_of_self || opening.first() == Some(&"the")));
@@ -1062,10 +1069,7 @@ fn durable_statement(
     if !(discloses || direct) {
         return None;
     }
-    let about_user = words.iter().any(|w| {
-        let w = w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'');
-        FIRST_PERSON_WORDS.contains(&w)
-    });
+    let about_user = crate::disclosure::speaks_of_self(lower);
     // "My friend lives in Paris": another person's fact, not the user's.
     // "My daughter's name is Maya" is the user's relationship, and kept.
     let someone_else = words.first() == Some(&"my")
@@ -1081,11 +1085,6 @@ fn durable_statement(
     Some(fact(Kind::Semantic, None, about_the_user(sentence)))
 }
 
-/// Words that make a clause about the speaker (or the speaker's team, family, company).
-const FIRST_PERSON_WORDS: &[&str] = &[
-    "i", "i'm", "i've", "i'd", "i'll", "im", "me", "my", "mine", "myself", "we", "we're", "we've",
-    "we'll", "our", "ours", "us",
-];
 /// Adverbs that may stand between a subject and its verb.
 const ADVERBS: &[&str] = &[
     "really",
@@ -1264,7 +1263,9 @@ pub fn about_the_user(clause: &str) -> String {
             continue;
         }
         if conjugate_next {
-            if ADVERBS.contains(&lower.as_str()) || lower.ends_with("ly") {
+            // "really", "usually"; not "fly", "rely", "apply".
+            let adverb = lower.ends_with("ly") && lower.len() >= 5 && !lower.ends_with("ply");
+            if ADVERBS.contains(&lower.as_str()) || adverb {
                 out.push((*token).to_owned());
                 continue;
             }
@@ -1305,11 +1306,8 @@ pub fn extract(message: &str, at: Timestamp, discloses: bool) -> Vec<Extracted> 
             .iter()
             .filter(|(s, question)| {
                 let lower = s.to_ascii_lowercase();
-                let about_self = lower
-                    .split(|c: char| !(c.is_alphanumeric() || c == '\''))
-                    .any(|w| FIRST_PERSON_WORDS.contains(&w));
                 !question
-                    && !about_self
+                    && !crate::disclosure::speaks_of_self(&lower)
                     && s.split_whitespace().count() >= 4
                     && !s.contains(crate::screen::REDACTED)
                     && !QUESTION_STARTS.iter().any(|q| starts_with_word(&lower, q))
