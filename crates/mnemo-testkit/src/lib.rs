@@ -7,6 +7,7 @@
 pub mod conformance;
 pub mod fake_http;
 pub mod fakes;
+pub mod labelled;
 #[cfg(feature = "postgres")]
 pub mod pg;
 

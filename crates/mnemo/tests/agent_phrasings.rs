@@ -9,22 +9,20 @@
 //! printed beside them.
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use mnemo::core::lifecycle::CandidateFields;
 use mnemo::core::ports::SearchFilter;
 use mnemo::core::{ManualClock, Timestamp, UserRef};
 use mnemo::{Mnemo, SearchRequest};
+use mnemo_testkit::labelled::read_json;
 use serde_json::Value;
 
 const PHRASINGS: [&str; 3] = ["agent_query", "first_person_query", "keyword_query"];
 
 #[test]
 fn agent_phrasings_find_their_fact() {
-    let path =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/agent_phrasings.json");
-    let set: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let set: Value = read_json("agent_phrasings.json");
     let facts = set["facts"].as_array().unwrap();
     let distractors = set["distractors"].as_array().unwrap();
     assert!(facts.len() >= 100 && distractors.len() >= 300);

@@ -8,12 +8,12 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use mnemo::core::lifecycle::{CandidateFields, Outcome};
-use mnemo::core::policy::ReasonCode;
+use mnemo::core::lifecycle::CandidateFields;
 use mnemo::core::ports::ListFilter;
 use mnemo::core::transcript::{Message, Role};
 use mnemo::core::{FixedClock, Kind, Status, Timestamp, UserRef};
 use mnemo::{IngestOptions, Mnemo};
+use mnemo_testkit::labelled::{gate_class, read_jsonl};
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -46,24 +46,9 @@ struct Tally {
     false_positive: usize,
 }
 
-fn gate_class(outcome: Outcome, reason: ReasonCode) -> &'static str {
-    match (outcome, reason) {
-        (Outcome::Refused, ReasonCode::Secret) => "secret",
-        (Outcome::Pending, ReasonCode::InstructionLike) => "instruction_like",
-        (Outcome::Pending, ReasonCode::NeedsConsent) => "needs_consent",
-        _ => "allow",
-    }
-}
-
 #[test]
 fn extraction_set_meets_its_targets() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/extraction_set.jsonl");
-    let cases: Vec<Case> = std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let cases: Vec<Case> = read_jsonl("extraction_set.jsonl");
     assert!(cases.len() >= 300, "the set has only {} messages", cases.len());
     let dir = tempfile::tempdir().unwrap();
     let now = Timestamp::parse("2026-03-04T10:00:00Z", "now").unwrap();

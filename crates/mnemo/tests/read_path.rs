@@ -4,7 +4,6 @@
 //! relevant fact outranks recent chatter.
 #![allow(clippy::unwrap_used)]
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use mnemo::core::lifecycle::CandidateFields;
@@ -28,8 +27,7 @@ fn open(dir: &tempfile::TempDir) -> (Mnemo, Arc<ManualClock>) {
 }
 
 fn testdata(name: &str) -> Value {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata").join(name);
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    mnemo_testkit::labelled::read_json(name)
 }
 
 /// Things people say that answer no question asked below.

@@ -4,7 +4,8 @@
 //! look-alikes may be flagged at most 2% of the time. Run with `--nocapture` for the table.
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
 
-use mnemo_core::screen::{find_secret, redact};
+use mnemo::core::screen::{find_secret, redact};
+use mnemo_testkit::labelled::read_jsonl;
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -18,13 +19,7 @@ struct Case {
 
 #[test]
 fn secret_forms_are_all_found_and_look_alikes_pass() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/secret_forms.jsonl");
-    let cases: Vec<Case> = std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let cases: Vec<Case> = read_jsonl("secret_forms.jsonl");
     let (mut secrets, mut found, mut removed, mut lookalikes, mut flagged) = (0, 0, 0, 0, 0);
     let mut misses = Vec::new();
     for case in &cases {
