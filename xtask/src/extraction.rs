@@ -233,6 +233,61 @@ fn score(conversation: &Conversation, user: &str, selector: &Selector) -> anyhow
     Ok(score)
 }
 
+/// The conversation-ingest case of `cargo xtask bench`: one `ingest` call (as `mnemo ingest`
+/// makes) of a `turns`-turn session replaying LoCoMo's turns in order, the first speaker of
+/// each conversation as the user, with the built-in embedder, extractor and selector on a
+/// fresh SQLite file; prints turns per second and what was extracted.
+pub(crate) fn conversation_ingest(data: &Path, turns: usize) -> anyhow::Result<()> {
+    let conversations = load(data)?;
+    let all: Vec<(bool, &str)> = conversations
+        .iter()
+        .flat_map(|c| {
+            c.sessions
+                .iter()
+                .flat_map(|(_, t)| t.iter())
+                .map(|t| (t.speaker == c.speakers[0], t.text.as_str()))
+        })
+        .collect();
+    anyhow::ensure!(!all.is_empty(), "{} has no turns", data.display());
+    let messages: Vec<Message> = (0..turns)
+        .map(|i| {
+            let (user, text) = all[i % all.len()];
+            Message {
+                role: if user { Role::User } else { Role::Assistant },
+                content: text.to_owned(),
+                id: Some(format!("t{i}")),
+                ts: None,
+                source: None,
+            }
+        })
+        .collect();
+    let dir = tempfile::tempdir()?;
+    let now = mnemo::core::Timestamp::parse("2026-03-04T12:00:00Z", "now")?;
+    let notebook = Mnemo::open_sqlite(
+        &dir.path().join("ingest.db"),
+        Some(mnemo::builtin_embedder()?),
+        Arc::new(mnemo::core::FixedClock(now)),
+        "bench-ingest",
+    )?;
+    let who = UserRef::new("bench", "ingest")?;
+    let options = IngestOptions {
+        session: "s1".into(),
+        incognito: false,
+        retention: Ttl::parse("30d", "retention")?,
+    };
+    let start = std::time::Instant::now();
+    let report = notebook.ingest(&who, &messages, &options)?;
+    let seconds = start.elapsed().as_secs_f64();
+    println!(
+        "conversation ingest: {turns} turns ({} from the user) in {seconds:.2} s = {:.0} turns/s; {} turns stored, {} memories proposed",
+        messages.iter().filter(|m| m.role == Role::User).count(),
+        turns as f64 / seconds,
+        report.turns_stored,
+        report.proposed.len()
+    );
+    Ok(())
+}
+
 /// Leave-one-conversation-out, shipped weights and the rules alone, side by side.
 pub(crate) fn eval_command(data: &Path) -> anyhow::Result<()> {
     let conversations = load(data)?;

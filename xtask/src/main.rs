@@ -46,6 +46,12 @@ enum Task {
         /// Also run on the PostgreSQL server at this URL (in a fresh schema), side by side.
         #[arg(long, value_name = "URL")]
         postgres: Option<String>,
+        /// Turns of the conversation-ingest case (0: skip it).
+        #[arg(long, default_value_t = 3000)]
+        conversation_turns: usize,
+        /// The LoCoMo JSON file whose turns the conversation-ingest case replays.
+        #[arg(long, default_value = "../shared/data/locomo/locomo-dev.json")]
+        conversation: PathBuf,
     },
     /// Load benchmark of `mnemo serve` on loopback.
     Load {
@@ -146,7 +152,19 @@ fn main() -> anyhow::Result<()> {
         }
         Task::TrainDisclosure { data, out, check } => extraction::train_command(&data, &out, check),
         Task::Eval { eval: Eval::Extraction { data } } => extraction::eval_command(&data),
-        Task::Bench { memories, users, queries, recall_every, keep, postgres } => {
+        Task::Bench {
+            memories,
+            users,
+            queries,
+            recall_every,
+            keep,
+            postgres,
+            conversation_turns,
+            conversation,
+        } => {
+            if conversation_turns > 0 {
+                extraction::conversation_ingest(&conversation, conversation_turns)?;
+            }
             bench::run(memories, users, queries, recall_every, keep.as_deref(), postgres.as_deref())
         }
     }

@@ -340,10 +340,39 @@ const PASSWORD_PARTS: &[&str] = &[
     "mot de passe",
 ];
 
+/// Every credential word holds one of these, so most tokens are ruled out without splitting
+/// them into parts.
+const CREDENTIAL_HINTS: &[&str] = &[
+    "pass",
+    "pw",
+    "pin",
+    "key",
+    "secret",
+    "token",
+    "cred",
+    "login",
+    "code",
+    "combination",
+    "cvv",
+    "cvc",
+    "senha",
+    "contrase",
+    "wachtwoord",
+    "hasło",
+    "пароль",
+    "mdp",
+    "パスワード",
+    "暗証番号",
+    "密码",
+];
+
 /// What a token names as a credential, if anything ("password", "DB_PASSWORD", "apiKey:",
 /// "パスワードは"; "code" only beside a word such as "door" or "unlock" in `around`).
 fn credential_word(token: &str, around: &[&str]) -> Option<Credential> {
     let lower = token.to_lowercase();
+    if !CREDENTIAL_HINTS.iter().any(|h| lower.contains(h)) {
+        return None;
+    }
     if let Some(w) = CREDENTIAL_SUBSTRINGS.iter().find(|w| lower.contains(**w)) {
         return Some(if PASSWORD_PARTS.contains(w) {
             Credential::Password
@@ -521,6 +550,10 @@ fn key_spans(text: &str) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     for (s, e) in raw_tokens(text) {
         let token = &text[s..e];
+        // The shortest key (a prefix and 14 characters) is 19 bytes long.
+        if token.len() < 19 {
+            continue;
+        }
         for (prefix, least) in PREFIXES {
             let mut from = 0;
             while let Some(k) = token[from..].find(prefix).map(|k| k + from) {
@@ -1178,6 +1211,14 @@ fn has_precise_location(text: &str, w: &[String]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_credential_word_holds_a_hint() {
+        let all = CREDENTIAL_PARTS.iter().chain(PASSWORD_PARTS).chain(CREDENTIAL_SUBSTRINGS);
+        for word in all.chain(["code", "combination"].iter()) {
+            assert!(CREDENTIAL_HINTS.iter().any(|h| word.contains(h)), "{word} has no hint");
+        }
+    }
 
     #[test]
     fn secrets_table() {
