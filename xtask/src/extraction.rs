@@ -178,24 +178,120 @@ impl Score {
     }
 }
 
+/// What ingests the sessions: the library with given weights, or the real `mnemo` binary
+/// (the shipped weights) through `mnemo ingest`.
+#[derive(Clone, Copy)]
+enum Ingester<'a> {
+    Library(&'a Selector),
+    Binary(&'a Path),
+}
+
+/// Ingests one session the way `ingester` does and returns the index of the message each
+/// written memory was drawn from.
+struct SessionIngest<'a> {
+    dir: tempfile::TempDir,
+    clock: Arc<ManualClock>,
+    backend: Backend<'a>,
+}
+
+/// An open ingester: the library's notebook, or the binary writing to the same folder.
+enum Backend<'a> {
+    Library(Box<Mnemo>),
+    Binary(&'a Path),
+}
+
+impl<'a> SessionIngest<'a> {
+    fn open(ingester: Ingester<'a>, first: mnemo::core::Timestamp) -> anyhow::Result<Self> {
+        let dir = tempfile::tempdir()?;
+        let clock = Arc::new(ManualClock::new(first));
+        let backend = match ingester {
+            Ingester::Library(selector) => Backend::Library(Box::new(
+                Mnemo::open_sqlite(
+                    &dir.path().join("extraction.db"),
+                    Some(mnemo::builtin_embedder()?),
+                    clock.clone(),
+                    "eval-extraction",
+                )?
+                .with_disclosure_selector(selector.clone()),
+            )),
+            Ingester::Binary(binary) => Backend::Binary(binary),
+        };
+        Ok(Self { dir, clock, backend })
+    }
+
+    fn ingest(
+        &self,
+        conversation: &str,
+        session: &str,
+        date: mnemo::core::Timestamp,
+        messages: &[Message],
+    ) -> anyhow::Result<Vec<usize>> {
+        const RETENTION: &str = "3650d";
+        let binary = match &self.backend {
+            Backend::Binary(binary) => *binary,
+            Backend::Library(notebook) => {
+                self.clock.set(date);
+                let options = IngestOptions {
+                    session: session.to_owned(),
+                    incognito: false,
+                    retention: Ttl::parse(RETENTION, "retention")?,
+                };
+                let report =
+                    notebook.ingest(&UserRef::new("locomo", conversation)?, messages, &options)?;
+                return Ok(report
+                    .proposed
+                    .iter()
+                    .filter(|p| p.result.id.is_some())
+                    .map(|p| p.message)
+                    .collect());
+            }
+        };
+        let file = self.dir.path().join(format!("{session}.jsonl"));
+        let lines: Vec<String> = messages
+            .iter()
+            .map(|m| {
+                serde_json::json!({
+                    "role": if m.role == Role::User { "user" } else { "assistant" },
+                    "content": m.content,
+                    "id": m.id,
+                    "ts": date.to_string(),
+                })
+                .to_string()
+            })
+            .collect();
+        std::fs::write(&file, lines.join("\n") + "\n")?;
+        let output = std::process::Command::new(binary)
+            .args(["ingest", "--json", "--retention", RETENTION, "--user", conversation])
+            .args(["--session", session, "--now", &date.to_string()])
+            .arg("--db")
+            .arg(self.dir.path().join("extraction.db"))
+            .arg(&file)
+            .output()
+            .with_context(|| format!("cannot run {}", binary.display()))?;
+        anyhow::ensure!(
+            output.status.success(),
+            "mnemo ingest failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let report: Value = serde_json::from_slice(&output.stdout)?;
+        Ok(report["candidates"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|c| c["id"].is_string())
+            .filter_map(|c| c["message"].as_u64().map(|m| m as usize))
+            .collect())
+    }
+}
+
 /// Ingests a conversation with `user` as the user and scores what was drawn from it.
-fn score(conversation: &Conversation, user: &str, selector: &Selector) -> anyhow::Result<Score> {
-    let dir = tempfile::tempdir()?;
+fn score(conversation: &Conversation, user: &str, ingester: Ingester) -> anyhow::Result<Score> {
     let first =
         conversation.sessions.first().map(|(d, _)| *d).ok_or_else(|| format_err!("empty"))?;
-    let clock = Arc::new(ManualClock::new(first));
-    let notebook = Mnemo::open_sqlite(
-        &dir.path().join("extraction.db"),
-        Some(mnemo::builtin_embedder()?),
-        clock.clone(),
-        "eval-extraction",
-    )?
-    .with_disclosure_selector(selector.clone());
-    let who = UserRef::new("locomo", &conversation.id)?;
+    let notebook = SessionIngest::open(ingester, first)?;
     let mut drawn: BTreeMap<String, usize> = BTreeMap::new();
     let mut score = Score::default();
     for (n, (date, turns)) in conversation.sessions.iter().enumerate() {
-        clock.set(*date);
         let messages: Vec<Message> = turns
             .iter()
             .map(|t| Message {
@@ -206,14 +302,9 @@ fn score(conversation: &Conversation, user: &str, selector: &Selector) -> anyhow
                 source: None,
             })
             .collect();
-        let options = IngestOptions {
-            session: format!("session-{}", n + 1),
-            incognito: false,
-            retention: Ttl::parse("3650d", "retention")?,
-        };
-        let report = notebook.ingest(&who, &messages, &options)?;
-        for proposal in report.proposed.iter().filter(|p| p.result.id.is_some()) {
-            let turn = &turns[proposal.message];
+        let session = format!("session-{}", n + 1);
+        for message in notebook.ingest(&conversation.id, &session, *date, &messages)? {
+            let turn = turns.get(message).ok_or_else(|| format_err!("no message {message}"))?;
             *drawn.entry(turn.dia.clone()).or_insert(0) += 1;
         }
         for t in turns.iter().filter(|t| t.speaker == user) {
@@ -289,12 +380,14 @@ pub(crate) fn conversation_ingest(data: &Path, turns: usize) -> anyhow::Result<(
 }
 
 /// Leave-one-conversation-out, shipped weights and the rules alone, side by side.
-pub(crate) fn eval_command(data: &Path) -> anyhow::Result<()> {
+/// With `binary`, the shipped weights are also measured through the real `mnemo ingest`.
+pub(crate) fn eval_command(data: &Path, binary: Option<&Path>) -> anyhow::Result<()> {
     let conversations = load(data)?;
     let shipped = Selector::builtin();
     let mut loco = Score::default();
     let mut whole = Score::default();
     let mut rules = Score::default();
+    let mut through_binary = Score::default();
     println!("| run | user turns | observations | recall | memories | precision |");
     println!("|---|---|---|---|---|---|");
     for (i, held_out) in conversations.iter().enumerate() {
@@ -303,15 +396,24 @@ pub(crate) fn eval_command(data: &Path) -> anyhow::Result<()> {
         let fold = train(&rest);
         let mut fold_score = Score::default();
         for user in &held_out.speakers {
-            fold_score.add(score(held_out, user, &fold)?);
-            whole.add(score(held_out, user, shipped)?);
-            rules.add(score(held_out, user, &Selector::never())?);
+            fold_score.add(score(held_out, user, Ingester::Library(&fold))?);
+            whole.add(score(held_out, user, Ingester::Library(shipped))?);
+            rules.add(score(held_out, user, Ingester::Library(&Selector::never()))?);
+            if let Some(binary) = binary {
+                through_binary.add(score(held_out, user, Ingester::Binary(binary))?);
+            }
         }
         println!("{}", fold_score.row(&format!("held out: {}", held_out.id)));
         loco.add(fold_score);
     }
     println!("{}", loco.row("**leave-one-conversation-out, all**"));
     println!("{}", whole.row("shipped weights, whole dev half"));
+    if let Some(binary) = binary {
+        println!(
+            "{}",
+            through_binary.row(&format!("shipped weights through `{} ingest`", binary.display()))
+        );
+    }
     println!("{}", rules.row("structural rules only (no selector)"));
     Ok(())
 }

@@ -118,6 +118,9 @@ enum Eval {
         /// The LoCoMo JSON file.
         #[arg(long, default_value = "../shared/data/locomo/locomo-dev.json")]
         data: PathBuf,
+        /// Also measure the shipped weights through this `mnemo` binary's `ingest` command.
+        #[arg(long)]
+        mnemo: Option<PathBuf>,
     },
 }
 
@@ -151,7 +154,9 @@ fn main() -> anyhow::Result<()> {
             locomo::run(&data, json.as_deref(), clock, via, &mnemo)
         }
         Task::TrainDisclosure { data, out, check } => extraction::train_command(&data, &out, check),
-        Task::Eval { eval: Eval::Extraction { data } } => extraction::eval_command(&data),
+        Task::Eval { eval: Eval::Extraction { data, mnemo } } => {
+            extraction::eval_command(&data, mnemo.as_deref())
+        }
         Task::Bench {
             memories,
             users,
