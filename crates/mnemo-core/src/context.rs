@@ -287,6 +287,43 @@ mod tests {
     use crate::lifecycle::{Candidate, CandidateFields};
     use crate::record::Status;
 
+    proptest::proptest! {
+        /// Memories with any text render within the budget, counted as the counter counts,
+        /// and every memory named in the block is there with its whole line.
+        #[test]
+        fn any_text_renders_within_the_budget(
+            contents in proptest::collection::vec("\\PC{1,40}", 0..8),
+            budget in 0usize..200,
+        ) {
+            let now = Timestamp::from_millis(1_768_478_400_000);
+            let lines: Vec<Line> = contents
+                .iter()
+                .enumerate()
+                .filter_map(|(i, content)| {
+                    let fields = CandidateFields { content: content.clone(), ..Default::default() };
+                    let m = Candidate::validate(fields, now)
+                        .ok()?
+                        .into_memory(MemoryId(format!("m{i}")), "t", "u", Status::Active, now);
+                    Some(Line { text: render_line(&m), ids: vec![m.id] })
+                })
+                .collect();
+            let section = Section {
+                name: "memories",
+                title: "Relevant memories",
+                lines: lines.clone(),
+                fill: Fill::SkipWhatDoesNotFit,
+                priority: 1,
+            };
+            let block = assemble_sections(&[section], None, budget, &Words);
+            proptest::prop_assert!(block.total_tokens <= budget);
+            proptest::prop_assert_eq!(Words.count(&block.rendered), block.total_tokens);
+            for id in &block.memory_ids {
+                let line = lines.iter().find(|l| l.ids.contains(id));
+                proptest::prop_assert!(line.is_some_and(|l| block.rendered.contains(&l.text)));
+            }
+        }
+    }
+
     fn memory(id: &str, content: &str) -> Memory {
         let now = Timestamp::from_millis(1_768_478_400_000);
         Candidate::validate(CandidateFields { content: content.into(), ..Default::default() }, now)

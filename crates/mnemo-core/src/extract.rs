@@ -824,9 +824,9 @@ fn transient(sentence: &str, lower: &str, at: Timestamp) -> Option<Extracted> {
         (WEEKDAYS.contains(w) && (i == 0 || words[i - 1] != "every"))
             || (i > 0
                 && matches!(words[i - 1], "the" | "by")
-                && w.len() > 2
-                && w[..w.len() - 2].parse::<u8>().is_ok()
-                && matches!(&w[w.len() - 2..], "st" | "nd" | "rd" | "th"))
+                && ["st", "nd", "rd", "th"]
+                    .iter()
+                    .any(|s| w.strip_suffix(s).is_some_and(|d| d.parse::<u8>().is_ok())))
     });
     let bounded = relative_day || BOUNDS.iter().any(|b| lower.contains(b));
     let speaks_of_self = crate::disclosure::speaks_of_self(lower);
@@ -1561,7 +1561,9 @@ mod tests {
         #[test]
         fn extract_never_panics_and_yields_valid_text(text in "\\PC{0,80}", discloses in proptest::bool::ANY) {
             for e in extract(&text, wednesday(), discloses) {
-                proptest::prop_assert!(std::str::from_utf8(e.content.as_bytes()).is_ok());
+                // A statement is trimmed, never empty, and expires only after it was said.
+                proptest::prop_assert!(!e.content.is_empty() && e.content.trim() == e.content, "{:?}", e.content);
+                proptest::prop_assert!(e.expires_at.is_none_or(|t| t > wednesday()));
             }
             let _ = about_the_user(&text);
             let _ = crate::disclosure::structural_features(&text);

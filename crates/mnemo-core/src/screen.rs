@@ -149,7 +149,7 @@ fn placeholder(value: &str) -> bool {
     let lower = value.to_lowercase();
     value.is_empty()
         || value.starts_with(['<', '$', '{', '*', '['])
-        || ["your", "here", "example", "xxx", "changeme", "placeholder", "dummy"]
+        || ["your", "here", "example", "xxx", "changeme", "placeholder", "dummy", "redacted"]
             .iter()
             .any(|p| lower.contains(p))
 }
@@ -170,7 +170,9 @@ fn secret_assignment(token: &str) -> bool {
     }
     let Some((name, value)) = token.split_once('=') else { return false };
     let name = name.trim_matches(|c: char| !c.is_alphanumeric() && c != '_').to_uppercase();
-    let value = value.trim_matches(|c: char| "\"',;".contains(c));
+    // Trimmed as redaction trims a token, so that what is found is what is removed.
+    let value =
+        value.trim_matches(|c: char| "\"',;".contains(c)).trim_end_matches(['.', ':', '!', '?']);
     let sensitive_name =
         ["TOKEN", "SECRET", "PASSWORD", "PASSWD", "API_KEY", "APIKEY", "PRIVATE_KEY", "ACCESS_KEY"]
             .iter()
@@ -180,46 +182,81 @@ fn secret_assignment(token: &str) -> bool {
 
 /// Finds a secret in the text, if any.
 pub fn find_secret(text: &str) -> Option<SecretKind> {
-    if text.contains("-----BEGIN") && text.contains("PRIVATE KEY") {
-        return Some(SecretKind::PrivateKey);
-    }
-    let raw: Vec<&str> =
-        text.split(|c: char| c.is_whitespace() || "\"'`,;()<>[]{}".contains(c)).collect();
-    for (i, word) in raw.iter().enumerate() {
-        if secret_assignment(word) {
-            return Some(SecretKind::ApiKey);
+    secret_spans(text).first().map(|(_, _, kind)| *kind)
+}
+
+/// Pieces of text between whitespace, quotes, brackets, commas and semicolons, with their
+/// byte ranges (`{"token":"abc"}` gives `token`, `:`, `abc`). The `blocked` ranges (private
+/// key blocks) separate pieces too, as their redaction mark will.
+fn pieces(text: &str, blocked: &[(usize, usize)]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, c) in text.char_indices().chain([(text.len(), ' ')]) {
+        let split = c.is_whitespace()
+            || "\"'`,;()<>[]{}".contains(c)
+            || blocked.iter().any(|&(s, e)| (s..e).contains(&i));
+        match (split, start) {
+            (false, None) => start = Some(i),
+            (true, Some(s)) => {
+                out.push((s, i));
+                start = None;
+            }
+            _ => {}
         }
-        if let Some((_, right)) = word.split_once('=')
-            && right.len() >= 8
-            && find_secret(right).is_some()
+    }
+    out
+}
+
+/// Every secret in the text with its byte range and kind, detectors in order of precedence
+/// (a private key block first, a stated password last). [`find_secret`] reports the first,
+/// [`redact`] removes them all, so what is found is exactly what is removed.
+fn secret_spans(text: &str) -> Vec<(usize, usize, SecretKind)> {
+    let mut out: Vec<(usize, usize, SecretKind)> = Vec::new();
+    // PEM private key blocks, whole.
+    let mut from = 0;
+    while let Some(begin) = text[from..].find("-----BEGIN").map(|b| b + from) {
+        let end = text[begin..]
+            .find("PRIVATE KEY-----")
+            .and_then(|h| text[begin + h + 16..].find("-----END").map(|e| begin + h + 16 + e))
+            .and_then(|e| text[e + 8..].find("-----").map(|t| e + 8 + t + 5))
+            .unwrap_or(text.len());
+        if text[begin..end].contains("PRIVATE KEY") {
+            out.push((begin, end, SecretKind::PrivateKey));
+        }
+        from = end.max(begin + 1);
+        if from >= text.len() {
+            break;
+        }
+    }
+    let blocks: Vec<(usize, usize)> = out.iter().map(|&(s, e, _)| (s, e)).collect();
+    let pieces = pieces(text, &blocks);
+    for (i, &(s, e)) in pieces.iter().enumerate() {
+        let piece = text[s..e].trim_end_matches(['.', ':', '!', '?']);
+        let e = s + piece.len();
+        // `GITHUB_TOKEN=…`, `postgres://user:pass@host`, `name=<a secret of any form>`.
+        let assigned = piece
+            .split_once('=')
+            .is_some_and(|(_, right)| right.len() >= 8 && find_secret(right).is_some());
+        if secret_assignment(piece) || assigned {
+            out.push((s, e, SecretKind::ApiKey));
+        }
+        // "Bearer <token>": the whole whitespace-delimited token after it.
+        if piece.eq_ignore_ascii_case("bearer")
+            && let Some(&(ns, _)) = pieces.get(i + 1)
+            && let ne = text[ns..].find(char::is_whitespace).map_or(text.len(), |k| ns + k)
+            && let next = text[ns..ne].trim_end_matches(['.', ':', '!', '?', '"', '\'', ',', ';'])
+            && next.len() >= 16
+            && next.chars().all(|c| c.is_ascii_graphic())
+            && !placeholder(next)
         {
-            return Some(SecretKind::ApiKey);
-        }
-        let w = word.trim_end_matches(['.', ':', '!', '?']);
-        let segments: Vec<&str> = w.split('.').collect();
-        if segments.len() == 3
-            && w.starts_with("eyJ")
-            && segments.iter().all(|s| {
-                s.len() >= 8 && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-            })
-        {
-            return Some(SecretKind::Jwt);
-        }
-        if w.eq_ignore_ascii_case("bearer")
-            && raw
-                .get(i + 1)
-                .is_some_and(|t| t.len() >= 16 && t.chars().all(|c| c.is_ascii_graphic()))
-        {
-            return Some(SecretKind::BearerToken);
+            out.push((ns, ns + next.len(), SecretKind::BearerToken));
         }
     }
-    if !key_spans(text).is_empty() {
-        return Some(SecretKind::ApiKey);
-    }
-    if !card_spans(text).is_empty() {
-        return Some(SecretKind::CardNumber);
-    }
-    (!stated_credentials(text).is_empty()).then_some(SecretKind::Password)
+    out.extend(jwt_spans(text).into_iter().map(|(s, e)| (s, e, SecretKind::Jwt)));
+    out.extend(key_spans(text).into_iter().map(|(s, e)| (s, e, SecretKind::ApiKey)));
+    out.extend(card_spans(text).into_iter().map(|(s, e)| (s, e, SecretKind::CardNumber)));
+    out.extend(stated_credentials(text).into_iter().map(|(s, e)| (s, e, SecretKind::Password)));
+    out
 }
 
 /// Credential words in any case, inside identifiers too (`DB_PASSWORD`, `apiKey`,
@@ -273,6 +310,10 @@ const CODE_QUALIFIERS: &[&str] = &[
 /// digit or symbol or inner capital, and not a placeholder, an environment variable's name,
 /// a redaction mark or a plain word.
 fn value_like(token: &str, digits_only_ok: bool) -> bool {
+    // What redaction left behind is not a value, whatever is glued to it.
+    if token.contains(REDACTED) {
+        return false;
+    }
     let quoted = token.trim_matches(|c: char| "\"'`(),;.".contains(c));
     if placeholder(quoted)
         || quoted.starts_with(['>', '=', '%'])
@@ -421,6 +462,9 @@ fn credential_word(token: &str, around: &[&str]) -> Option<Credential> {
 /// Whether a token right after a marker is the value of a credential that plain words and
 /// short numbers can be ("my password is sunshine", "the cvv is 123").
 fn plain_value(credential: Credential, token: &str) -> bool {
+    if token.contains(REDACTED) {
+        return false;
+    }
     let bare = token.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
     let digits = !bare.is_empty() && bare.chars().all(|c| c.is_ascii_digit());
     match credential {
@@ -452,6 +496,10 @@ fn stated_credential_tokens(text: &str) -> Vec<(usize, usize)> {
     let words: Vec<&str> = tokens.iter().map(|&(s, e)| &text[s..e]).collect();
     let mut out = Vec::new();
     for (i, word) in words.iter().enumerate() {
+        // A credential whose value was redacted has nothing more to give.
+        if word.contains(REDACTED) {
+            continue;
+        }
         let previous = &words[i.saturating_sub(3)..i];
         // "key=value" and "key:value" in one token are name=value pairs.
         if let Some(split) = word.find(['=', ':']).filter(|&k| k > 0 && k + 1 < word.len())
@@ -486,6 +534,10 @@ fn stated_credential_tokens(text: &str) -> Vec<(usize, usize)> {
         let mut plain_closed = false;
         for j in i + 1..words.len().min(i + 8) {
             let w = words[j];
+            // The value was already redacted: nothing after it is this credential's.
+            if w.contains(REDACTED) {
+                break;
+            }
             let bare = w.trim_matches(|c: char| !c.is_alphanumeric());
             if MARKERS.contains(&w.to_lowercase().as_str())
                 || MARKERS.contains(&bare.to_lowercase().as_str()) && bare.len() == w.len()
@@ -590,8 +642,32 @@ fn key_spans(text: &str) -> Vec<(usize, usize)> {
     out
 }
 
-/// Byte ranges of card numbers: 13 to 19 digits that pass the Luhn check, in groups joined
-/// by spaces (one or two), dashes or dots.
+/// Byte ranges of JSON Web Tokens anywhere in the text, glued to other text or not: three
+/// dot-separated base64url segments of eight characters or more, the first starting `eyJ`.
+fn jwt_spans(text: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(k) = text[from..].find("eyJ").map(|k| k + from) {
+        let boundary = !text[..k].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
+        let len = text[k..]
+            .find(|c: char| !(c.is_ascii_alphanumeric() || "-_.".contains(c)))
+            .unwrap_or(text.len() - k);
+        // The first three segments, whatever follows them (a token glued to more dotted text
+        // is a token all the same).
+        let segments: Vec<&str> = text[k..k + len].split('.').take(3).collect();
+        if boundary && segments.len() == 3 && segments.iter().all(|s| s.len() >= 8) {
+            let token_len = segments.iter().map(|s| s.len()).sum::<usize>() + 2;
+            out.push((k, k + token_len));
+        }
+        from = k + 3;
+    }
+    out
+}
+
+/// Byte ranges of card numbers: 13 to 19 digits that pass the Luhn check, in whole groups
+/// joined by spaces (one or two), dashes or dots. Every group of a run may start one ("card
+/// 4111 1111 1111 1111 0927" is a card followed by an expiry), so what redaction leaves of a
+/// run never holds a card the first pass missed.
 fn card_spans(text: &str) -> Vec<(usize, usize)> {
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     let mut out = Vec::new();
@@ -601,36 +677,57 @@ fn card_spans(text: &str) -> Vec<(usize, usize)> {
             k += 1;
             continue;
         }
-        let start = chars[k].0;
-        let mut digits = Vec::new();
-        let mut end = start;
+        // One run: digit groups with one separator kind between them.
+        let mut groups: Vec<(usize, usize, Vec<u32>)> = Vec::new();
         let mut m = k;
         let mut separator: Option<char> = None;
-        while m < chars.len() {
-            let c = chars[m].1;
-            if let Some(d) = c.to_digit(10) {
+        // Where the last group starts: a run that ends at another separator ("4111 1111 1111
+        // 1111 4111.1111…") lends its last group to the next run.
+        let mut last_group;
+        loop {
+            last_group = m;
+            let start = chars[m].0;
+            let mut digits = Vec::new();
+            while let Some(d) = chars.get(m).and_then(|(_, c)| c.to_digit(10)) {
                 digits.push(d);
-                end = chars[m].0 + 1;
                 m += 1;
-                continue;
             }
-            // One separator kind per number; a double space counts as one.
+            groups.push((start, chars[m - 1].0 + 1, digits));
+            let Some(&(_, c)) = chars.get(m) else { break };
             let gap = if c == ' ' && chars.get(m + 1).is_some_and(|n| n.1 == ' ') { 2 } else { 1 };
             let next_digit = chars.get(m + gap).is_some_and(|n| n.1.is_ascii_digit());
-            if matches!(c, ' ' | '-' | '.') && next_digit && separator.is_none_or(|s| s == c) {
-                separator = Some(c);
-                m += gap;
-            } else {
+            if !(matches!(c, ' ' | '-' | '.') && next_digit && separator.is_none_or(|s| s == c)) {
                 break;
             }
+            separator = Some(c);
+            m += gap;
         }
         let followed_by_alnum = chars.get(m).is_some_and(|n| n.1.is_ascii_alphanumeric());
-        let card =
-            (13..=19).contains(&digits.len()) && luhn(&digits) && digits.iter().any(|&d| d != 0);
-        if card && !followed_by_alnum {
-            out.push((start, end));
+        let mut g = 0;
+        while g < groups.len() {
+            let mut digits: Vec<u32> = Vec::new();
+            let mut card_end = None;
+            for (h, (_, end, group)) in groups.iter().enumerate().skip(g) {
+                digits.extend(group);
+                if digits.len() > 19 {
+                    break;
+                }
+                let glued = h + 1 == groups.len() && followed_by_alnum;
+                if digits.len() >= 13 && luhn(&digits) && digits.iter().any(|&d| d != 0) && !glued {
+                    card_end = Some((h, *end));
+                }
+            }
+            match card_end {
+                Some((h, end)) => {
+                    out.push((groups[g].0, end));
+                    g = h + 1;
+                }
+                None => g += 1,
+            }
         }
-        k = m.max(k + 1);
+        let other_separator =
+            chars.get(m).is_some_and(|n| matches!(n.1, ' ' | '-' | '.')) && groups.len() > 1;
+        k = if other_separator { last_group } else { m }.max(k + 1);
     }
     out
 }
@@ -638,72 +735,11 @@ fn card_spans(text: &str) -> Vec<(usize, usize)> {
 /// What replaces a redacted secret.
 pub const REDACTED: &str = "[redacted]";
 
-/// Byte ranges of whitespace-separated tokens, with surrounding punctuation trimmed.
-fn token_spans(text: &str) -> Vec<(usize, usize)> {
-    let mut spans = Vec::new();
-    let mut start = None;
-    for (i, c) in text.char_indices().chain([(text.len(), ' ')]) {
-        match (c.is_whitespace(), start) {
-            (false, None) => start = Some(i),
-            (true, Some(s)) => {
-                let token = &text[s..i];
-                let lead = token.len()
-                    - token.trim_start_matches(|c: char| "\"'`,;()<>[]{}".contains(c)).len();
-                let trimmed = token.trim_matches(|c: char| "\"'`,;()<>[]{}".contains(c));
-                let trimmed = trimmed.trim_end_matches(['.', ':', '!', '?']);
-                if !trimmed.is_empty() {
-                    spans.push((s + lead, s + lead + trimmed.len()));
-                }
-                start = None;
-            }
-            _ => {}
-        }
-    }
-    spans
-}
-
 /// Replaces every secret in the text with [`REDACTED`]; returns the text and how many
 /// secrets were replaced. The result never screens as holding a secret.
 pub fn redact(text: &str) -> (String, usize) {
-    let mut ranges: Vec<(usize, usize)> = Vec::new();
-    // PEM private key blocks, whole.
-    let mut from = 0;
-    while let Some(begin) = text[from..].find("-----BEGIN").map(|b| b + from) {
-        let end = text[begin..]
-            .find("PRIVATE KEY-----")
-            .and_then(|h| text[begin + h + 16..].find("-----END").map(|e| begin + h + 16 + e))
-            .and_then(|e| text[e + 8..].find("-----").map(|t| e + 8 + t + 5))
-            .unwrap_or(text.len());
-        if text[begin..end].contains("PRIVATE KEY") {
-            ranges.push((begin, end));
-        }
-        from = end.max(begin + 1);
-        if from >= text.len() {
-            break;
-        }
-    }
-    let spans = token_spans(text);
-    for (i, &(s, e)) in spans.iter().enumerate() {
-        let token = &text[s..e];
-        if find_secret(token).is_some_and(|k| matches!(k, SecretKind::ApiKey | SecretKind::Jwt)) {
-            ranges.push((s, e));
-        }
-        let lower = token.to_lowercase();
-        if lower == "bearer"
-            && let Some(&(ns, ne)) = spans.get(i + 1)
-            && ne - ns >= 16
-        {
-            ranges.push((ns, ne));
-        }
-        if secret_assignment(token)
-            || token.split_once('=').is_some_and(|(_, r)| r.len() >= 8 && find_secret(r).is_some())
-        {
-            ranges.push((s, e));
-        }
-    }
-    ranges.extend(stated_credentials(text));
-    ranges.extend(key_spans(text));
-    ranges.extend(card_spans(text));
+    let mut ranges: Vec<(usize, usize)> =
+        secret_spans(text).into_iter().map(|(s, e, _)| (s, e)).collect();
     if ranges.is_empty() {
         return (text.to_owned(), 0);
     }
@@ -1211,6 +1247,37 @@ fn has_precise_location(text: &str, w: &[String]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// Screening any text never panics; redaction leaves nothing that screens as a secret
+        /// and a second redaction finds nothing more.
+        #[test]
+        fn redaction_leaves_no_secret_in_any_text(
+            parts in proptest::collection::vec(proptest::sample::select(vec![
+                "password is ", "hunter3", "pw ", "sk-proj-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c",
+                "4111 1111 1111 1111", "4111.1111.1111.1111", "AKIAIOSFODNN7EXAMPLE", "=", ":",
+                " ", "İ", "e\u{301}", "\u{200b}", "\u{0}", "مرحبا", "👩\u{200d}👧", "token: ",
+                "Zq8#pL2!vX9", "PIN ", "7392", "api_key=", "postgres://u:S3cret!x@db/app",
+                "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abcdefghijk",
+                "-----BEGIN PRIVATE KEY-----\nMIIBVQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----",
+                "the ", "my ", "\n", "'", "\"", "/", "login is ", "secret", "Bearer ",
+            ]), 0..16),
+            free in "\\PC{0,40}",
+        ) {
+            let text = parts.concat() + &free;
+            let _ = screen(&text);
+            let (redacted, _) = redact(&text);
+            proptest::prop_assert!(find_secret(&redacted).is_none(), "{redacted:?} from {text:?}");
+            proptest::prop_assert_eq!(redact(&redacted), (redacted.clone(), 0));
+        }
+    }
+
+    #[test]
+    fn a_card_followed_by_more_digit_groups_is_still_a_card() {
+        let (redacted, n) = redact("card 4111 1111 1111 1111 0927 thanks");
+        assert_eq!((redacted.as_str(), n), ("card [redacted] 0927 thanks", 1));
+        assert_eq!(find_secret("order 4111 1111 1111 1112 0927"), None, "no Luhn-valid window");
+    }
 
     #[test]
     fn every_credential_word_holds_a_hint() {

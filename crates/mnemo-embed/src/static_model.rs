@@ -143,6 +143,21 @@ mod tests {
         a.iter().zip(b).map(|(x, y)| x * y).sum()
     }
 
+    proptest::proptest! {
+        /// Any text tokenizes to ids inside the vocabulary and embeds to a finite vector of
+        /// the model's width, unit length or all zeros.
+        #[test]
+        fn any_text_tokenizes_and_embeds(text in "\\PC{0,80}") {
+            let model = StaticModel::builtin().unwrap();
+            let ids = model.tokenizer().encode(&text);
+            proptest::prop_assert!(ids.iter().all(|&id| (id as usize) < model.tokenizer().len()));
+            let v = model.embed_text(&text);
+            proptest::prop_assert_eq!(v.len(), model.dims);
+            let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            proptest::prop_assert!(norm == 0.0 || (norm - 1.0).abs() < 1e-4, "norm {}", norm);
+        }
+    }
+
     /// The Rust tokenizer and pooling reproduce the reference implementation's fixtures.
     #[test]
     fn matches_reference_fixtures() {
