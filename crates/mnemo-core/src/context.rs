@@ -127,10 +127,12 @@ enum Take {
     TooBig,
 }
 
-/// Builds a block from `sections` (in display order) within `budget` tokens. `first`, a
-/// (section, line) pair, is tried before anything else (the most recent turn); then the
-/// sections are filled by priority, each by its [`Fill`]. A record already shown is not shown twice.
-/// The block is empty when no line fits.
+/// Builds a block from `sections` (in display order) within `budget` tokens. The sections
+/// are filled by priority, each by its [`Fill`]; `first`, a (section, line) pair (the most
+/// recent turn), is tried right after the sections of priority 0 (the profile) and before
+/// all others. A line that does not fit is skipped and filling goes on (within a section,
+/// as its [`Fill`] says). A record already shown is not shown twice. The block is empty when
+/// no line fits.
 pub fn assemble_sections(
     sections: &[Section<'_>],
     first: Option<(usize, usize)>,
@@ -177,14 +179,16 @@ pub fn assemble_sections(
             Take::TooBig
         }
     };
-    if let Some((section, line)) =
-        first.filter(|(s, l)| sections.get(*s).is_some_and(|s| *l < s.lines.len()))
-    {
-        try_take(&mut taken, section, line);
-    }
+    let mut first = first.filter(|(s, l)| sections.get(*s).is_some_and(|s| *l < s.lines.len()));
     let mut by_priority: Vec<usize> = (0..sections.len()).collect();
     by_priority.sort_by_key(|&i| sections[i].priority);
-    for index in by_priority {
+    // `None` at the end tries `first` when every section has priority 0.
+    for index in by_priority.into_iter().map(Some).chain([None]) {
+        let pinned_now = index.is_none_or(|i| sections[i].priority > 0);
+        if pinned_now && let Some((section, line)) = first.take() {
+            try_take(&mut taken, section, line);
+        }
+        let Some(index) = index else { break };
         let section = &sections[index];
         let order: Vec<usize> = match section.fill {
             Fill::NewestFirstUntilFull => (0..section.lines.len()).rev().collect(),
@@ -320,6 +324,58 @@ mod tests {
             for id in &block.memory_ids {
                 let line = lines.iter().find(|l| l.ids.contains(id));
                 proptest::prop_assert!(line.is_some_and(|l| block.rendered.contains(&l.text)));
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Over budgets 16..4000, filling by priority never stops early: every line of a
+        /// skip-what-does-not-fit section that is left out would break the budget if added
+        /// to the final block, and the pinned line is taken whenever it fits after the
+        /// profile.
+        #[test]
+        fn filling_skips_what_does_not_fit_and_goes_on(
+            profile in proptest::collection::vec(1usize..30, 0..4),
+            memories in proptest::collection::vec(1usize..200, 0..12),
+            turns in proptest::collection::vec(1usize..300, 1..6),
+            budget in 16usize..4000,
+        ) {
+            let lines = |prefix: &str, lengths: &[usize]| -> Vec<Line> {
+                lengths
+                    .iter()
+                    .enumerate()
+                    .map(|(i, n)| Line { text: format!("- {}", "w ".repeat(*n)), ids: vec![MemoryId(format!("{prefix}{i}"))] })
+                    .collect()
+            };
+            let sections = [
+                Section { name: "profile", title: "Profile", lines: lines("p", &profile), fill: Fill::SkipWhatDoesNotFit, priority: 0 },
+                Section { name: "memories", title: "Relevant memories", lines: lines("m", &memories), fill: Fill::SkipWhatDoesNotFit, priority: 2 },
+                Section { name: "recent_turns", title: "Recent turns", lines: lines("t", &turns), fill: Fill::NewestFirstUntilFull, priority: 1 },
+            ];
+            let last = (2, turns.len() - 1);
+            let block = assemble_sections(&sections, Some(last), budget, &Words);
+            proptest::prop_assert!(block.total_tokens <= budget);
+            let has = |id: &MemoryId| block.memory_ids.contains(id);
+            for section in [&sections[0], &sections[1]] {
+                for line in section.lines.iter().filter(|l| !has(&l.ids[0])) {
+                    let mut ids = block.memory_ids.clone();
+                    ids.push(line.ids[0].clone());
+                    let with: Vec<Section<'_>> = sections
+                        .iter()
+                        .map(|s| Section { lines: s.lines.iter().filter(|l| ids.contains(&l.ids[0])).cloned().collect(), ..s.clone() })
+                        .collect();
+                    let all_taken = assemble_sections(&with, None, usize::MAX, &Words);
+                    proptest::prop_assert!(all_taken.total_tokens > budget, "{} was left out with room for it", line.ids[0]);
+                }
+            }
+            // The profile alone, then the pinned turn: whenever that pair fits, both are in.
+            let pair = [
+                sections[0].clone(),
+                Section { lines: vec![sections[2].lines[last.1].clone()], ..sections[2].clone() },
+            ];
+            let alone = assemble_sections(&pair, None, usize::MAX, &Words);
+            if alone.total_tokens <= budget {
+                proptest::prop_assert!(alone.memory_ids.iter().all(has));
             }
         }
     }

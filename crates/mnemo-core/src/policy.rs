@@ -60,6 +60,34 @@ impl ReasonCode {
     }
 }
 
+impl ReasonCode {
+    /// What the code means, in plain words for the person whose memory it is ("held because
+    /// it reads like an instruction").
+    pub const fn explanation(self) -> &'static str {
+        match self {
+            ReasonCode::New => "a new statement",
+            ReasonCode::NewValue => "a new value that replaced an older one",
+            ReasonCode::Duplicate => "the same statement is already remembered",
+            ReasonCode::NearDuplicate => "an almost identical statement is already remembered",
+            ReasonCode::MemoryDisabled => "memory is switched off",
+            ReasonCode::Incognito => "the conversation is incognito",
+            ReasonCode::UntrustedSource => {
+                "it came from a tool, a document or a web page, not from the user"
+            }
+            ReasonCode::NeedsConsent => {
+                "it touches a sensitive topic and the user has not consented"
+            }
+            ReasonCode::SensitiveInference => "sensitive facts are never kept from a guess",
+            ReasonCode::Secret => "it holds a secret such as a password, key or card number",
+            ReasonCode::InstructionLike => "it reads like an instruction to the assistant",
+            ReasonCode::ConflictsWithTrusted => {
+                "it contradicts something the user said, from a less trusted source"
+            }
+            ReasonCode::ModelDeleteNotApplied => "deleting memories is left to the user",
+        }
+    }
+}
+
 impl fmt::Display for ReasonCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

@@ -625,7 +625,9 @@ pub struct Hit {
 /// Blends the records relevance admitted with recency and importance (SPEC §4) and orders
 /// them by the blended score. Relevance has already decided which records are returned
 /// (those passing the gate, the best `k` by fused score): recency and importance only order
-/// them, so they never bring in a record that is not relevant.
+/// them, so they never bring in a record that is not relevant. A transcript turn comes after
+/// a durable memory that stands for it (drawn from it, or repeated by it) whatever their
+/// scores.
 pub fn blend(
     candidates: Vec<(Memory, Fused, f64, f64)>,
     config: &RetrievalConfig,
@@ -650,7 +652,59 @@ pub fn blend(
             .then(b.fused.score.total_cmp(&a.fused.score))
             .then_with(|| a.memory.id.cmp(&b.memory.id))
     });
-    hits
+    turns_after_what_stands_for_them(hits)
+}
+
+/// A word compared loosely: lowercase, a possessive or plural `s` dropped.
+fn loose(word: &str) -> String {
+    let word = word.trim_end_matches("'s").trim_end_matches("\u{2019}s");
+    match word.strip_suffix('s') {
+        Some(stem) if stem.len() >= 3 && !stem.ends_with('s') => stem.to_owned(),
+        _ => word.to_owned(),
+    }
+}
+
+/// Whether a durable memory stands for a transcript turn: it was drawn from the turn (the
+/// same source reference), or the turn repeats it (every content word of the memory, `user`
+/// aside, is in the turn).
+fn stands_for(memory: &Memory, turn: &Memory) -> bool {
+    if memory.transcript || !turn.transcript {
+        return false;
+    }
+    if memory.source.source_ref.is_some() && memory.source.source_ref == turn.source.source_ref {
+        return true;
+    }
+    let said: HashSet<String> = words(&turn.content).iter().map(|w| loose(w)).collect();
+    let mut content = query_terms(&memory.content).into_iter().filter(|w| w != "user").peekable();
+    content.peek().is_some() && content.all(|w| said.contains(&loose(&w)))
+}
+
+/// Moves each transcript turn to just after the first durable memory ranked below it that
+/// stands for it, so a memory outranks the raw turn it was drawn from and turns that repeat it; the
+/// order is otherwise kept.
+fn turns_after_what_stands_for_them(hits: Vec<Hit>) -> Vec<Hit> {
+    let after: Vec<Option<usize>> = hits
+        .iter()
+        .enumerate()
+        .map(|(i, turn)| (i + 1..hits.len()).find(|&j| stands_for(&hits[j].memory, &turn.memory)))
+        .collect();
+    if after.iter().all(Option::is_none) {
+        return hits;
+    }
+    let mut deferred: Vec<(usize, Hit)> = Vec::new();
+    let mut ordered = Vec::with_capacity(hits.len());
+    for (i, hit) in hits.into_iter().enumerate() {
+        if let Some(j) = after[i] {
+            deferred.push((j, hit));
+            continue;
+        }
+        ordered.push(hit);
+        let (now, later): (Vec<_>, Vec<_>) = deferred.into_iter().partition(|(j, _)| *j == i);
+        ordered.extend(now.into_iter().map(|(_, h)| h));
+        deferred = later;
+    }
+    ordered.extend(deferred.into_iter().map(|(_, h)| h));
+    ordered
 }
 
 #[cfg(test)]
@@ -672,6 +726,53 @@ mod tests {
 
     fn signals(rows: impl Into<Vec<RowSignal>>) -> Signals<'static> {
         Signals { rows: rows.into(), speakers: SPEAKERS.to_vec(), population: None }
+    }
+
+    #[test]
+    fn a_memory_ranks_above_the_turn_it_was_drawn_from_and_turns_that_repeat_it() {
+        use crate::lifecycle::{Candidate, CandidateFields};
+        let now = at("2023-05-08");
+        let record = |id: &str, content: &str, reference: &str, transcript: bool| {
+            let fields = CandidateFields {
+                content: content.into(),
+                source: Some(crate::record::Source {
+                    source_type: crate::record::SourceType::UserStated,
+                    source_ref: Some(reference.into()),
+                    captured_at: now,
+                    extractor: None,
+                }),
+                expires_at: transcript.then(|| Timestamp::from_millis(now.as_millis() + DAY)),
+                transcript,
+                ..Default::default()
+            };
+            Candidate::validate(fields, now).unwrap().into_memory(
+                crate::record::MemoryId(id.into()),
+                "t",
+                "u",
+                crate::record::Status::Active,
+                now,
+            )
+        };
+        let hit = |memory: Memory, score: f64| Hit {
+            memory,
+            parts: ScoreParts { relevance: score, recency: 1.0, importance: 0.5, score },
+            fused: Fused { index: 0, score, evidence: score },
+            bm25: 0.0,
+            cosine: 0.0,
+        };
+        let hits = vec![
+            hit(record("turn-a", "Hi! I moved to Austin, Texas.", "s1:0", true), 0.9),
+            hit(record("chatter", "The weather was lovely.", "s1:1", true), 0.8),
+            hit(
+                record("turn-b", "Did I say? I moved to Austin, Texas, in May.", "s2:4", true),
+                0.7,
+            ),
+            hit(record("memory", "User moved to Austin, Texas", "s1:0", false), 0.6),
+            hit(record("other", "User likes tea", "s1:7", false), 0.5),
+        ];
+        let ordered: Vec<String> =
+            turns_after_what_stands_for_them(hits).into_iter().map(|h| h.memory.id.0).collect();
+        assert_eq!(ordered, ["chatter", "memory", "turn-a", "turn-b", "other"]);
     }
 
     #[test]

@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use crate::clock::Timestamp;
 use crate::context::{Fill, Line, Section, TokenCounter};
+use crate::lifecycle::quarantine;
 use crate::record::{Memory, MemoryId};
 
 /// When and how a session is compacted.
@@ -58,7 +59,8 @@ pub struct SessionTurn {
     pub role: String,
     /// The rendered line: time, role, message reference and text (or the tool note).
     pub line: String,
-    /// Whether the text was replaced by a one-line note.
+    /// Whether the text was replaced by a one-line note (an older tool result, or a
+    /// quarantined turn).
     pub noted: bool,
 }
 
@@ -175,11 +177,14 @@ fn first_words(text: &str, n: usize) -> String {
     if words.len() <= n { words.join(" ") } else { format!("{}…", words[..n].join(" ")) }
 }
 
-/// The line for one turn; a tool result becomes a note when `noted`.
+/// The line for one turn; a tool result becomes a note when `noted`, and a quarantined
+/// turn (see [`quarantine`]) a note that says why, without its text.
 fn render_turn(turn: &Memory, noted: bool) -> String {
     let at = turn.valid_from.to_string();
     let when = at.get(..16).unwrap_or(&at).replace('T', " ");
-    let text = if noted {
+    let text = if let Some(reason) = quarantine(turn) {
+        format!("(quarantined, not shown: {})", reason.explanation())
+    } else if noted {
         let lines = turn.content.lines().count();
         format!(
             "(tool result not shown: {lines} lines, began \"{}\")",
@@ -237,8 +242,8 @@ fn summarise(older: &[&Memory], later: &[&Memory], max_items: usize) -> SessionS
     let mut decisions = Vec::new();
     let mut questions = Vec::new();
     for (index, turn) in older.iter().enumerate() {
-        let is_tool = role_of(turn) == "tool";
-        for sentence in sentences(&turn.content).filter(|_| !is_tool) {
+        let withheld = role_of(turn) == "tool" || quarantine(turn).is_some();
+        for sentence in sentences(&turn.content).filter(|_| !withheld) {
             let item = || SummaryItem {
                 text: flatten(sentence),
                 source: reference(turn),
@@ -266,8 +271,8 @@ fn summarise(older: &[&Memory], later: &[&Memory], max_items: usize) -> SessionS
     keep_last(&mut questions);
     let opening = older
         .iter()
-        .find(|t| role_of(t) == "user")
-        .or(older.first())
+        .find(|t| role_of(t) == "user" && quarantine(t).is_none())
+        .or_else(|| older.iter().find(|t| role_of(t) != "tool" && quarantine(t).is_none()))
         .map_or(String::new(), |t| first_words(&t.content, 25));
     SessionSummary {
         turns: older.len(),
@@ -307,7 +312,9 @@ pub fn summary_system_prompt() -> &'static str {
 pub fn summary_user_prompt(turns: &[Memory]) -> String {
     let mut prompt = String::from("Messages, oldest first (ref | role | text):\n");
     for turn in turns {
-        let text = if role_of(turn) == "tool" {
+        let text = if let Some(reason) = quarantine(turn) {
+            format!("(quarantined, not shown: {})", reason.explanation())
+        } else if role_of(turn) == "tool" {
             format!("(tool result, {} lines)", turn.content.lines().count())
         } else {
             flatten(&turn.content)
@@ -399,7 +406,8 @@ pub fn compact(
         .iter()
         .enumerate()
         .map(|(index, turn)| {
-            let noted = role_of(turn) == "tool" && count - 1 - index >= config.tool_note_after;
+            let noted = quarantine(turn).is_some()
+                || (role_of(turn) == "tool" && count - 1 - index >= config.tool_note_after);
             SessionTurn {
                 id: turn.id.clone(),
                 role: role_of(turn).to_owned(),

@@ -387,11 +387,13 @@ impl Mnemo {
         let found = self
             .store
             .search(who, &search, now, &|rows| fuse(&query, rows, &config, candidates))?;
-        // Relevance decides what is returned: the `k` most relevant, in fused order (an
-        // incognito session's turns are for that session only); the blend orders them.
+        // Relevance decides what is returned: the `k` most relevant, in fused order; the
+        // blend orders them. An incognito session's turns are for that session only, and a
+        // quarantined turn (one the gate would hold if it were remembered: instruction-like,
+        // from a tool or document, sensitive without consent) is never a search result.
         let admitted = found
             .into_iter()
-            .filter(|f| !is_incognito(&f.memory))
+            .filter(|f| !is_incognito(&f.memory) && lifecycle::quarantine(&f.memory).is_none())
             .take(request.k)
             .map(|f| (f.memory, f.fused, f.bm25, f.cosine))
             .collect();
@@ -415,8 +417,9 @@ impl Mnemo {
     }
 
     /// A prompt-ready block for `query` within `budget` tokens as counted by `counter`: the
-    /// profile, relevant memories and, with a `session`, its summary and recent turns (the
-    /// most recent turn first, whenever it fits). Records the memories it used.
+    /// profile, relevant memories and, with a `session`, its summary and recent turns. Filled
+    /// by priority, skipping what does not fit: the profile, then the most recent turn, then
+    /// the session, then the memories. Records the memories it used.
     pub fn context(
         &self,
         who: &UserRef,

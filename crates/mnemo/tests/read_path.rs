@@ -152,3 +152,130 @@ fn an_old_relevant_fact_outranks_recent_chatter() {
         "{found:?}"
     );
 }
+
+/// Over budgets from 16 to 4,000 tokens (o200k), a context block for a session never
+/// exceeds its budget, holds the whole profile whenever the profile alone fits, then the most
+/// recent turn whenever both fit, and is empty only when nothing at all fits: an item too big
+/// for what is left is skipped and filling goes on.
+#[test]
+fn context_fills_by_priority_at_every_budget() {
+    use mnemo::core::context::{TokenCounter, assemble, assemble_sections, render_line};
+    use mnemo::core::transcript::{Message, Role};
+    use mnemo::core::{Kind, Memory};
+    use mnemo::{IngestOptions, Tokenizer, TokenizerName};
+    use proptest::test_runner::{Config, TestRunner};
+
+    let dir = tempfile::tempdir().unwrap();
+    let (mnemo, clock) = open(&dir);
+    let who = UserRef::new("t", "u").unwrap();
+    let mut batch: Vec<CandidateFields> = ["My name is Sam Okafor", "I live in Leeds", "I'm vegan"]
+        .iter()
+        .map(|t| CandidateFields { kind: Some(Kind::Profile), ..said(t) })
+        .collect();
+    batch.extend(chatter().iter().take(40).map(|c| said(c)));
+    mnemo.remember_batch(&who, batch).unwrap();
+    let mut messages: Vec<Message> = (0..12)
+        .map(|i| Message {
+            role: if i % 2 == 0 { Role::User } else { Role::Assistant },
+            content: format!(
+                "Turn {i}: we talked about the garden, the shed and the plan for spring."
+            ),
+            id: None,
+            ts: None,
+            source: None,
+        })
+        .collect();
+    // The latest turn is long: on its own it takes a few hundred tokens.
+    messages.push(Message {
+        role: Role::User,
+        content: "Here is everything about the garden plan. ".repeat(40),
+        id: None,
+        ts: None,
+        source: None,
+    });
+    let options = IngestOptions {
+        session: "s1".into(),
+        incognito: false,
+        retention: mnemo::core::duration::Ttl::parse("30d", "r").unwrap(),
+    };
+    mnemo.ingest(&who, &messages, &options).unwrap();
+    clock.set(Timestamp::from_millis(start().as_millis() + DAY));
+    let counter = Tokenizer::new(TokenizerName::O200k).unwrap();
+    let profile: Vec<Memory> = mnemo.profile(&who).unwrap();
+    assert_eq!(profile.len(), 3);
+    let turns = mnemo.session_turns(&who, "s1").unwrap();
+    let latest = turns.last().unwrap().clone();
+    let fits = |memories: &[Memory], budget: usize| {
+        let block = assemble(&[("profile", "Profile", memories)], budget, &counter);
+        block.memory_ids.len() == memories.len()
+    };
+    let mut runner = TestRunner::new(Config { cases: 96, ..Config::default() });
+    let seen: [std::cell::Cell<usize>; 3] = Default::default();
+    runner
+        .run(&(16usize..=4000), |budget| {
+            let block = mnemo
+                .context(&who, "what is the garden plan?", budget, &counter, Some("s1"))
+                .unwrap();
+            proptest::prop_assert!(block.total_tokens <= budget);
+            proptest::prop_assert_eq!(counter.count(&block.rendered), block.total_tokens);
+            let has = |m: &Memory| block.memory_ids.contains(&m.id);
+            let profile_fits = fits(&profile, budget);
+            if profile_fits {
+                proptest::prop_assert!(
+                    profile.iter().all(has),
+                    "budget {budget}: {}",
+                    block.rendered
+                );
+                seen[0].set(seen[0].get() + 1);
+                // The profile and the latest turn together, as the block would render them.
+                let line = mnemo::core::context::Line {
+                    text: mnemo::core::session::compact(
+                        std::slice::from_ref(&latest),
+                        &Default::default(),
+                        &counter,
+                    )
+                    .recent[0]
+                        .line
+                        .clone(),
+                    ids: vec![latest.id.clone()],
+                };
+                let sections = [
+                    mnemo::core::context::Section {
+                        name: "profile",
+                        title: "Profile",
+                        lines: profile
+                            .iter()
+                            .map(|m| mnemo::core::context::Line {
+                                text: render_line(m),
+                                ids: vec![m.id.clone()],
+                            })
+                            .collect(),
+                        fill: mnemo::core::context::Fill::SkipWhatDoesNotFit,
+                        priority: 0,
+                    },
+                    mnemo::core::context::Section {
+                        name: "recent_turns",
+                        title: "Recent turns of this session",
+                        lines: vec![line],
+                        fill: mnemo::core::context::Fill::NewestFirstUntilFull,
+                        priority: 1,
+                    },
+                ];
+                let both = assemble_sections(&sections, None, budget, &counter);
+                if both.memory_ids.contains(&latest.id) {
+                    proptest::prop_assert!(has(&latest), "budget {budget}: {}", block.rendered);
+                    seen[1].set(seen[1].get() + 1);
+                }
+            } else {
+                seen[2].set(seen[2].get() + 1);
+            }
+            // Something fits (the first profile line, at least): the block is not empty.
+            if fits(&profile[..1], budget) {
+                proptest::prop_assert!(!block.rendered.is_empty(), "budget {budget}");
+            }
+            Ok(())
+        })
+        .unwrap();
+    // The budgets drawn covered each case.
+    assert!(seen.iter().all(|n| n.get() > 0), "{seen:?}");
+}
