@@ -369,6 +369,7 @@ pub fn decide(candidate: &Candidate, context: &WriteContext, now: Timestamp) -> 
         return Decision::Skip { existing: existing.id.clone(), reason: ReasonCode::Duplicate };
     }
     let live_same_key = context.same_key.iter().any(|m| !m.is_expired(now));
+    let contradicted = contradicted(candidate, context, now);
     // A keyed statement is settled by its key: a different value is an update, however
     // similar its wording, so the near-duplicate rule applies only without a live key match.
     if !live_same_key
@@ -377,6 +378,7 @@ pub fn decide(candidate: &Candidate, context: &WriteContext, now: Timestamp) -> 
                 && !m.is_expired(now)
                 && same_occurrence(candidate, m)
                 && numbers(&m.content) == numbers(&candidate.content)
+                && !contradicted.iter().any(|c| c.id == m.id)
         })
     {
         return Decision::Skip { existing: existing.id.clone(), reason: ReasonCode::NearDuplicate };
@@ -385,7 +387,7 @@ pub fn decide(candidate: &Candidate, context: &WriteContext, now: Timestamp) -> 
         return Decision::Insert { status, reason, supersede: Vec::new() };
     }
     let direct = candidate.source.source_type.trust() >= 3;
-    let outranked = context.same_key.iter().any(|old| {
+    let outranked = context.same_key.iter().chain(contradicted.iter().copied()).any(|old| {
         !old.is_expired(now)
             && !direct
             && (candidate.source.source_type.trust() < old.source.source_type.trust()
@@ -398,9 +400,57 @@ pub fn decide(candidate: &Candidate, context: &WriteContext, now: Timestamp) -> 
             supersede: Vec::new(),
         };
     }
-    let supersede: Vec<MemoryId> = context.same_key.iter().map(|m| m.id.clone()).collect();
-    let reason = if live_same_key { ReasonCode::NewValue } else { ReasonCode::New };
+    let supersede: Vec<MemoryId> =
+        context.same_key.iter().chain(contradicted.iter().copied()).map(|m| m.id.clone()).collect();
+    let reason = if live_same_key || !contradicted.is_empty() {
+        ReasonCode::NewValue
+    } else {
+        ReasonCode::New
+    };
     Decision::Insert { status, reason, supersede }
+}
+
+/// How close in meaning (cosine) the nearest stored statement must be for a statement of
+/// change with no slot of its own ("I switched to Neovim") to take its slot: well above what
+/// unrelated statements score (about 0.2 with the built-in model).
+pub const OPEN_SLOT_COSINE: f32 = 0.4;
+
+/// The active, unkeyed statements among the candidate's nearest neighbours that it
+/// contradicts: it gives another value of a slot they fill, read from the statements'
+/// structure (see [`crate::claims`]). Keyed candidates are settled by their key, and events
+/// and transcript turns contradict nothing.
+fn contradicted<'a>(
+    candidate: &Candidate,
+    context: &'a WriteContext,
+    now: Timestamp,
+) -> Vec<&'a Memory> {
+    if candidate.key.is_some() || candidate.kind == Kind::Episodic || candidate.transcript {
+        return Vec::new();
+    }
+    let live = |m: &Memory| {
+        m.status == Status::Active
+            && !m.is_expired(now)
+            && !m.transcript
+            && m.key().is_none()
+            && m.kind == candidate.kind
+            && m.scope == candidate.scope
+    };
+    let nearest = context
+        .similar
+        .iter()
+        .filter(|(m, _)| live(m))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .filter(|(_, cosine)| *cosine >= OPEN_SLOT_COSINE)
+        .map(|(m, _)| &m.id);
+    context
+        .similar
+        .iter()
+        .filter(|(m, _)| live(m))
+        .filter(|(m, _)| {
+            crate::claims::contradicts(&m.content, &candidate.content, nearest == Some(&m.id))
+        })
+        .map(|(m, _)| m)
+        .collect()
 }
 
 /// Why a transcript turn is kept out of search and context (quarantined): the hold the gate
@@ -668,6 +718,40 @@ mod tests {
         replay.source.source_ref = Some("D1:2".into());
         let ctx = WriteContext { same_content: vec![old], ..Default::default() };
         assert!(matches!(decide(&replay, &ctx, NOW), Decision::Skip { .. }));
+    }
+
+    #[test]
+    fn an_unkeyed_contradiction_supersedes_or_waits_by_trust() {
+        let old =
+            stored("a", candidate("My favourite tea is oolong", None, SourceType::UserStated));
+        let ctx = WriteContext { similar: vec![(old.clone(), 0.95)], ..Default::default() };
+        // A near-identical wording with another value is a new value, not a near-duplicate.
+        let said = candidate("My favourite tea is sencha", None, SourceType::UserStated);
+        assert_eq!(
+            decide(&said, &ctx, NOW),
+            Decision::Insert {
+                status: Status::Active,
+                reason: ReasonCode::NewValue,
+                supersede: vec![MemoryId("a".into())]
+            }
+        );
+        // A less trusted source does not replace what the user said: it waits.
+        let guessed = candidate("My favourite tea is sencha", None, SourceType::Inferred);
+        assert!(matches!(
+            decide(&guessed, &ctx, NOW),
+            Decision::Insert {
+                status: Status::Pending,
+                reason: ReasonCode::ConflictsWithTrusted,
+                ..
+            }
+        ));
+        // A compatible statement supersedes nothing.
+        let more = candidate("I also like green tea", None, SourceType::UserStated);
+        let ctx = WriteContext { similar: vec![(old, 0.7)], ..Default::default() };
+        assert!(matches!(
+            decide(&more, &ctx, NOW),
+            Decision::Insert { reason: ReasonCode::New, ref supersede, .. } if supersede.is_empty()
+        ));
     }
 
     #[test]

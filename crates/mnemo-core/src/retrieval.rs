@@ -169,6 +169,11 @@ pub const MONTH_NAMES: [&str; 12] = [
     "december",
 ];
 
+/// Whether a lowercase word is a stopword of the lexical index.
+pub(crate) fn is_stopword(word: &str) -> bool {
+    STOPWORDS.contains(&word)
+}
+
 /// Lowercase word tokens: maximal runs of letters and digits.
 fn words(text: &str) -> Vec<String> {
     text.split(|c: char| !c.is_alphanumeric())

@@ -131,10 +131,14 @@ fn near_duplicates_are_skipped_with_the_builtin_model() {
         (Some("skipped"), Some("near_duplicate"))
     );
     assert_eq!(again["id"], id.as_str());
-    // Same wording with a different number is new information, not a duplicate.
+    // Same wording with a different number is new information, not a duplicate: here a new
+    // value of the same attribute, which replaces the old one.
     env.remember("u", "My locker number is 1234");
     let other = env.json(&["remember", "--user", "u", "My locker number is 5678"]);
-    assert_eq!(other["outcome"], "added");
+    assert_eq!(
+        (other["outcome"].as_str(), other["reason"].as_str()),
+        (Some("updated"), Some("new_value"))
+    );
     let m = env.json(&["get", "--user", "u", &id]);
     assert_eq!(m["embedding"]["model"], "minilm-l6-m2v-256");
     assert_eq!(m["embedding"]["dims"], 256);
