@@ -256,6 +256,7 @@ fn measure(
             k: 10,
             filter: filter.clone(),
             min_relevance: Some(0.0),
+            as_of: None,
         };
         let t = Instant::now();
         let hits = mnemo.search(&who, &request)?;

@@ -142,6 +142,7 @@ impl Notebook for Library {
             k,
             filter: SearchFilter::default(),
             min_relevance,
+            as_of: None,
         };
         Ok(self
             .mnemo

@@ -95,6 +95,9 @@ pub struct ListQuery {
     /// Include expired memories.
     #[serde(default)]
     pub include_expired: bool,
+    /// Answer with what was held true at this past time (RFC 3339) instead of now.
+    #[serde(default)]
+    pub as_of: Option<mnemo_core::Timestamp>,
 }
 
 /// `PATCH /v1/memories/{id}`.
@@ -132,6 +135,9 @@ pub struct SearchBody {
     /// Include the signals behind each score.
     #[serde(default)]
     pub explain: bool,
+    /// Answer with what was held true at this past time (RFC 3339) instead of now.
+    #[serde(default)]
+    pub as_of: Option<mnemo_core::Timestamp>,
 }
 
 /// `POST /v1/context`.
@@ -159,6 +165,9 @@ pub struct ContextBody {
     /// Tokens of the most recent turns kept verbatim when compacting (default 600).
     #[serde(default)]
     pub recent_tokens: Option<usize>,
+    /// Answer with what was held true at this past time (RFC 3339) instead of now.
+    #[serde(default)]
+    pub as_of: Option<mnemo_core::Timestamp>,
 }
 
 /// `POST /v1/ingest`.

@@ -653,6 +653,11 @@ fn ingest(cli: &Cli, mnemo: &Mnemo, args: &IngestArgs) -> anyhow::Result<()> {
     output::lines(lines)
 }
 
+/// An `--as-of` option as a time.
+fn as_of(text: Option<&str>) -> anyhow::Result<Option<mnemo::core::Timestamp>> {
+    Ok(text.map(|t| mnemo::core::Timestamp::parse(t, "--as-of")).transpose()?)
+}
+
 fn search(cli: &Cli, mnemo: &Mnemo, args: &SearchArgs) -> anyhow::Result<()> {
     let request = mnemo::SearchRequest {
         query: args.query.clone(),
@@ -663,6 +668,7 @@ fn search(cli: &Cli, mnemo: &Mnemo, args: &SearchArgs) -> anyhow::Result<()> {
             exclude_sensitive: false,
         },
         min_relevance: args.min_relevance,
+        as_of: as_of(args.as_of.as_deref())?,
     };
     let hits = mnemo.search(&user(cli)?, &request)?;
     let w = mnemo.retrieval().weights;
@@ -677,13 +683,13 @@ fn search(cli: &Cli, mnemo: &Mnemo, args: &SearchArgs) -> anyhow::Result<()> {
 fn context(cli: &Cli, mnemo: &Mnemo, args: &ContextArgs) -> anyhow::Result<()> {
     let tokenizer = mnemo::Tokenizer::new(args.tokenizer.parse()?)?;
     let mnemo = mnemo.clone().with_compaction(args.compaction.config());
-    let block = mnemo.context(
-        &user(cli)?,
-        &args.query,
-        args.budget,
-        &tokenizer,
-        args.session.as_deref(),
-    )?;
+    let request = mnemo::ContextRequest {
+        query: args.query.clone(),
+        budget: args.budget,
+        session: args.session.clone(),
+        as_of: as_of(args.as_of.as_deref())?,
+    };
+    let block = mnemo.context(&user(cli)?, &request, &tokenizer)?;
     let response =
         api::ContextResponse::new(block, mnemo::core::context::TokenCounter::name(&tokenizer));
     if cli.json {
@@ -708,7 +714,10 @@ fn list(cli: &Cli, mnemo: &Mnemo, args: &ListArgs) -> anyhow::Result<()> {
         include_expired: args.include_expired,
         ..Default::default()
     };
-    let memories = mnemo.list(&user(cli)?, &filter)?;
+    let memories = match as_of(args.as_of.as_deref())? {
+        None => mnemo.list(&user(cli)?, &filter)?,
+        Some(at) => mnemo.list_as_of(&user(cli)?, &filter, at)?,
+    };
     if cli.json {
         output::json(&api::MemoryList { memories })
     } else {

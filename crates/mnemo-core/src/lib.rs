@@ -6,6 +6,7 @@
 //! are reached only through the traits in [`ports`].
 #![warn(missing_docs)]
 
+pub mod asof;
 pub mod claims;
 pub mod clock;
 pub mod context;

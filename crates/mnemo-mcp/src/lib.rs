@@ -26,6 +26,10 @@ pub struct SearchArgs {
     /// How many memories at most (default 5).
     #[serde(default)]
     pub k: Option<usize>,
+    /// Answer with what was held true at this past time (RFC 3339, e.g.
+    /// "2026-03-01T00:00:00Z") instead of now.
+    #[serde(default)]
+    pub as_of: Option<String>,
 }
 
 /// `memory_remember` arguments.
@@ -79,6 +83,10 @@ pub struct ListArgs {
     /// Only this status: active (default), pending, superseded or disputed.
     #[serde(default)]
     pub status: Option<String>,
+    /// Answer with what was held true at this past time (RFC 3339, e.g.
+    /// "2026-03-01T00:00:00Z") instead of now.
+    #[serde(default)]
+    pub as_of: Option<String>,
 }
 
 /// `memory_context` arguments.
@@ -92,6 +100,10 @@ pub struct ContextArgs {
     /// The conversation session to include (its summary and most recent turns).
     #[serde(default)]
     pub session_id: Option<String>,
+    /// Answer with what was held true at this past time (RFC 3339, e.g.
+    /// "2026-03-01T00:00:00Z") instead of now.
+    #[serde(default)]
+    pub as_of: Option<String>,
 }
 
 /// The memory tools: of one user fixed at start (stdio), or of the user the HTTP layer
@@ -169,6 +181,11 @@ fn fail(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
+/// An optional `as_of` argument as a time.
+fn as_of(text: Option<&str>) -> Result<Option<mnemo::core::Timestamp>, String> {
+    text.map(|t| mnemo::core::Timestamp::parse(t, "as_of")).transpose().map_err(fail)
+}
+
 #[tool_router]
 impl MemoryTools {
     /// Tools acting for `who`.
@@ -191,6 +208,7 @@ impl MemoryTools {
                 k: args.k.unwrap_or(5),
                 filter: SearchFilter::default(),
                 min_relevance: None,
+                as_of: as_of(args.as_of.as_deref())?,
             };
             let hits = mnemo.search(&who, &request).map_err(fail)?;
             Ok(mnemo_api::SearchResponse::new(hits, None))
@@ -293,7 +311,11 @@ impl MemoryTools {
                 status: Some(args.status.as_deref().unwrap_or("active").parse().map_err(fail)?),
                 ..Default::default()
             };
-            Ok(mnemo_api::MemoryList { memories: mnemo.list(&who, &filter).map_err(fail)? })
+            let memories = match as_of(args.as_of.as_deref())? {
+                None => mnemo.list(&who, &filter),
+                Some(at) => mnemo.list_as_of(&who, &filter, at),
+            };
+            Ok(mnemo_api::MemoryList { memories: memories.map_err(fail)? })
         })
         .await
     }
@@ -309,15 +331,13 @@ impl MemoryTools {
         let who = self.who(&ctx)?;
         run(Arc::clone(&self.mnemo), move |mnemo| {
             let tokenizer = mnemo::Tokenizer::new(mnemo::TokenizerName::O200k).map_err(fail)?;
-            let block = mnemo
-                .context(
-                    &who,
-                    &args.query,
-                    args.budget.unwrap_or(800),
-                    &tokenizer,
-                    args.session_id.as_deref(),
-                )
-                .map_err(fail)?;
+            let request = mnemo::ContextRequest {
+                query: args.query,
+                budget: args.budget.unwrap_or(800),
+                session: args.session_id,
+                as_of: as_of(args.as_of.as_deref())?,
+            };
+            let block = mnemo.context(&who, &request, &tokenizer).map_err(fail)?;
             Ok(mnemo_api::ContextResponse::new(block, "o200k_base"))
         })
         .await

@@ -219,6 +219,7 @@ async fn search(
             k: (body.limit.unwrap_or(10) * 3).clamp(1, mnemo::MAX_K),
             filter: SearchFilter::default(),
             min_relevance: None,
+            as_of: None,
         };
         Ok(mnemo.search(&who, &request)?)
     })

@@ -414,7 +414,10 @@ async fn list(
             include_expired: q.include_expired,
             ..Default::default()
         };
-        Ok(mnemo.list(&who, &filter)?)
+        Ok(match q.as_of {
+            None => mnemo.list(&who, &filter)?,
+            Some(at) => mnemo.list_as_of(&who, &filter, at)?,
+        })
     })
     .await?;
     json(api::MemoryList { memories })
@@ -519,6 +522,7 @@ async fn search(
                     exclude_sensitive: false,
                 },
                 min_relevance: body.min_relevance,
+                as_of: body.as_of,
             };
             let hits = mnemo.search(&who, &request)?;
             let w = mnemo.retrieval().weights;
@@ -548,13 +552,13 @@ async fn context(
                 recent_tokens: body.recent_tokens.unwrap_or(defaults.recent_tokens),
                 ..defaults
             });
-            let block = mnemo.context(
-                &who,
-                &body.query,
-                body.budget.unwrap_or(1000),
-                &tokenizer,
-                body.session_id.as_deref(),
-            )?;
+            let request = mnemo::ContextRequest {
+                query: body.query,
+                budget: body.budget.unwrap_or(1000),
+                session: body.session_id,
+                as_of: body.as_of,
+            };
+            let block = mnemo.context(&who, &request, &tokenizer)?;
             Ok(api::ContextResponse::new(
                 block,
                 mnemo::core::context::TokenCounter::name(&tokenizer),

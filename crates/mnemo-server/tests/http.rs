@@ -622,3 +622,59 @@ async fn context_with_a_session_over_http() {
     let (_, theirs) = api.call("POST", "/v1/context", Some(&other), Some(ask(200))).await;
     assert_eq!(theirs["rendered"], "", "{theirs}");
 }
+
+#[tokio::test]
+async fn as_of_over_http_reads_what_was_held_then() {
+    let api = Api::new();
+    let key = api.key("acme", Some("sam"));
+    let remember = |content: &'static str| {
+        let body = json!({"content": content, "subject": "user", "attribute": "home_city"});
+        api.call("POST", "/v1/memories", Some(&key), Some(body))
+    };
+    let (_, austin) = remember("I live in Austin").await;
+    let austin = austin["id"].as_str().unwrap().to_owned();
+    let (_, record) = api.call("GET", &format!("/v1/memories/{austin}"), Some(&key), None).await;
+    let then = record["created_at"].as_str().unwrap().to_owned();
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    let (_, denver) = remember("I live in Denver").await;
+    assert_eq!(denver["outcome"], "updated", "{denver}");
+    let search = |as_of: Option<&str>| {
+        let mut body = json!({"query": "where do I live?", "k": 3});
+        if let Some(at) = as_of {
+            body["as_of"] = json!(at);
+        }
+        api.call("POST", "/v1/search", Some(&key), Some(body))
+    };
+    let (status, past) = search(Some(&then)).await;
+    assert_eq!(status, StatusCode::OK, "{past}");
+    assert_eq!(past["results"][0]["content"], "I live in Austin", "{past}");
+    assert_eq!(past["results"][0]["status"], "active");
+    let (_, now) = search(None).await;
+    assert_eq!(now["results"][0]["content"], "I live in Denver");
+    let (status, listed) =
+        api.call("GET", &format!("/v1/memories?as_of={then}"), Some(&key), None).await;
+    assert_eq!(status, StatusCode::OK, "{listed}");
+    let contents: Vec<&str> = listed["memories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(contents, ["I live in Austin"]);
+    let (_, block) = api
+        .call(
+            "POST",
+            "/v1/context",
+            Some(&key),
+            Some(json!({"query": "where do I live?", "as_of": then})),
+        )
+        .await;
+    let rendered = block["rendered"].as_str().unwrap();
+    assert!(rendered.contains("Austin") && !rendered.contains("Denver"), "{rendered}");
+    let (status, error) = search(Some("2999-01-01T00:00:00Z")).await;
+    assert_eq!(
+        (status, error["code"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_input")),
+        "{error}"
+    );
+}

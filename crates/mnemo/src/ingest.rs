@@ -147,6 +147,7 @@ impl Mnemo {
             k: 20,
             filter: Default::default(),
             min_relevance: Some(0.0),
+            as_of: None,
         };
         let shown: Vec<Shown> = self
             .search(who, &request)

@@ -5,6 +5,7 @@
 //! Every front end (CLI, HTTP, MCP) calls these operations; none re-implements their rules.
 #![warn(missing_docs)]
 
+mod asof;
 mod error;
 mod ingest;
 mod keys;
@@ -68,6 +69,22 @@ pub struct SearchRequest {
     pub filter: SearchFilter,
     /// Overrides the configured minimum relevance.
     pub min_relevance: Option<f64>,
+    /// Answer with what was held true at this past time instead of now (records valid then,
+    /// as they stood; nothing created later).
+    pub as_of: Option<Timestamp>,
+}
+
+/// A context request: the question, the budget and what to include.
+#[derive(Debug, Clone, Default)]
+pub struct ContextRequest {
+    /// The request at hand, which decides the relevant memories.
+    pub query: String,
+    /// Most tokens the block may take.
+    pub budget: usize,
+    /// The conversation session being continued, whose summary and recent turns are shown.
+    pub session: Option<String>,
+    /// Assemble the block from what was held true at this past time instead of now.
+    pub as_of: Option<Timestamp>,
 }
 
 /// A memory notebook over a store, an optional embedder and a clock.
@@ -287,6 +304,31 @@ impl Mnemo {
         Ok(self.store.list(who, filter, self.now())?)
     }
 
+    /// The user's records that held true at the past time `at`, as they stood then (status
+    /// `active` then; a value superseded later shows its old text), matching `filter`, newest
+    /// first. Nothing created after `at` and nothing deleted since is listed.
+    pub fn list_as_of(
+        &self,
+        who: &UserRef,
+        filter: &ListFilter,
+        at: Timestamp,
+    ) -> Result<Vec<Memory>> {
+        let at = self.check_as_of(at)?;
+        let scope = filter.scope.as_ref().map(ToString::to_string);
+        let mut held: Vec<Memory> = self
+            .held_at(who, at)?
+            .into_iter()
+            .filter(|m| {
+                filter.kind.is_none_or(|k| m.kind == k)
+                    && filter.status.is_none_or(|s| m.status == s)
+                    && scope.as_ref().is_none_or(|s| m.scope.to_string() == *s)
+                    && filter.session.as_ref().is_none_or(|s| m.session_id.as_ref() == Some(s))
+            })
+            .collect();
+        held.reverse();
+        Ok(held)
+    }
+
     /// A record's versions and the records it superseded.
     pub fn history(&self, who: &UserRef, id: &MemoryId) -> Result<History> {
         self.store.history(who, id, self.now())?.ok_or_else(|| Error::NotFound(id.clone()))
@@ -375,18 +417,31 @@ impl Mnemo {
         if let Some(min) = request.min_relevance {
             config.min_relevance = lifecycle::validate_unit(min, "min_relevance")?;
         }
+        let as_of = request.as_of.map(|at| self.check_as_of(at)).transpose()?;
         if !self.store.settings(who)?.memory_enabled {
             return Ok(Vec::new());
         }
-        let now = self.now();
+        let now = as_of.unwrap_or_else(|| self.now());
         let terms = query_terms(&query);
         let vector = self.embed_one(&query)?;
         let candidates = config.candidates_for(request.k);
-        let search =
-            SearchQuery { terms: &terms, vector: vector.as_ref(), filter: &request.filter };
-        let found = self
-            .store
-            .search(who, &search, now, &|rows| fuse(&query, rows, &config, candidates))?;
+        let select =
+            |rows: &mnemo_core::retrieval::Signals<'_>| fuse(&query, rows, &config, candidates);
+        let found = match as_of {
+            None => {
+                let search =
+                    SearchQuery { terms: &terms, vector: vector.as_ref(), filter: &request.filter };
+                self.store.search(who, &search, now, &select)?
+            }
+            Some(at) => self.search_held(
+                self.stood_at(who, at)?,
+                &terms,
+                vector.as_ref().map(|v| v.vector.as_slice()),
+                &request.filter,
+                at,
+                &select,
+            ),
+        };
         // Relevance decides what is returned: the `k` most relevant, in fused order; the
         // blend orders them. An incognito session's turns are for that session only, and a
         // quarantined turn (one the gate would hold if it were remembered: instruction-like,
@@ -403,6 +458,11 @@ impl Mnemo {
     /// The user's profile records (always part of context), newest first, at most
     /// [`PROFILE_LIMIT`].
     pub fn profile(&self, who: &UserRef) -> Result<Vec<Memory>> {
+        self.profile_at(who, None)
+    }
+
+    /// The profile now, or as it stood at a past time.
+    fn profile_at(&self, who: &UserRef, as_of: Option<Timestamp>) -> Result<Vec<Memory>> {
         if !self.store.settings(who)?.memory_enabled {
             return Ok(Vec::new());
         }
@@ -411,7 +471,10 @@ impl Mnemo {
             status: Some(Status::Active),
             ..Default::default()
         };
-        let mut profile = self.store.list(who, &filter, self.now())?;
+        let mut profile = match as_of {
+            None => self.store.list(who, &filter, self.now())?,
+            Some(at) => self.list_as_of(who, &filter, at)?,
+        };
         profile.truncate(PROFILE_LIMIT);
         Ok(profile)
     }
@@ -423,23 +486,27 @@ impl Mnemo {
     pub fn context(
         &self,
         who: &UserRef,
-        query: &str,
-        budget: usize,
+        request: &ContextRequest,
         counter: &dyn TokenCounter,
-        session: Option<&str>,
     ) -> Result<ContextBlock> {
-        let turns = match session {
-            Some(session) => self.session_turns(who, session)?,
-            None => Vec::new(),
+        let (query, budget, session) = (&request.query, request.budget, request.session.as_deref());
+        let as_of = request.as_of.map(|at| self.check_as_of(at)).transpose()?;
+        let turns = match (session, as_of) {
+            (Some(session), None) => self.session_turns(who, session)?,
+            (Some(session), Some(at)) => {
+                sessions::group_turns(self.held_at(who, at)?).remove(session).unwrap_or_default()
+            }
+            (None, _) => Vec::new(),
         };
         // An incognito session neither uses long-term memory: it sees only itself.
         let incognito = turns.iter().any(is_incognito);
-        let profile = if incognito { Vec::new() } else { self.profile(who)? };
+        let profile = if incognito { Vec::new() } else { self.profile_at(who, as_of)? };
         let request = SearchRequest {
-            query: query.to_owned(),
+            query: query.clone(),
             k: MAX_K.min(50),
             filter: SearchFilter::default(),
             min_relevance: None,
+            as_of,
         };
         let relevant = if incognito { Vec::new() } else { self.search(who, &request)? };
         // The transcript stays out of context, except as the session being continued and as
@@ -495,7 +562,8 @@ impl Mnemo {
             sections.extend([summary, recent]);
         }
         let block = assemble_sections(&sections, first, budget, counter);
-        if !block.memory_ids.is_empty() {
+        // A block about the past is not a use now.
+        if !block.memory_ids.is_empty() && as_of.is_none() {
             // A record forgotten since it was ranked is simply not marked.
             self.store.mark_used(who, &block.memory_ids, self.now())?;
         }

@@ -18,7 +18,7 @@ use mnemo_core::{Kind, Memory, MemoryId, Source, SourceType, Status, Timestamp, 
 use crate::{Mnemo, Result, is_incognito};
 
 /// The transcript turns among `records`, by session, oldest first.
-fn group_turns(records: Vec<Memory>) -> BTreeMap<String, Vec<Memory>> {
+pub(crate) fn group_turns(records: Vec<Memory>) -> BTreeMap<String, Vec<Memory>> {
     let mut sessions: BTreeMap<String, Vec<Memory>> = BTreeMap::new();
     for memory in records {
         if let Some(session) = memory.session_id.clone().filter(|_| memory.transcript) {

@@ -61,6 +61,7 @@ fn agent_phrasings_find_their_fact() {
                 k: 3,
                 filter: SearchFilter::default(),
                 min_relevance: None,
+                as_of: None,
             };
             let found = mnemo.search(&who, &request).unwrap();
             asked[p] += 1;

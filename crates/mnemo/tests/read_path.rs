@@ -46,6 +46,7 @@ fn search(mnemo: &Mnemo, who: &UserRef, query: &str, k: usize) -> Vec<(MemoryId,
         k,
         filter: SearchFilter::default(),
         min_relevance: None,
+        as_of: None,
     };
     mnemo
         .search(who, &request)
@@ -115,6 +116,7 @@ fn a_small_notebook_finds_its_fact_with_the_relevance_a_larger_one_gives() {
             k: 5,
             filter: SearchFilter::default(),
             min_relevance: None,
+            as_of: None,
         };
         let hits = mnemo.search(&who, &request).unwrap();
         let tea = hits.iter().position(|h| h.memory.content == "I prefer green tea");
@@ -213,9 +215,13 @@ fn context_fills_by_priority_at_every_budget() {
     let seen: [std::cell::Cell<usize>; 3] = Default::default();
     runner
         .run(&(16usize..=4000), |budget| {
-            let block = mnemo
-                .context(&who, "what is the garden plan?", budget, &counter, Some("s1"))
-                .unwrap();
+            let request = mnemo::ContextRequest {
+                query: "what is the garden plan?".into(),
+                budget,
+                session: Some("s1".into()),
+                as_of: None,
+            };
+            let block = mnemo.context(&who, &request, &counter).unwrap();
             proptest::prop_assert!(block.total_tokens <= budget);
             proptest::prop_assert_eq!(counter.count(&block.rendered), block.total_tokens);
             let has = |m: &Memory| block.memory_ids.contains(&m.id);
@@ -278,4 +284,46 @@ fn context_fills_by_priority_at_every_budget() {
         .unwrap();
     // The budgets drawn covered each case.
     assert!(seen.iter().all(|n| n.get() > 0), "{seen:?}");
+}
+
+/// An as-of search at the present instant ranks exactly as the current search does: the index
+/// built for a past time uses the same signals, fusion and blend as the store's.
+#[test]
+fn an_as_of_search_at_the_present_ranks_as_the_current_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mnemo, clock) = open(&dir);
+    let who = UserRef::new("t", "u").unwrap();
+    let set = testdata("agent_phrasings.json");
+    let facts = set["facts"].as_array().unwrap();
+    let mut batch: Vec<CandidateFields> =
+        facts.iter().map(|f| said(f["statement"].as_str().unwrap())).collect();
+    batch.extend(chatter().iter().take(200).map(|c| said(c)));
+    mnemo.remember_batch(&who, batch).unwrap();
+    clock.set(Timestamp::from_millis(start().as_millis() + 3 * DAY));
+    let now = clock.now();
+    let mut compared = 0;
+    for fact in facts.iter().take(40) {
+        for phrasing in ["agent_query", "keyword_query"] {
+            let query = fact[phrasing].as_str().unwrap();
+            let ask = |as_of| SearchRequest {
+                query: query.to_owned(),
+                k: 10,
+                filter: SearchFilter::default(),
+                min_relevance: Some(0.0),
+                as_of,
+            };
+            let current = mnemo.search(&who, &ask(None)).unwrap();
+            let past = mnemo.search(&who, &ask(Some(now))).unwrap();
+            let ids = |hits: &[mnemo::core::retrieval::Hit]| -> Vec<MemoryId> {
+                hits.iter().map(|h| h.memory.id.clone()).collect()
+            };
+            assert_eq!(ids(&current), ids(&past), "{query}");
+            for (a, b) in current.iter().zip(&past) {
+                assert_eq!((a.cosine, a.bm25), (b.cosine, b.bm25), "{query}");
+                assert!((a.parts.score - b.parts.score).abs() < 1e-9, "{query}");
+            }
+            compared += current.len();
+        }
+    }
+    assert!(compared > 400, "{compared}");
 }

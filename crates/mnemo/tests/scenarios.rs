@@ -101,9 +101,13 @@ fn run(scenario: &Scenario) -> Vec<String> {
             }
             Step::Expect { expect } => {
                 let tokenizer = Tokenizer::new(TokenizerName::O200k).unwrap();
-                let block = mnemo
-                    .context(&who, &expect.query, 1000, &tokenizer, Some(&expect.session))
-                    .unwrap();
+                let request = mnemo::ContextRequest {
+                    query: expect.query.clone(),
+                    budget: 1000,
+                    session: Some(expect.session.clone()),
+                    as_of: None,
+                };
+                let block = mnemo.context(&who, &request, &tokenizer).unwrap();
                 let text = block.rendered.to_lowercase();
                 for needle in &expect.contains {
                     if !text.contains(&needle.to_lowercase()) {

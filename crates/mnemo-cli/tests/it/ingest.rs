@@ -314,30 +314,6 @@ fn a_malformed_or_slow_model_never_loses_the_turn() {
     assert_eq!(turns["memories"].as_array().unwrap().len(), 2);
 }
 
-/// Reads one JSON-RPC answer per request from `mnemo mcp` on stdio.
-fn mcp_answers(env: &Env, user: &str, requests: &[Value]) -> Vec<Value> {
-    use std::io::Write;
-    let mut child = env
-        .command()
-        .args(["mcp", "--user", user])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    for request in requests {
-        writeln!(stdin, "{request}").unwrap();
-    }
-    drop(stdin);
-    let output = child.wait_with_output().unwrap();
-    String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
 #[test]
 fn a_planted_instruction_in_a_chat_is_quarantined_from_search_context_and_mcp() {
     let env = Env::new();
@@ -398,8 +374,7 @@ fn a_planted_instruction_in_a_chat_is_quarantined_from_search_context_and_mcp() 
             );
         }
     }
-    let answers = mcp_answers(
-        &env,
+    let answers = env.mcp_answers(
         "u",
         &[
             serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {

@@ -114,6 +114,30 @@ impl Env {
         bytes
     }
 
+    /// Sends JSON-RPC requests to `mnemo mcp --user USER` on stdio; returns its answers.
+    pub fn mcp_answers(&self, user: &str, requests: &[Value]) -> Vec<Value> {
+        use std::io::Write;
+        let mut child = self
+            .command()
+            .args(["mcp", "--user", user])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        for request in requests {
+            writeln!(stdin, "{request}").unwrap();
+        }
+        drop(stdin);
+        let output = child.wait_with_output().unwrap();
+        String::from_utf8(output.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
     pub fn file_contains(&self, needle: &str) -> bool {
         let bytes = self.raw_bytes();
         bytes.windows(needle.len()).any(|w| w == needle.as_bytes())

@@ -243,3 +243,133 @@ fn openai_compatible_embedder_is_used_and_a_model_mismatch_is_an_error() {
     assert_ne!(run.code, 0);
     assert!(run.stderr.contains("embedder mismatch"), "{}", run.stderr);
 }
+
+/// `--as-of`: search, list and context answer with what was held true then, over a
+/// supersession chain (keyed and unkeyed), an edit, an expiry and a deletion.
+#[test]
+fn as_of_reads_what_was_held_true_then() {
+    let env = Env::new();
+    let at = |day: &str| format!("2026-{day}T09:00:00Z");
+    let remember = |day: &str, args: &[&str]| -> String {
+        let mut all =
+            vec!["--now".to_owned(), at(day), "remember".into(), "--user".into(), "u".into()];
+        all.extend(args.iter().map(|a| (*a).to_owned()));
+        let all: Vec<&str> = all.iter().map(String::as_str).collect();
+        env.json(&all)["id"].as_str().unwrap().to_owned()
+    };
+    let home = ["--subject", "user", "--attribute", "home_city"];
+    remember("01-01", &[&home[..], &["I live in Austin"]].concat());
+    let tea = remember("01-01", &["My favourite tea is oolong"]);
+    remember("01-01", &["--ttl", "3d", "I'm in Porto until Friday"]);
+    remember("02-01", &[&home[..], &["I live in Denver"]].concat());
+    let new_tea = remember("02-01", &["My favourite tea is sencha"]);
+    assert_ne!(tea, new_tea);
+    let cat = remember("02-15", &["I have a cat named Miso"]);
+    env.json(&["--now", &at("02-20"), "forget", "--user", "u", &cat]);
+    env.json(&[
+        "--now",
+        &at("03-01"),
+        "edit",
+        "--user",
+        "u",
+        &new_tea,
+        "My favourite tea is genmaicha",
+    ]);
+
+    let now = at("04-01");
+    let list = |day: &str| -> Vec<String> {
+        let out = env.json(&["--now", &now, "list", "--user", "u", "--as-of", &at(day)]);
+        out["memories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["content"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(list("01-01").len(), 3);
+    assert!(list("01-02").contains(&"I'm in Porto until Friday".to_owned()));
+    let mid_january = list("01-15");
+    assert_eq!(mid_january.len(), 2, "{mid_january:?}");
+    assert!(mid_january.contains(&"I live in Austin".to_owned()));
+    assert!(mid_january.contains(&"My favourite tea is oolong".to_owned()));
+    let february = list("02-10");
+    assert!(february.contains(&"I live in Denver".to_owned()), "{february:?}");
+    assert!(february.contains(&"My favourite tea is sencha".to_owned()), "{february:?}");
+    assert!(!february.iter().any(|c| c.contains("Austin") || c.contains("oolong")));
+    // A forgotten memory never comes back, even for a time it was held.
+    assert!(!list("02-16").iter().any(|c| c.contains("Miso")));
+    assert!(list("03-15").contains(&"My favourite tea is genmaicha".to_owned()));
+    let before =
+        env.json(&["--now", &now, "list", "--user", "u", "--as-of", "2025-12-01T00:00:00Z"]);
+    assert!(before["memories"].as_array().unwrap().is_empty(), "{before}");
+
+    let search = |day: &str, query: &str| {
+        let out = env.json(&["--now", &now, "search", "--user", "u", "--as-of", &at(day), query]);
+        contents(&out)
+    };
+    assert_eq!(
+        search("01-15", "where do I live?").first().map(String::as_str),
+        Some("I live in Austin")
+    );
+    assert!(!search("01-15", "where do I live?").iter().any(|c| c.contains("Denver")));
+    assert_eq!(
+        search("02-10", "where do I live?").first().map(String::as_str),
+        Some("I live in Denver")
+    );
+    assert_eq!(
+        search("02-10", "favourite tea").first().map(String::as_str),
+        Some("My favourite tea is sencha")
+    );
+    assert_eq!(
+        search("03-15", "favourite tea").first().map(String::as_str),
+        Some("My favourite tea is genmaicha")
+    );
+    // Now, the current values.
+    let current =
+        contents(&env.json(&["--now", &now, "search", "--user", "u", "where do I live?"]));
+    assert_eq!(current.first().map(String::as_str), Some("I live in Denver"));
+
+    let context = env.json(&[
+        "--now",
+        &now,
+        "context",
+        "--user",
+        "u",
+        "--as-of",
+        &at("01-15"),
+        "where do I live?",
+    ]);
+    let rendered = context["rendered"].as_str().unwrap();
+    assert!(rendered.contains("I live in Austin") && !rendered.contains("Denver"), "{rendered}");
+
+    // The same over MCP: `as_of` on memory_search, memory_list and memory_context.
+    let call = |id: u64, name: &str, arguments: Value| serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}});
+    let mid_january = at("01-15");
+    let answers = env.mcp_answers(
+        "u",
+        &[
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}),
+            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            call(2, "memory_search", serde_json::json!({"query": "where do I live?", "as_of": mid_january})),
+            call(3, "memory_list", serde_json::json!({"as_of": mid_january})),
+            call(4, "memory_context", serde_json::json!({"query": "where do I live?", "as_of": mid_january})),
+        ],
+    );
+    assert_eq!(answers.len(), 4, "{answers:?}");
+    for answer in &answers[1..] {
+        let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains("I live in Austin") && !text.contains("Denver"), "{text}");
+    }
+
+    let future = env.run(&["--now", &now, "search", "--user", "u", "--as-of", &at("05-01"), "tea"]);
+    assert_ne!(future.code, 0);
+    assert!(
+        future.stderr.contains("as_of") && future.stderr.contains("future"),
+        "{}",
+        future.stderr
+    );
+    let malformed = env.run(&["--now", &now, "list", "--user", "u", "--as-of", "last tuesday"]);
+    assert_ne!(malformed.code, 0);
+    assert!(malformed.stderr.contains("--as-of"), "{}", malformed.stderr);
+}
