@@ -79,10 +79,10 @@ const WHEN: &[&str] = &[
 ];
 
 /// A small deterministic generator (xorshift64*).
-struct Rng(u64);
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -94,7 +94,7 @@ impl Rng {
     }
 }
 
-fn sentence(rng: &mut Rng, serial: usize) -> String {
+pub(crate) fn sentence(rng: &mut Rng, serial: usize) -> String {
     format!(
         "{} {} {} {} (note {serial})",
         rng.pick(NAMES),
@@ -116,7 +116,7 @@ fn rss_mib() -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
-fn percentile(sorted: &[f64], p: f64) -> f64 {
+pub(crate) fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
     }

@@ -6,6 +6,7 @@ mod extraction;
 mod load;
 mod locomo;
 mod notebook;
+mod personal;
 
 use std::path::PathBuf;
 
@@ -112,6 +113,22 @@ enum Eval {
         #[arg(long, default_value = "target/release/mnemo")]
         mnemo: PathBuf,
     },
+    /// The personal-facts workload: first-person facts among chatter, one question per
+    /// category (top-3 hit when stated, abstention when never mentioned).
+    PersonalFacts {
+        /// The workload file.
+        #[arg(long, default_value = "testdata/personal_facts_workload.json")]
+        data: PathBuf,
+        /// Notebook sizes (facts per user).
+        #[arg(long, value_delimiter = ',', default_value = "10,100,1000")]
+        sizes: Vec<usize>,
+        /// Users per size (at most 20 at 1,000 facts per user).
+        #[arg(long, default_value_t = 100)]
+        users: usize,
+        /// Also run with all-MiniLM-L6-v2 in-process from this model directory.
+        #[arg(long, env = "MNEMO_MINILM_DIR")]
+        minilm_dir: Option<PathBuf>,
+    },
     /// Extraction against LoCoMo's observations: leave-one-conversation-out and shipped
     /// weights, recall of observations and precision of memories.
     Extraction {
@@ -154,6 +171,9 @@ fn main() -> anyhow::Result<()> {
             locomo::run(&data, json.as_deref(), clock, via, &mnemo)
         }
         Task::TrainDisclosure { data, out, check } => extraction::train_command(&data, &out, check),
+        Task::Eval { eval: Eval::PersonalFacts { data, sizes, users, minilm_dir } } => {
+            personal::run(&data, &sizes, users, minilm_dir.as_deref())
+        }
         Task::Eval { eval: Eval::Extraction { data, mnemo } } => {
             extraction::eval_command(&data, mnemo.as_deref())
         }

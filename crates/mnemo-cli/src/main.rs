@@ -139,9 +139,18 @@ fn embedder(cli: &Cli) -> anyhow::Result<Arc<dyn mnemo::core::ports::Embedder>> 
             mnemo::openai_embedder(config)
                 .with_context(|| format!("embedder {} at {}", cli.embed_model, cli.embed_url))
         }
+        "minilm" => {
+            let dir = cli.model_dir.as_deref().ok_or_else(|| {
+                InvalidInput::new(
+                    "--model-dir",
+                    "is required with --embedder minilm (or set MNEMO_MINILM_DIR)",
+                )
+            })?;
+            Ok(mnemo::minilm_embedder(dir)?)
+        }
         other => Err(InvalidInput::new(
             "--embedder",
-            format!("unknown embedder `{other}` (expected builtin or openai)"),
+            format!("unknown embedder `{other}` (expected builtin, minilm or openai)"),
         )
         .into()),
     }

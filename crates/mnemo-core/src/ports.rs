@@ -519,6 +519,13 @@ pub trait Embedder: Send + Sync {
 
     /// Embeds each text; the output has one unit-length vector per input.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, PortError>;
+
+    /// Mean and standard deviation of the cosine between unrelated texts under this model,
+    /// when it knows them: the read path scales semantic evidence by them, so its relevance
+    /// gate means the same for every model. `None` keeps the configured values.
+    fn cosine_prior(&self) -> Option<(f64, f64)> {
+        None
+    }
 }
 
 /// Reason codes paired with the audit action a decision produces.

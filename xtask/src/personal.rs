@@ -1,0 +1,234 @@
+//! `cargo xtask eval personal-facts`: the personal-facts workload (the one mem0's own
+//! benchmark uses, with more categories and phrasings): each user states short first-person
+//! facts in some categories among everyday chatter, then asks one question per category, in
+//! their own words. A question whose fact was stated should find it in the top 3; a question
+//! about a category the user never mentioned should come back empty (abstention).
+//!
+//! Data: `testdata/personal_facts_workload.json` (19 categories, each with statement
+//! templates, values and questions, and first-person filler), written before the rules it
+//! measures. Users are drawn with a fixed seed. Everything goes through the library with
+//! default search settings (k = 3, relevance gate on), with the built-in embedder and, given
+//! `--minilm-dir`, with all-MiniLM-L6-v2 in-process, side by side.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use mnemo::core::lifecycle::CandidateFields;
+use mnemo::core::ports::{Embedder, SearchFilter};
+use mnemo::core::{ConsentReceipt, ManualClock, Timestamp, UserRef};
+use mnemo::{Mnemo, SearchRequest};
+use serde::Deserialize;
+
+use crate::bench::{Rng, percentile, sentence};
+
+#[derive(Debug, Deserialize)]
+struct Category {
+    templates: Vec<String>,
+    values: Vec<String>,
+    questions: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Workload {
+    categories: Vec<Category>,
+    filler: Vec<String>,
+}
+
+/// Categories each user never mentions, asked about to test abstention.
+const UNMENTIONED: usize = 3;
+
+/// What one configuration measured.
+struct Figures {
+    embedder: String,
+    per_user: usize,
+    users: usize,
+    asked: usize,
+    found: usize,
+    empty_with_fact: usize,
+    probes: usize,
+    abstained: usize,
+    p50: f64,
+    p95: f64,
+    ingest_per_s: f64,
+}
+
+/// One user's notebook and questions: (statements, questions with the index of the statement
+/// that answers them, or `None` for a category never mentioned).
+fn user_script(
+    workload: &Workload,
+    rng: &mut Rng,
+    per_user: usize,
+) -> (Vec<String>, Vec<(String, Option<usize>)>) {
+    let n = workload.categories.len();
+    // A random order of the categories: the first UNMENTIONED are never mentioned.
+    let mut order: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        order.swap(i, (rng.next() % (i as u64 + 1)) as usize);
+    }
+    let mentioned = (n - UNMENTIONED).min(per_user * 8 / 10).max(1);
+    let mut statements = Vec::new();
+    let mut questions = Vec::new();
+    let pick =
+        |rng: &mut Rng, items: &[String]| items[(rng.next() % items.len() as u64) as usize].clone();
+    for &c in &order[UNMENTIONED..UNMENTIONED + mentioned] {
+        let category = &workload.categories[c];
+        let value = pick(rng, &category.values);
+        let template = pick(rng, &category.templates);
+        questions.push((pick(rng, &category.questions), Some(statements.len())));
+        statements.push(template.replace("{v}", &value));
+    }
+    for &c in &order[..UNMENTIONED] {
+        questions.push((pick(rng, &workload.categories[c].questions), None));
+    }
+    // Everyday chatter, then notes about other things, up to the notebook's size.
+    let mut filler = 0;
+    while statements.len() < per_user {
+        let text = match workload.filler.get(filler) {
+            Some(f) => f.clone(),
+            None => sentence(rng, filler),
+        };
+        statements.push(text);
+        filler += 1;
+    }
+    // Mix the facts among the chatter, keeping track of where they went.
+    let mut positions: Vec<usize> = (0..statements.len()).collect();
+    for i in (1..positions.len()).rev() {
+        positions.swap(i, (rng.next() % (i as u64 + 1)) as usize);
+    }
+    let mut shuffled = vec![String::new(); statements.len()];
+    for (from, &to) in positions.iter().enumerate() {
+        shuffled[to] = std::mem::take(&mut statements[from]);
+    }
+    let questions = questions.into_iter().map(|(q, at)| (q, at.map(|i| positions[i]))).collect();
+    (shuffled, questions)
+}
+
+fn measure(
+    workload: &Workload,
+    name: &str,
+    embedder: Arc<dyn Embedder>,
+    per_user: usize,
+    users: usize,
+) -> anyhow::Result<Figures> {
+    let dir = tempfile::tempdir()?;
+    let start = Timestamp::parse("2026-03-02T09:00:00Z", "t")?;
+    let clock = Arc::new(ManualClock::new(start));
+    let mnemo =
+        Mnemo::open_sqlite(&dir.path().join("m.db"), Some(embedder), clock.clone(), "eval")?;
+    let mut rng = Rng(0x005e_ed0f_fac7 + per_user as u64);
+    let mut figures = Figures {
+        embedder: name.to_owned(),
+        per_user,
+        users,
+        asked: 0,
+        found: 0,
+        empty_with_fact: 0,
+        probes: 0,
+        abstained: 0,
+        p50: 0.0,
+        p95: 0.0,
+        ingest_per_s: 0.0,
+    };
+    let mut latencies = Vec::new();
+    let mut written = 0usize;
+    let mut writing = 0.0;
+    for u in 0..users {
+        let who = UserRef::new("eval", &format!("user-{u}"))?;
+        let (statements, questions) = user_script(workload, &mut rng, per_user);
+        clock.set(start);
+        // The user agreed to being remembered (allergies are health facts, which wait for
+        // consent otherwise).
+        let consent = ConsentReceipt {
+            granted_at: start,
+            method: "explicit_remember".into(),
+            recorded_by: "eval".into(),
+        };
+        let batch: Vec<CandidateFields> = statements
+            .iter()
+            .map(|s| CandidateFields {
+                content: s.clone(),
+                consent: Some(consent.clone()),
+                ..Default::default()
+            })
+            .collect();
+        let began = Instant::now();
+        let outcomes = mnemo.remember_batch(&who, batch)?;
+        writing += began.elapsed().as_secs_f64();
+        written += outcomes.len();
+        clock.set(Timestamp::from_millis(start.as_millis() + 86_400_000));
+        for (question, answer) in questions {
+            let request = SearchRequest {
+                query: question,
+                k: 3,
+                filter: SearchFilter::default(),
+                min_relevance: None,
+                as_of: None,
+            };
+            let began = Instant::now();
+            let hits = mnemo.search(&who, &request)?;
+            latencies.push(began.elapsed().as_secs_f64() * 1000.0);
+            match answer.map(|i| &outcomes[i]) {
+                // The fact was stored: it should be among the three.
+                Some(outcome) => {
+                    let Some(id) = &outcome.id else { continue };
+                    figures.asked += 1;
+                    figures.found += usize::from(hits.iter().any(|h| &h.memory.id == id));
+                    figures.empty_with_fact += usize::from(hits.is_empty());
+                }
+                None => {
+                    figures.probes += 1;
+                    figures.abstained += usize::from(hits.is_empty());
+                }
+            }
+        }
+    }
+    latencies.sort_by(f64::total_cmp);
+    figures.p50 = percentile(&latencies, 0.5);
+    figures.p95 = percentile(&latencies, 0.95);
+    figures.ingest_per_s = written as f64 / writing.max(1e-9);
+    Ok(figures)
+}
+
+/// Runs the workload at each notebook size with each embedder and prints a table.
+pub(crate) fn run(
+    data: &Path,
+    sizes: &[usize],
+    users: usize,
+    minilm_dir: Option<&Path>,
+) -> anyhow::Result<()> {
+    let workload: Workload = serde_json::from_str(&std::fs::read_to_string(data)?)?;
+    let mut embedders: Vec<(String, Arc<dyn Embedder>)> =
+        vec![("built-in static".into(), mnemo::builtin_embedder()?)];
+    if let Some(dir) = minilm_dir {
+        embedders.push(("all-MiniLM-L6-v2".into(), mnemo::minilm_embedder(dir)?));
+    }
+    println!(
+        "| embedder | facts/user | users | top-3 hit (fact stated) | empty though stated | abstained (never mentioned) | search p50 | p95 | remember_batch |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for &per_user in sizes {
+        // Fewer users for the largest notebooks keeps the run short; each still asks 19 questions.
+        let users = if per_user >= 1000 { users.min(20) } else { users };
+        for (name, embedder) in &embedders {
+            let f = measure(&workload, name, Arc::clone(embedder), per_user, users)?;
+            println!(
+                "| {} | {} | {} | {:.3} ({}/{}) | {} | {:.3} ({}/{}) | {:.2} ms | {:.2} ms | {:.0}/s |",
+                f.embedder,
+                f.per_user,
+                f.users,
+                f.found as f64 / f.asked.max(1) as f64,
+                f.found,
+                f.asked,
+                f.empty_with_fact,
+                f.abstained as f64 / f.probes.max(1) as f64,
+                f.abstained,
+                f.probes,
+                f.p50,
+                f.p95,
+                f.ingest_per_s,
+            );
+        }
+    }
+    Ok(())
+}
