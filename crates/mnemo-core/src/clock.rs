@@ -21,6 +21,11 @@ use crate::error::InvalidInput;
 pub struct Timestamp(i64);
 
 impl Timestamp {
+    /// The earliest instant a record may carry: 1970-01-01T00:00:00.000Z.
+    pub const MIN: Timestamp = Timestamp(0);
+    /// The latest instant a record may carry: 9999-12-31T23:59:59.999Z.
+    pub const MAX: Timestamp = Timestamp(253_402_300_799_999);
+
     /// The timestamp `millis` milliseconds after the Unix epoch.
     pub const fn from_millis(millis: i64) -> Self {
         Self(millis)
@@ -39,7 +44,25 @@ impl Timestamp {
                 format!("`{text}` is not an RFC 3339 time (e.g. 2026-01-31T09:00:00Z)"),
             )
         })?;
-        Ok(Self::from_offset_date_time(parsed))
+        Self::from_offset_date_time(parsed).in_range(field)
+    }
+
+    /// This instant, if it lies within [`Timestamp::MIN`]..=[`Timestamp::MAX`]; otherwise an
+    /// input error naming `field`.
+    pub fn in_range(self, field: &str) -> Result<Self, InvalidInput> {
+        if self > Self::MAX {
+            return Err(InvalidInput::new(
+                field,
+                format!("is after {}, the latest time a record can hold", Self::MAX),
+            ));
+        }
+        if self < Self::MIN {
+            return Err(InvalidInput::new(
+                field,
+                format!("is before {}, the earliest time a record can hold", Self::MIN),
+            ));
+        }
+        Ok(self)
     }
 
     /// Converts from a `time` value, truncating to milliseconds.
@@ -58,20 +81,25 @@ impl Timestamp {
         (self.0 - earlier.0) as f64 / 86_400_000.0
     }
 
-    fn to_offset_date_time(self) -> OffsetDateTime {
-        OffsetDateTime::from_unix_timestamp_nanos(i128::from(self.0) * 1_000_000)
-            .unwrap_or(OffsetDateTime::UNIX_EPOCH)
+    fn to_offset_date_time(self) -> Option<OffsetDateTime> {
+        OffsetDateTime::from_unix_timestamp_nanos(i128::from(self.0) * 1_000_000).ok()
     }
 }
 
 impl fmt::Display for Timestamp {
+    /// RFC 3339 with three fractional digits and `Z`; an instant outside 0000..9999 (which no
+    /// validated record holds) is written as `@<ms>ms`, never as another date.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let format = format_description!(
             "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
         );
-        match self.to_offset_date_time().format(&format) {
-            Ok(text) => f.write_str(&text),
-            Err(_) => write!(f, "@{}ms", self.0),
+        let text = self
+            .to_offset_date_time()
+            .filter(|t| (0..=9999).contains(&t.year()))
+            .and_then(|t| t.format(&format).ok());
+        match text {
+            Some(text) => f.write_str(&text),
+            None => write!(f, "@{}ms", self.0),
         }
     }
 }
@@ -166,5 +194,40 @@ mod tests {
         let a = Timestamp::from_millis(0);
         let b = Timestamp::from_millis(36 * 3_600_000);
         assert!((b.days_since(a) - 1.5).abs() < 1e-12);
+    }
+
+    proptest::proptest! {
+        /// Every instant a record may hold, 1970 to 9999, is written and read back exactly.
+        #[test]
+        fn every_instant_in_range_round_trips(ms in Timestamp::MIN.as_millis()..=Timestamp::MAX.as_millis()) {
+            let t = Timestamp::from_millis(ms);
+            let text = t.to_string();
+            proptest::prop_assert_eq!(Timestamp::parse(&text, "t").unwrap(), t, "{}", text);
+            let json = serde_json::to_string(&t).unwrap();
+            proptest::prop_assert_eq!(serde_json::from_str::<Timestamp>(&json).unwrap(), t);
+        }
+
+        /// An instant outside that range is an input error naming the field, never a date.
+        #[test]
+        fn instants_out_of_range_are_refused(ms in proptest::prop_oneof![
+            i64::MIN..Timestamp::MIN.as_millis(),
+            Timestamp::MAX.as_millis() + 1..=i64::MAX,
+        ]) {
+            let t = Timestamp::from_millis(ms);
+            let error = t.in_range("expires_at").unwrap_err();
+            proptest::prop_assert_eq!(error.field.as_str(), "expires_at");
+            proptest::prop_assert!(t.to_string().starts_with('@'));
+        }
+    }
+
+    #[test]
+    fn the_range_ends_are_1970_and_9999() {
+        assert_eq!(Timestamp::MIN.to_string(), "1970-01-01T00:00:00.000Z");
+        assert_eq!(Timestamp::MAX.to_string(), "9999-12-31T23:59:59.999Z");
+        let before = Timestamp::parse("1969-12-31T23:59:59Z", "ts").unwrap_err();
+        assert!(before.problem.contains("before 1970"), "{}", before.problem);
+        // A TTL that ends after 9999 saturates past MAX, which validation refuses.
+        let far = Timestamp::MAX.plus(Ttl::from_millis(1));
+        assert!(far.in_range("expires_at").is_err());
     }
 }

@@ -194,7 +194,17 @@ impl Candidate {
             validate_unit(fields.confidence.unwrap_or(default_confidence), "confidence")?;
         let agent_id = fields.agent_id.map(|a| validate_key(&a, "agent")).transpose()?;
         let session_id = fields.session_id.map(|s| validate_key(&s, "session")).transpose()?;
-        let valid_from = fields.valid_from.unwrap_or(now);
+        let valid_from = fields.valid_from.unwrap_or(now).in_range("valid_from")?;
+        for (field, at) in [
+            ("expires_at", fields.expires_at),
+            ("review_after", fields.review_after),
+            ("source.captured_at", Some(source.captured_at)),
+            ("consent.granted_at", fields.consent.as_ref().map(|c| c.granted_at)),
+        ] {
+            if let Some(at) = at {
+                at.in_range(field)?;
+            }
+        }
         if let Some(expires_at) = fields.expires_at
             && expires_at <= valid_from.min(now)
         {

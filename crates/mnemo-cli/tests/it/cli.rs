@@ -341,3 +341,40 @@ fn remember_json(template: &std::process::Command, text: &str) -> Value {
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     serde_json::from_slice(&output.stdout).unwrap()
 }
+
+/// An instant outside 1970..9999 is an input error wherever it comes from (a TTL, a message
+/// time, an import document), and nothing is written.
+#[test]
+fn times_outside_1970_to_9999_are_refused_and_nothing_is_written() {
+    let env = Env::new();
+    let run = env.run(&["remember", "--user", "u", "--ttl", "999999999w", "In Rome for a while"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("expires_at") && run.stderr.contains("after 9999-12-31"),
+        "{}",
+        run.stderr
+    );
+    for ts in ["9999-12-31T23:00:00Z", "1969-12-31T23:00:00Z"] {
+        let path = env.path().join("chat.jsonl");
+        let line = serde_json::json!({"role": "user", "content": "I live in Rome", "ts": ts});
+        std::fs::write(&path, line.to_string()).unwrap();
+        let run = env.run(&["ingest", "--user", "u", "--session", "s", path.to_str().unwrap()]);
+        assert_eq!(run.code, 2, "{ts}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("9999-12-31") || run.stderr.contains("1970-01-01"),
+            "{}",
+            run.stderr
+        );
+    }
+    let id = env.remember("u", "I live in Lisbon");
+    let mut document = env.json(&["export", "--user", "u"]);
+    document["memories"][0]["expires_at"] = serde_json::json!("1969-06-01T00:00:00.000Z");
+    let path = env.path().join("export.json");
+    std::fs::write(&path, document.to_string()).unwrap();
+    env.json(&["forget", "--user", "u", &id]);
+    let run = env.run(&["import", "--user", "u", path.to_str().unwrap()]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("1970-01-01"), "{}", run.stderr);
+    assert!(env.json(&["list", "--user", "u"])["memories"].as_array().unwrap().is_empty());
+    assert!(!env.file_contains("Rome"));
+}
