@@ -161,6 +161,9 @@ impl Candidate {
     /// Validates raw fields into a candidate, resolving defaults against `now`.
     pub fn validate(fields: CandidateFields, now: Timestamp) -> Result<Self, InvalidInput> {
         let content = validate_content(&fields.content)?;
+        // Subject and attribute as given, before normalisation, for the secret screen.
+        let given_key: Vec<String> =
+            fields.subject.iter().chain(fields.attribute.iter()).cloned().collect();
         let key = match (fields.subject, fields.attribute) {
             (Some(subject), Some(attribute)) => Some((
                 normalize_key(&validate_key(&subject, "subject")?),
@@ -219,7 +222,20 @@ impl Candidate {
                 ));
             }
         }
-        let screening = screen(&content);
+        let mut screening = screen(&content);
+        // A secret in any field the caller supplies is refused as one in the content is:
+        // metadata keys and values, the source reference, ids, subject and attribute.
+        if screening.secret.is_none() {
+            let supplied = fields
+                .metadata
+                .iter()
+                .flat_map(|(k, v)| [k.as_str(), v.as_str()])
+                .chain(source.source_ref.as_deref())
+                .chain(agent_id.as_deref())
+                .chain(session_id.as_deref())
+                .chain(given_key.iter().map(String::as_str));
+            screening.secret = supplied.filter_map(crate::screen::find_secret).next();
+        }
         let sensitive = fields.sensitive || screening.sensitive.is_some();
         if fields.transcript && fields.expires_at.is_none() {
             return Err(InvalidInput::new(
@@ -461,6 +477,51 @@ fn contradicted<'a>(
         })
         .map(|(m, _)| m)
         .collect()
+}
+
+/// What the policy gate makes of a new version of a stored record (an edit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EditDecision {
+    /// Store the new version with this sensitivity; `hold` makes the record `pending`.
+    Apply {
+        /// The new text's sensitivity (a record once sensitive stays so).
+        sensitivity: Sensitivity,
+        /// Why it waits for the user's confirmation, if it does.
+        hold: Option<ReasonCode>,
+    },
+    /// Change nothing.
+    Refuse(ReasonCode),
+}
+
+/// The policy gate applied to an edit: the new text is screened as a new statement would be
+/// (secret, instruction-like, sensitive without the record's consent), given by `source`, with
+/// the user's `settings`. An edit of a transcript turn is judged like a turn: only refusals
+/// apply.
+pub fn decide_edit(
+    record: &Memory,
+    content: &str,
+    source: crate::record::SourceType,
+    settings: UserSettings,
+) -> EditDecision {
+    let screening = screen(content);
+    let sensitive = record.sensitivity == Sensitivity::Sensitive || screening.sensitive.is_some();
+    let sensitivity = if sensitive { Sensitivity::Sensitive } else { Sensitivity::Normal };
+    let verdict = gate(GateInput {
+        settings,
+        source,
+        sensitivity,
+        has_consent: record.consent.is_some(),
+        secret: screening.secret.is_some(),
+        instruction_like: screening.instruction_like,
+    });
+    match verdict {
+        GateVerdict::Refuse(reason) => EditDecision::Refuse(reason),
+        GateVerdict::Hold(_) if record.transcript => {
+            EditDecision::Apply { sensitivity, hold: None }
+        }
+        GateVerdict::Hold(reason) => EditDecision::Apply { sensitivity, hold: Some(reason) },
+        GateVerdict::Allow => EditDecision::Apply { sensitivity, hold: None },
+    }
 }
 
 /// Why a transcript turn is kept out of search and context (quarantined): the hold the gate

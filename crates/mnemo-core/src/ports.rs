@@ -13,7 +13,7 @@ use crate::clock::Timestamp;
 use crate::error::ErrorKind;
 use crate::lifecycle::{Candidate, Decision, WriteContext};
 use crate::policy::{ReasonCode, UserSettings};
-use crate::record::{Kind, Memory, MemoryId, MemoryVersion, Status};
+use crate::record::{Kind, Memory, MemoryId, MemoryVersion, Sensitivity, Status};
 use crate::retrieval::{Fused, Signals};
 use crate::run::Run;
 use crate::scope::{Scope, UserRef};
@@ -99,6 +99,19 @@ pub struct Edit {
     pub content: String,
     /// Its embedding.
     pub embedding: Option<Embedded>,
+    /// The sensitivity the new content has, when screening decided it (`None` keeps the
+    /// record's).
+    pub sensitivity: Option<Sensitivity>,
+    /// Why the policy gate holds the new version for the user's confirmation, if it does:
+    /// the record becomes `pending`.
+    pub hold: Option<ReasonCode>,
+}
+
+impl Edit {
+    /// An edit the gate lets through, keeping the record's sensitivity.
+    pub fn new(content: impl Into<String>, embedding: Option<Embedded>) -> Self {
+        Self { content: content.into(), embedding, sensitivity: None, hold: None }
+    }
 }
 
 /// Filters for listing a user's records.

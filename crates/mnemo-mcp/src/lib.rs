@@ -261,7 +261,9 @@ impl MemoryTools {
     ) -> Result<CallToolResult, McpError> {
         let who = self.who(&ctx)?;
         run(Arc::clone(&self.mnemo), move |mnemo| {
-            mnemo.edit(&who, &MemoryId(args.id), &args.content).map_err(fail)
+            mnemo
+                .edit_as(&who, &MemoryId(args.id), &args.content, mnemo::core::SourceType::Inferred)
+                .map_err(fail)
         })
         .await
     }

@@ -1220,7 +1220,7 @@ impl Store for PostgresStore {
             )?;
             tx.execute(
                 "UPDATE memories SET content = $1, content_hash = $2, version = version + 1,
-                        updated_at = $3
+                        updated_at = $3, status = $7, sensitivity = $8
                   WHERE rowid = $4 AND tenant = $5 AND user_id = $6",
                 &[
                     &edit.content,
@@ -1229,6 +1229,8 @@ impl Store for PostgresStore {
                     &rowid,
                     &who.tenant(),
                     &who.user_id(),
+                    &edit.hold.map_or(memory.status, |_| Status::Pending).as_str(),
+                    &edit.sensitivity.unwrap_or(memory.sensitivity).as_str(),
                 ],
             )?;
             match &edit.embedding {
@@ -1240,7 +1242,7 @@ impl Store for PostgresStore {
                     tx.execute("DELETE FROM memory_vectors WHERE memory_rowid = $1", &[&rowid])?;
                 }
             }
-            Auditor::for_user(who, now, actor).log(tx, AuditAction::Edited, Some(id), None)?;
+            Auditor::for_user(who, now, actor).log(tx, AuditAction::Edited, Some(id), edit.hold)?;
             Ok(find(tx, who, id)?.map(|(_, m)| m))
         })?)
     }

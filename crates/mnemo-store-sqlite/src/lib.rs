@@ -941,9 +941,16 @@ impl Store for SqliteStore {
             docs.change(tx, rowid, || {
                 tx.execute(
                     "UPDATE memories SET content = ?1, content_hash = ?2, version = version + 1,
-                            updated_at = ?3
-                      WHERE rowid = ?4",
-                    params![edit.content, content_hash(&edit.content), now.as_millis(), rowid],
+                            updated_at = ?3, status = ?4, sensitivity = ?5
+                      WHERE rowid = ?6",
+                    params![
+                        edit.content,
+                        content_hash(&edit.content),
+                        now.as_millis(),
+                        edit.hold.map_or(memory.status, |_| Status::Pending).as_str(),
+                        edit.sensitivity.unwrap_or(memory.sensitivity).as_str(),
+                        rowid
+                    ],
                 )?;
                 Ok(())
             })?;
@@ -954,7 +961,7 @@ impl Store for SqliteStore {
                     tx.execute("DELETE FROM memory_vectors WHERE memory_rowid = ?1", [rowid])?;
                 }
             }
-            Auditor::for_user(who, now, actor).log(tx, AuditAction::Edited, Some(id), None)?;
+            Auditor::for_user(who, now, actor).log(tx, AuditAction::Edited, Some(id), edit.hold)?;
             Ok((find(tx, who, id)?.map(|(_, m)| m), Touched::Rows(vec![rowid])))
         })?)
     }

@@ -198,7 +198,7 @@ pub fn other_users_ids_do_not_exist(h: &dyn Harness) {
         assert!(store.list(&intruder, &ListFilter::default(), T0).unwrap().is_empty());
         assert!(store.export(&intruder).unwrap().is_empty());
         assert!(store.audit(&intruder, 100).unwrap().is_empty());
-        let edit = Edit { content: "hijacked".into(), embedding: None };
+        let edit = Edit::new("hijacked", None);
         assert!(store.edit(&intruder, &id("m1"), edit, T0, "test").unwrap().is_none());
         assert!(store.forget(&intruder, &id("m1"), T0, "test").unwrap().is_empty());
         assert_eq!(store.forget_all(&intruder, T0, "test").unwrap(), 0);
@@ -247,7 +247,7 @@ pub fn forget_scrubs_every_copy_of_the_text(h: &dyn Harness) {
         keyed("Codeword Vellichor4412 second", "user", "codeword"),
         day(1),
     );
-    let edit = Edit { content: "Codeword Petrichor9925 edited".into(), embedding: None };
+    let edit = Edit::new("Codeword Petrichor9925 edited", None);
     store.edit(&alice, &id("m1"), edit, day(2), "test").unwrap().unwrap();
     for needle in ["Quixotica7731", "Vellichor4412", "Petrichor9925"] {
         assert_present(h, needle);
@@ -349,7 +349,7 @@ pub fn forgetting_a_turn_scrubs_it_from_its_neighbours(h: &dyn Harness) {
         write(&*store, &alice, &format!("t{i}"), fields, T0);
     }
     assert_present(h, "Quillback7741");
-    let edit = Edit { content: "Next Saturday at Marina Zephyrine2209".into(), embedding: None };
+    let edit = Edit::new("Next Saturday at Marina Zephyrine2209", None);
     store.edit(&alice, &id("t3"), edit, day(1), "test").unwrap().unwrap();
     store.forget(&alice, &id("t1"), day(1), "test").unwrap();
     assert_scrubbed(h, "Quillback7741", "forgetting a turn");
@@ -371,7 +371,7 @@ pub fn export_import_round_trips(h: &dyn Harness) {
     let mut fields = stated("Pending web fact");
     fields = from_source(fields, SourceType::Web, T0);
     write(&*store, &alice, "m3", fields, day(1));
-    let edit = Edit { content: "Lives in Austin, Texas".into(), embedding: None };
+    let edit = Edit::new("Lives in Austin, Texas", None);
     store.edit(&alice, &id("m2"), edit, day(2), "test").unwrap().unwrap();
     let first = store.export(&alice).unwrap();
     assert_eq!(first.len(), 3);
@@ -393,7 +393,7 @@ pub fn edit_keeps_old_version_in_history(h: &dyn Harness) {
     let store = h.store();
     let alice = who("acme", "alice");
     write(&*store, &alice, "m1", stated("Works at Acme"), T0);
-    let edit = Edit { content: "Works at Acme Corp".into(), embedding: None };
+    let edit = Edit::new("Works at Acme Corp", None);
     let m = store.edit(&alice, &id("m1"), edit, day(1), "test").unwrap().unwrap();
     assert_eq!((m.content.as_str(), m.version, m.updated_at), ("Works at Acme Corp", 2, day(1)));
     let history = store.history(&alice, &id("m1"), day(1)).unwrap().unwrap();
@@ -405,7 +405,7 @@ pub fn edit_keeps_old_version_in_history(h: &dyn Harness) {
     // A superseded record cannot be edited.
     write(&*store, &alice, "k1", keyed("Tea", "user", "drink"), T0);
     write(&*store, &alice, "k2", keyed("Coffee", "user", "drink"), day(1));
-    let edit = Edit { content: "Water".into(), embedding: None };
+    let edit = Edit::new("Water", None);
     let err = store.edit(&alice, &id("k1"), edit, day(2), "test").unwrap_err();
     assert_eq!(err.kind, mnemo_core::ErrorKind::Conflict);
 }
@@ -528,7 +528,7 @@ pub fn isolation_property(h: &dyn Harness) {
                 Op::Edit { user, target } => {
                     if let Some((target_id, target_owner)) = owner.get(*target % owner.len().max(1))
                     {
-                        let edit = Edit { content: format!("edited by {user}"), embedding: None };
+                        let edit = Edit::new(format!("edited by {user}"), None);
                         let result = store.edit(&users[*user], target_id, edit, now, "test");
                         if *user != *target_owner {
                             prop_assert!(matches!(result, Ok(None)), "foreign edit: {result:?}");
@@ -617,7 +617,7 @@ pub fn export_import_property(h: &dyn Harness) {
             }
             let r = outcome(write(&*store, &alice, &format!("x{i}"), fields, now));
             if r.outcome == Outcome::Added && text % 3 == 0 {
-                let edit = Edit { content: format!("edited {content}"), embedding: None };
+                let edit = Edit::new(format!("edited {content}"), None);
                 store.edit(&alice, &id(&format!("x{i}")), edit, now, "test").unwrap();
             }
         }

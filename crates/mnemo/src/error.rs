@@ -20,6 +20,14 @@ pub enum Error {
     /// No session of this tenant and user holds turns under this id.
     #[error("session {0} not found")]
     SessionNotFound(String),
+    /// The policy gate refused a new version of a record (an edit): nothing was changed.
+    #[error("edit of memory {id} refused ({reason}): {}", reason.explanation())]
+    EditRefused {
+        /// The record.
+        id: MemoryId,
+        /// Why.
+        reason: mnemo_core::policy::ReasonCode,
+    },
     /// A store or embedder failed.
     #[error(transparent)]
     Port(#[from] PortError),
@@ -33,6 +41,7 @@ impl Error {
             Error::NotFound(_) | Error::RunNotFound(_) | Error::SessionNotFound(_) => {
                 ErrorKind::NotFound
             }
+            Error::EditRefused { .. } => ErrorKind::Conflict,
             Error::Port(e) => e.kind,
         }
     }

@@ -341,11 +341,35 @@ impl Mnemo {
 
     /// Replaces a record's content with a new version; the old one stays in its history.
     pub fn edit(&self, who: &UserRef, id: &MemoryId, content: &str) -> Result<Memory> {
+        self.edit_as(who, id, content, mnemo_core::SourceType::UserStated)
+    }
+
+    /// Replaces a record's content with a new version given by `source` (an agent's edit is
+    /// an inference). The new text passes the policy gate as a new statement does: a secret,
+    /// or memory switched off, refuses it ([`Error::EditRefused`], nothing changed); an
+    /// instruction-like text, or a sensitive one without the record's consent, is stored and
+    /// the record waits for the user's confirmation (`pending`).
+    pub fn edit_as(
+        &self,
+        who: &UserRef,
+        id: &MemoryId,
+        content: &str,
+        source: mnemo_core::SourceType,
+    ) -> Result<Memory> {
         let content = lifecycle::validate_content(content)?;
+        let now = self.now();
+        let record = self.store.get(who, id, now)?.ok_or_else(|| Error::NotFound(id.clone()))?;
+        let settings = self.store.settings(who)?;
+        let (sensitivity, hold) = match lifecycle::decide_edit(&record, &content, source, settings)
+        {
+            lifecycle::EditDecision::Refuse(reason) => {
+                return Err(Error::EditRefused { id: id.clone(), reason });
+            }
+            lifecycle::EditDecision::Apply { sensitivity, hold } => (sensitivity, hold),
+        };
         let embedding = self.embed_one(&content)?;
-        self.store
-            .edit(who, id, Edit { content, embedding }, self.now(), &self.actor)?
-            .ok_or_else(|| Error::NotFound(id.clone()))
+        let edit = Edit { content, embedding, sensitivity: Some(sensitivity), hold };
+        self.store.edit(who, id, edit, now, &self.actor)?.ok_or_else(|| Error::NotFound(id.clone()))
     }
 
     /// The user's memories awaiting confirmation, newest first.
