@@ -200,8 +200,14 @@ pub(crate) fn run(
                 notebook.set_clock(date)?;
                 last = last.max(date);
             }
-            for stored in notebook.remember(id, &batch)? {
-                anyhow::ensure!(stored.written, "a turn of {id} was not stored: {}", stored.reason);
+            for (stored, turn) in notebook.remember(id, &batch)?.into_iter().zip(&batch) {
+                anyhow::ensure!(
+                    stored.written,
+                    "turn {} of {id} was not stored: {} ({:?})",
+                    turn.reference,
+                    stored.reason,
+                    turn.text
+                );
                 if stored.pending {
                     *held.entry(stored.reason).or_insert(0) += 1;
                 }
