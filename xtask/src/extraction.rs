@@ -234,6 +234,8 @@ impl<'a> SessionIngest<'a> {
                 let options = IngestOptions {
                     session: session.to_owned(),
                     incognito: false,
+                    agent_id: None,
+                    metadata: Default::default(),
                     retention: Ttl::parse(RETENTION, "retention")?,
                 };
                 let report =
@@ -364,6 +366,8 @@ pub(crate) fn conversation_ingest(data: &Path, turns: usize) -> anyhow::Result<(
     let options = IngestOptions {
         session: "s1".into(),
         incognito: false,
+        agent_id: None,
+        metadata: Default::default(),
         retention: Ttl::parse("30d", "retention")?,
     };
     let start = std::time::Instant::now();

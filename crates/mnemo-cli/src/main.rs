@@ -628,6 +628,8 @@ fn ingest(cli: &Cli, mnemo: &Mnemo, args: &IngestArgs) -> anyhow::Result<()> {
     let options = mnemo::IngestOptions {
         session: args.session.clone(),
         incognito: args.incognito,
+        agent_id: None,
+        metadata: Default::default(),
         retention: mnemo::core::duration::Ttl::parse(&args.retention, "--retention")?,
     };
     let report = mnemo.ingest(&who, &messages, &options)?;

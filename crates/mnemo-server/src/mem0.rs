@@ -40,6 +40,20 @@ struct AddBody {
     metadata: Option<serde_json::Map<String, Value>>,
     #[serde(default = "yes")]
     infer: bool,
+    /// When the memories stop holding (RFC 3339, or a date `YYYY-MM-DD`, end of that day).
+    #[serde(default)]
+    expiration_date: Option<String>,
+}
+
+/// mem0's `expiration_date`: an RFC 3339 time, or a calendar date (the memory holds through
+/// that day, UTC).
+fn expiration(text: Option<&str>) -> Result<Option<Timestamp>, mnemo::core::error::InvalidInput> {
+    let Some(text) = text else { return Ok(None) };
+    if text.len() == 10 {
+        let end_of_day = format!("{text}T23:59:59.999Z");
+        return Timestamp::parse(&end_of_day, "expiration_date").map(Some);
+    }
+    Timestamp::parse(text, "expiration_date").map(Some)
 }
 
 fn yes() -> bool {
@@ -63,10 +77,16 @@ struct SearchBody {
     user_id: Option<String>,
     #[serde(default)]
     limit: Option<usize>,
+    /// mem0's newer name for `limit`.
+    #[serde(default)]
+    top_k: Option<usize>,
     #[serde(default)]
     agent_id: Option<String>,
     #[serde(default)]
     run_id: Option<String>,
+    /// mem0's newer form: `{"filters": {"user_id": …, "agent_id": …, "run_id": …}}`.
+    #[serde(default)]
+    filters: Option<Scope>,
 }
 
 /// A memory in mem0's shape.
@@ -80,10 +100,24 @@ fn item(m: &Memory) -> Value {
         "metadata": m.metadata,
         "user_id": m.user_id,
         "agent_id": m.agent_id,
-        "run_id": m.session_id,
+        "run_id": run_of(m),
         "created_at": m.created_at,
         "updated_at": m.updated_at,
     })
+}
+
+/// The mem0 run a memory belongs to: its session, or the run recorded when it was drawn
+/// from a conversation.
+fn run_of(m: &Memory) -> Option<&str> {
+    m.session_id.as_deref().or_else(|| m.metadata.get(RUN_ID).map(String::as_str))
+}
+
+/// Metadata key recording the mem0 `run_id` on memories drawn from a conversation.
+const RUN_ID: &str = "run_id";
+
+/// Whether a memory is within a mem0 scope's agent and run.
+fn in_scope(m: &Memory, agent: Option<&String>, run: Option<&String>) -> bool {
+    agent.is_none_or(|a| m.agent_id.as_ref() == Some(a)) && run.is_none_or(|r| run_of(m) == Some(r))
 }
 
 fn event(outcome: Outcome) -> &'static str {
@@ -117,6 +151,7 @@ async fn add(
             .into_iter()
             .map(|(k, v)| (k, v.as_str().map_or_else(|| v.to_string(), str::to_owned)))
             .collect();
+        let expires_at = expiration(body.expiration_date.as_deref())?;
         let mut results = Vec::new();
         if body.infer {
             let messages: Vec<Message> = body
@@ -135,9 +170,15 @@ async fn add(
                     source: None,
                 })
                 .collect();
+            let mut run_metadata = metadata.clone();
+            if let Some(run) = &body.run_id {
+                run_metadata.insert(RUN_ID.to_owned(), run.clone());
+            }
             let options = mnemo::IngestOptions {
                 session: body.run_id.clone().unwrap_or_else(|| "mem0".to_owned()),
                 incognito: false,
+                agent_id: body.agent_id.clone(),
+                metadata: run_metadata,
                 retention: mnemo::core::duration::Ttl::parse(
                     mnemo::DEFAULT_RETENTION,
                     "retention",
@@ -157,6 +198,7 @@ async fn add(
                     agent_id: body.agent_id.clone(),
                     session_id: body.run_id.clone(),
                     metadata: metadata.clone(),
+                    expires_at,
                     ..Default::default()
                 };
                 let r = mnemo.remember(&who, fields)?;
@@ -186,8 +228,7 @@ async fn get_all(
     let results: Vec<Value> = memories
         .iter()
         .filter(|m| m.kind != Kind::Episodic)
-        .filter(|m| scope.agent_id.as_ref().is_none_or(|a| m.agent_id.as_ref() == Some(a)))
-        .filter(|m| scope.run_id.as_ref().is_none_or(|r| m.session_id.as_ref() == Some(r)))
+        .filter(|m| in_scope(m, scope.agent_id.as_ref(), scope.run_id.as_ref()))
         .map(item)
         .collect();
     Ok(Json(json!({ "results": results })))
@@ -210,13 +251,17 @@ async fn search(
     body: Result<Json<SearchBody>, JsonRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let Json(body) = body?;
-    let who = caller.user(body.user_id.as_deref())?;
-    let (agent, run, limit) = (body.agent_id.clone(), body.run_id.clone(), body.limit);
+    let filters = body.filters.unwrap_or_default();
+    let who = caller.user(body.user_id.as_deref().or(filters.user_id.as_deref()))?;
+    let agent = body.agent_id.or(filters.agent_id);
+    let run = body.run_id.or(filters.run_id);
+    let limit = body.top_k.or(body.limit).unwrap_or(10);
     let hits = blocking(&state, move |mnemo| {
-        // mem0 returns extracted memories, not transcript turns: ask for more, keep those.
+        // mem0 returns extracted memories, not transcript turns, of the agent and run asked
+        // for: ask for more, keep those.
         let request = mnemo::SearchRequest {
             query: body.query,
-            k: (body.limit.unwrap_or(10) * 3).clamp(1, mnemo::MAX_K),
+            k: mnemo::MAX_K.min(limit.saturating_mul(3).max(30)),
             filter: SearchFilter::default(),
             min_relevance: None,
             as_of: None,
@@ -224,13 +269,11 @@ async fn search(
         Ok(mnemo.search(&who, &request)?)
     })
     .await?;
-    let limit = limit.unwrap_or(10);
     let results: Vec<Value> = hits
         .iter()
         .filter(|h| h.memory.kind != Kind::Episodic)
+        .filter(|h| in_scope(&h.memory, agent.as_ref(), run.as_ref()))
         .take(limit)
-        .filter(|h| agent.as_ref().is_none_or(|a| h.memory.agent_id.as_ref() == Some(a)))
-        .filter(|h| run.as_ref().is_none_or(|r| h.memory.session_id.as_ref() == Some(r)))
         .map(|h| {
             let mut value = item(&h.memory);
             value["score"] = json!(h.parts.score);
@@ -315,24 +358,57 @@ async fn delete_all(
     caller: Caller,
     Query(scope): Query<Scope>,
 ) -> Result<Json<Value>, ApiError> {
-    forget_user(&state, &caller, &scope).await?;
-    Ok(Json(json!({ "message": "All relevant memories deleted" })))
+    let who = caller.user(scope.user_id.as_deref())?;
+    let (agent, run) = (scope.agent_id, scope.run_id);
+    let forgotten = blocking(&state, move |mnemo| {
+        if agent.is_none() && run.is_none() {
+            return Ok(mnemo.forget_all(&who)?);
+        }
+        // Only the memories of that agent or run: the user's others stay.
+        let all = mnemo.list(&who, &ListFilter { include_expired: true, ..Default::default() })?;
+        let mut forgotten = 0;
+        for memory in all.iter().filter(|m| in_scope(m, agent.as_ref(), run.as_ref())) {
+            match mnemo.forget(&who, &memory.id) {
+                Ok(ids) => forgotten += ids.len(),
+                // Already gone with a record it was derived from or superseded by.
+                Err(mnemo::Error::NotFound(_)) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(forgotten)
+    })
+    .await?;
+    Ok(Json(json!({ "message": "All relevant memories deleted", "deleted": forgotten })))
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct ResetBody {
+    #[serde(default)]
+    user_id: Option<String>,
 }
 
 async fn reset(
     State(state): State<AppState>,
     caller: Caller,
     Query(scope): Query<Scope>,
+    body: axum::body::Bytes,
 ) -> Result<Json<Value>, ApiError> {
     // mnemo scopes even a reset: it forgets everything of one user (the key's, or the one a
-    // tenant key names), never another tenant's data.
-    forget_user(&state, &caller, &scope).await?;
-    Ok(Json(json!({ "message": "Reset all memories" })))
-}
-
-/// Forgets every memory of the user the caller acts for.
-async fn forget_user(state: &AppState, caller: &Caller, scope: &Scope) -> Result<(), ApiError> {
-    let who = caller.user(scope.user_id.as_deref())?;
-    blocking(state, move |mnemo| Ok(mnemo.forget_all(&who)?)).await?;
-    Ok(())
+    // tenant key names, in the query or the body), never another user's or tenant's data.
+    let body: ResetBody = if body.iter().all(u8::is_ascii_whitespace) {
+        ResetBody::default()
+    } else {
+        serde_json::from_slice(&body).map_err(|e| {
+            ApiError::from(mnemo::core::error::InvalidInput::new("body", format!("not JSON: {e}")))
+        })?
+    };
+    let named = scope.user_id.or(body.user_id);
+    let who = caller.user(named.as_deref())?;
+    let user = who.user_id().to_owned();
+    let forgotten = blocking(&state, move |mnemo| Ok(mnemo.forget_all(&who)?)).await?;
+    Ok(Json(json!({
+        "message": format!("Reset all memories of user {user}"),
+        "user_id": user,
+        "deleted": forgotten,
+    })))
 }

@@ -580,6 +580,8 @@ async fn ingest(
             let options = mnemo::IngestOptions {
                 session: body.session,
                 incognito: body.incognito,
+                agent_id: None,
+                metadata: Default::default(),
                 retention: mnemo::core::duration::Ttl::parse(
                     body.retention.as_deref().unwrap_or(mnemo::DEFAULT_RETENTION),
                     "retention",

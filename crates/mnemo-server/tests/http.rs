@@ -678,3 +678,112 @@ async fn as_of_over_http_reads_what_was_held_then() {
         "{error}"
     );
 }
+
+/// mem0's scoping holds: agent and run ids are kept with `infer`, deletes and searches honour
+/// them, and a reset touches only the user the key may act for.
+#[tokio::test]
+async fn mem0_routes_honour_agents_runs_and_the_keys_user() {
+    let api = Api::new();
+    let tenant = api.key("acme", None);
+    let alice = api.key("acme", Some("alice"));
+    let call = |method: &'static str, path: &str, key: &str, body: Option<Value>| {
+        let key = format!("Token {key}");
+        let state = api.state.clone();
+        let path = path.to_owned();
+        async move {
+            let mut request =
+                Request::builder().method(method).uri(path).header("authorization", key);
+            if body.is_some() {
+                request = request.header("content-type", "application/json");
+            }
+            let body = body.map_or_else(Body::empty, |b| Body::from(b.to_string()));
+            let response = router(state).oneshot(request.body(body).unwrap()).await.unwrap();
+            let status = response.status();
+            let bytes = response.into_body().collect().await.unwrap().to_bytes();
+            (status, serde_json::from_slice::<Value>(&bytes).unwrap_or(Value::Null))
+        }
+    };
+    for (agent, text) in [("food-bot", "I love ramen"), ("travel-bot", "I live in Lisbon")] {
+        let (status, added) = call(
+            "POST",
+            "/memories",
+            &tenant,
+            Some(json!({
+                "messages": [{"role": "user", "content": text}],
+                "user_id": "bob", "agent_id": agent, "run_id": format!("run-{agent}"),
+                "metadata": {"source": "chat"}, "infer": true
+            })),
+        )
+        .await;
+        assert_eq!(
+            (status, &added["results"][0]["event"]),
+            (StatusCode::OK, &json!("ADD")),
+            "{added}"
+        );
+    }
+    let (_, food) = call("GET", "/memories?user_id=bob&agent_id=food-bot", &tenant, None).await;
+    let food = food["results"].as_array().unwrap().clone();
+    assert_eq!(food.len(), 1, "{food:?}");
+    assert_eq!(food[0]["agent_id"], "food-bot");
+    assert_eq!(food[0]["run_id"], "run-food-bot");
+    assert_eq!(food[0]["metadata"]["source"], "chat");
+    // Search: the newer body form, top_k, and the agent filter before the limit.
+    for (agent, text) in
+        [("food-bot", "Loves spicy ramen"), ("travel-bot", "Loves the ramen bars of Tokyo")]
+    {
+        call("POST", "/memories", &tenant, Some(json!({
+            "messages": [{"role": "user", "content": text}], "user_id": "dan", "agent_id": agent, "infer": false
+        }))).await;
+    }
+    for agent in ["food-bot", "travel-bot"] {
+        let (_, found) = call(
+            "POST",
+            "/search",
+            &tenant,
+            Some(json!({
+                "query": "ramen", "top_k": 1, "filters": {"user_id": "dan", "agent_id": agent}
+            })),
+        )
+        .await;
+        let found = found["results"].as_array().unwrap();
+        assert_eq!(found.len(), 1, "{agent}: {found:?}");
+        assert_eq!(found[0]["agent_id"], agent);
+    }
+    // Deleting one agent's memories leaves the other's.
+    let (status, _) =
+        call("DELETE", "/memories?user_id=bob&agent_id=food-bot", &tenant, None).await;
+    assert_eq!(status, StatusCode::OK);
+    let (_, left) = call("GET", "/memories?user_id=bob", &tenant, None).await;
+    let left: Vec<&str> = left["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["agent_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(left, ["travel-bot"]);
+    // Alice's key cannot reset Bob, and says so; Bob's memories stay.
+    call(
+        "POST",
+        "/memories",
+        &alice,
+        Some(json!({"messages": [{"role": "user", "content": "Prefers tea"}], "infer": false})),
+    )
+    .await;
+    let (status, refused) = call("POST", "/reset", &alice, Some(json!({"user_id": "bob"}))).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{refused}");
+    let (_, bob) = call("GET", "/memories?user_id=bob", &tenant, None).await;
+    assert_eq!(bob["results"].as_array().unwrap().len(), 1);
+    let (status, reset) = call("POST", "/reset", &alice, None).await;
+    assert_eq!((status, reset["user_id"].as_str()), (StatusCode::OK, Some("alice")), "{reset}");
+    let (_, bob) = call("GET", "/memories?user_id=bob", &tenant, None).await;
+    assert_eq!(bob["results"].as_array().unwrap().len(), 1, "a reset by alice left bob alone");
+    // expiration_date is kept.
+    let (_, added) = call("POST", "/memories", &tenant, Some(json!({
+        "messages": [{"role": "user", "content": "In Porto for the conference"}], "user_id": "carol",
+        "infer": false, "expiration_date": "2999-01-31"
+    }))).await;
+    let id = added["results"][0]["id"].as_str().unwrap().to_owned();
+    let (_, record) =
+        api.call("GET", &format!("/v1/memories/{id}?user_id=carol"), Some(&tenant), None).await;
+    assert_eq!(record["expires_at"], "2999-01-31T23:59:59.999Z", "{record}");
+}

@@ -65,6 +65,10 @@ pub struct IngestOptions {
     pub incognito: bool,
     /// How long raw turns are kept.
     pub retention: Ttl,
+    /// The agent the conversation was with, recorded on its turns and memories.
+    pub agent_id: Option<String>,
+    /// Caller metadata recorded on the turns and memories (the turns' `speaker` aside).
+    pub metadata: BTreeMap<String, String>,
 }
 
 /// One memory the extractor proposed and what became of it.
@@ -227,12 +231,18 @@ impl Mnemo {
                     }),
                     valid_from: Some(at),
                     expires_at: Some(expires_at),
-                    metadata: BTreeMap::from_iter(
-                        [("speaker", message.role.as_str())]
-                            .into_iter()
-                            .chain(options.incognito.then_some((INCOGNITO, "true")))
-                            .map(|(k, v)| (k.to_owned(), v.to_owned())),
-                    ),
+                    agent_id: options.agent_id.clone(),
+                    metadata: options
+                        .metadata
+                        .clone()
+                        .into_iter()
+                        .chain(
+                            [("speaker", message.role.as_str())]
+                                .into_iter()
+                                .chain(options.incognito.then_some((INCOGNITO, "true")))
+                                .map(|(k, v)| (k.to_owned(), v.to_owned())),
+                        )
+                        .collect(),
                     transcript: true,
                     ..Default::default()
                 });
@@ -275,7 +285,10 @@ impl Mnemo {
                 },
             };
             for e in found {
-                proposals.push((index, candidate(e, source_type, &source_ref, at, &extractor)));
+                let mut fields = candidate(e, source_type, &source_ref, at, &extractor);
+                fields.agent_id.clone_from(&options.agent_id);
+                fields.metadata.clone_from(&options.metadata);
+                proposals.push((index, fields));
             }
         }
         // An update of a keyed memory is a new value of its key (the old one is superseded);

@@ -81,6 +81,8 @@ fn contradictions_supersede_and_compatible_statements_stay() {
                     let options = IngestOptions {
                         session: format!("s{n}"),
                         incognito: false,
+                        agent_id: None,
+                        metadata: Default::default(),
                         retention: mnemo::core::duration::Ttl::parse("30d", "r").unwrap(),
                     };
                     mnemo.ingest(&who, &[message], &options).unwrap();

@@ -75,6 +75,8 @@ fn extraction_set_meets_its_targets() {
         let options = IngestOptions {
             session: "s".into(),
             incognito: false,
+            agent_id: None,
+            metadata: Default::default(),
             retention: mnemo::core::duration::Ttl::parse("30d", "r").unwrap(),
         };
         let report = mnemo.ingest(&who, &[message], &options).unwrap();

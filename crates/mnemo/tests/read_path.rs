@@ -198,6 +198,8 @@ fn context_fills_by_priority_at_every_budget() {
     let options = IngestOptions {
         session: "s1".into(),
         incognito: false,
+        agent_id: None,
+        metadata: Default::default(),
         retention: mnemo::core::duration::Ttl::parse("30d", "r").unwrap(),
     };
     mnemo.ingest(&who, &messages, &options).unwrap();
@@ -213,76 +215,75 @@ fn context_fills_by_priority_at_every_budget() {
     };
     let mut runner = TestRunner::new(Config { cases: 96, ..Config::default() });
     let seen: [std::cell::Cell<usize>; 3] = Default::default();
-    runner
-        .run(&(16usize..=4000), |budget| {
-            let request = mnemo::ContextRequest {
-                query: "what is the garden plan?".into(),
-                budget,
-                session: Some("s1".into()),
-                as_of: None,
+    let check = |budget: usize| -> Result<(), proptest::test_runner::TestCaseError> {
+        let request = mnemo::ContextRequest {
+            query: "what is the garden plan?".into(),
+            budget,
+            session: Some("s1".into()),
+            as_of: None,
+        };
+        let block = mnemo.context(&who, &request, &counter).unwrap();
+        proptest::prop_assert!(block.total_tokens <= budget);
+        proptest::prop_assert_eq!(counter.count(&block.rendered), block.total_tokens);
+        let has = |m: &Memory| block.memory_ids.contains(&m.id);
+        let profile_fits = fits(&profile, budget);
+        if profile_fits {
+            proptest::prop_assert!(profile.iter().all(has), "budget {budget}: {}", block.rendered);
+            seen[0].set(seen[0].get() + 1);
+            // The profile and the latest turn together, as the block would render them.
+            let line = mnemo::core::context::Line {
+                text: mnemo::core::session::compact(
+                    std::slice::from_ref(&latest),
+                    &Default::default(),
+                    &counter,
+                )
+                .recent[0]
+                    .line
+                    .clone(),
+                ids: vec![latest.id.clone()],
             };
-            let block = mnemo.context(&who, &request, &counter).unwrap();
-            proptest::prop_assert!(block.total_tokens <= budget);
-            proptest::prop_assert_eq!(counter.count(&block.rendered), block.total_tokens);
-            let has = |m: &Memory| block.memory_ids.contains(&m.id);
-            let profile_fits = fits(&profile, budget);
-            if profile_fits {
-                proptest::prop_assert!(
-                    profile.iter().all(has),
-                    "budget {budget}: {}",
-                    block.rendered
-                );
-                seen[0].set(seen[0].get() + 1);
-                // The profile and the latest turn together, as the block would render them.
-                let line = mnemo::core::context::Line {
-                    text: mnemo::core::session::compact(
-                        std::slice::from_ref(&latest),
-                        &Default::default(),
-                        &counter,
-                    )
-                    .recent[0]
-                        .line
-                        .clone(),
-                    ids: vec![latest.id.clone()],
-                };
-                let sections = [
-                    mnemo::core::context::Section {
-                        name: "profile",
-                        title: "Profile",
-                        lines: profile
-                            .iter()
-                            .map(|m| mnemo::core::context::Line {
-                                text: render_line(m),
-                                ids: vec![m.id.clone()],
-                            })
-                            .collect(),
-                        fill: mnemo::core::context::Fill::SkipWhatDoesNotFit,
-                        priority: 0,
-                    },
-                    mnemo::core::context::Section {
-                        name: "recent_turns",
-                        title: "Recent turns of this session",
-                        lines: vec![line],
-                        fill: mnemo::core::context::Fill::NewestFirstUntilFull,
-                        priority: 1,
-                    },
-                ];
-                let both = assemble_sections(&sections, None, budget, &counter);
-                if both.memory_ids.contains(&latest.id) {
-                    proptest::prop_assert!(has(&latest), "budget {budget}: {}", block.rendered);
-                    seen[1].set(seen[1].get() + 1);
-                }
-            } else {
-                seen[2].set(seen[2].get() + 1);
+            let sections = [
+                mnemo::core::context::Section {
+                    name: "profile",
+                    title: "Profile",
+                    lines: profile
+                        .iter()
+                        .map(|m| mnemo::core::context::Line {
+                            text: render_line(m),
+                            ids: vec![m.id.clone()],
+                        })
+                        .collect(),
+                    fill: mnemo::core::context::Fill::SkipWhatDoesNotFit,
+                    priority: 0,
+                },
+                mnemo::core::context::Section {
+                    name: "recent_turns",
+                    title: "Recent turns of this session",
+                    lines: vec![line],
+                    fill: mnemo::core::context::Fill::NewestFirstUntilFull,
+                    priority: 1,
+                },
+            ];
+            let both = assemble_sections(&sections, None, budget, &counter);
+            if both.memory_ids.contains(&latest.id) {
+                proptest::prop_assert!(has(&latest), "budget {budget}: {}", block.rendered);
+                seen[1].set(seen[1].get() + 1);
             }
-            // Something fits (the first profile line, at least): the block is not empty.
-            if fits(&profile[..1], budget) {
-                proptest::prop_assert!(!block.rendered.is_empty(), "budget {budget}");
-            }
-            Ok(())
-        })
-        .unwrap();
-    // The budgets drawn covered each case.
+        } else {
+            seen[2].set(seen[2].get() + 1);
+        }
+        // Something fits (the first profile line, at least): the block is not empty.
+        if fits(&profile[..1], budget) {
+            proptest::prop_assert!(!block.rendered.is_empty(), "budget {budget}");
+        }
+        Ok(())
+    };
+    runner.run(&(16usize..=4000), check).unwrap();
+    // Budgets at the edges of each case, besides the drawn ones.
+    for budget in [16, 24, 32, 48, 64, 80, 100, 150, 200, 300, 400, 500, 700, 1000, 2000, 4000] {
+        check(budget).unwrap();
+    }
+    // The budgets covered each case.
     assert!(seen.iter().all(|n| n.get() > 0), "{seen:?}");
 }
 

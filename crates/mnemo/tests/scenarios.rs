@@ -83,6 +83,8 @@ fn run(scenario: &Scenario) -> Vec<String> {
                 let options = IngestOptions {
                     session: session.clone(),
                     incognito: false,
+                    agent_id: None,
+                    metadata: Default::default(),
                     retention: mnemo::core::duration::Ttl::parse("30d", "r").unwrap(),
                 };
                 mnemo.ingest(&who, &messages, &options).unwrap();
