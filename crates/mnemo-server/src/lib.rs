@@ -44,7 +44,8 @@ impl AppState {
 /// The HTTP API.
 pub fn router(state: AppState) -> Router {
     let mcp = Router::new()
-        .nest_service("/mcp", mnemo_mcp::http_service(Arc::clone(&state.mnemo)))
+        // MCP tools' audit entries name their channel.
+        .nest_service("/mcp", mnemo_mcp::http_service(Arc::new(state.mnemo.acting_as("mcp"))))
         .layer(axum::middleware::from_fn_with_state(state.clone(), routes::mcp_auth));
     routes::routes()
         .merge(mem0::routes())

@@ -144,7 +144,7 @@ async fn add(
 ) -> Result<Json<Value>, ApiError> {
     let Json(body) = body?;
     let who = caller.user(body.user_id.as_deref())?;
-    let results = blocking(&state, move |mnemo| {
+    let results = blocking(&state, &caller, move |mnemo| {
         let metadata: std::collections::BTreeMap<String, String> = body
             .metadata
             .unwrap_or_default()
@@ -220,7 +220,7 @@ async fn get_all(
     Query(scope): Query<Scope>,
 ) -> Result<Json<Value>, ApiError> {
     let who = caller.user(scope.user_id.as_deref())?;
-    let memories = blocking(&state, move |mnemo| {
+    let memories = blocking(&state, &caller, move |mnemo| {
         let filter = ListFilter { status: Some(Status::Active), ..Default::default() };
         Ok(mnemo.list(&who, &filter)?)
     })
@@ -241,7 +241,8 @@ async fn get_one(
     Query(scope): Query<Scope>,
 ) -> Result<Json<Value>, ApiError> {
     let who = caller.user(scope.user_id.as_deref())?;
-    let memory = blocking(&state, move |mnemo| Ok(mnemo.get(&who, &MemoryId(id))?)).await?;
+    let memory =
+        blocking(&state, &caller, move |mnemo| Ok(mnemo.get(&who, &MemoryId(id))?)).await?;
     Ok(Json(item(&memory)))
 }
 
@@ -256,7 +257,7 @@ async fn search(
     let agent = body.agent_id.or(filters.agent_id);
     let run = body.run_id.or(filters.run_id);
     let limit = body.top_k.or(body.limit).unwrap_or(10);
-    let hits = blocking(&state, move |mnemo| {
+    let hits = blocking(&state, &caller, move |mnemo| {
         // mem0 returns extracted memories, not transcript turns, of the agent and run asked
         // for: ask for more, keep those.
         let request = mnemo::SearchRequest {
@@ -299,7 +300,7 @@ async fn update(
         .ok_or_else(|| {
             ApiError::from(mnemo::core::error::InvalidInput::new("text", "is required"))
         })?;
-    blocking(&state, move |mnemo| Ok(mnemo.edit(&who, &MemoryId(id), &text)?)).await?;
+    blocking(&state, &caller, move |mnemo| Ok(mnemo.edit(&who, &MemoryId(id), &text)?)).await?;
     Ok(Json(json!({ "message": "Memory updated successfully!" })))
 }
 
@@ -310,7 +311,8 @@ async fn history(
     Query(scope): Query<Scope>,
 ) -> Result<Json<Value>, ApiError> {
     let who = caller.user(scope.user_id.as_deref())?;
-    let history = blocking(&state, move |mnemo| Ok(mnemo.history(&who, &MemoryId(id))?)).await?;
+    let history =
+        blocking(&state, &caller, move |mnemo| Ok(mnemo.history(&who, &MemoryId(id))?)).await?;
     // mem0 lists each value a memory has held, oldest first: the records it superseded, its
     // own earlier versions, then its current text.
     let memory = &history.memory;
@@ -349,7 +351,7 @@ async fn delete_one(
     Query(scope): Query<Scope>,
 ) -> Result<Json<Value>, ApiError> {
     let who = caller.user(scope.user_id.as_deref())?;
-    blocking(&state, move |mnemo| Ok(mnemo.forget(&who, &MemoryId(id))?)).await?;
+    blocking(&state, &caller, move |mnemo| Ok(mnemo.forget(&who, &MemoryId(id))?)).await?;
     Ok(Json(json!({ "message": "Memory deleted successfully" })))
 }
 
@@ -358,9 +360,14 @@ async fn delete_all(
     caller: Caller,
     Query(scope): Query<Scope>,
 ) -> Result<Json<Value>, ApiError> {
-    let who = caller.user(scope.user_id.as_deref())?;
     let (agent, run) = (scope.agent_id, scope.run_id);
-    let forgotten = blocking(&state, move |mnemo| {
+    // Deleting everything of a user is the user's own key's, or an admin's, to do.
+    let who = if agent.is_none() && run.is_none() {
+        caller.user_to_erase(scope.user_id.as_deref())?
+    } else {
+        caller.user(scope.user_id.as_deref())?
+    };
+    let forgotten = blocking(&state, &caller, move |mnemo| {
         if agent.is_none() && run.is_none() {
             return Ok(mnemo.forget_all(&who)?);
         }
@@ -403,9 +410,9 @@ async fn reset(
         })?
     };
     let named = scope.user_id.or(body.user_id);
-    let who = caller.user(named.as_deref())?;
+    let who = caller.user_to_erase(named.as_deref())?;
     let user = who.user_id().to_owned();
-    let forgotten = blocking(&state, move |mnemo| Ok(mnemo.forget_all(&who)?)).await?;
+    let forgotten = blocking(&state, &caller, move |mnemo| Ok(mnemo.forget_all(&who)?)).await?;
     Ok(Json(json!({
         "message": format!("Reset all memories of user {user}"),
         "user_id": user,

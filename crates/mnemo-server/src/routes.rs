@@ -132,10 +132,11 @@ pub(crate) async fn track(
 }
 
 async fn metrics(State(state): State<AppState>) -> Result<Response, ApiError> {
-    let counts = blocking(&state, |mnemo| {
-        Ok(mnemo.store().count_by_status().map_err(mnemo::Error::from)?)
-    })
-    .await?;
+    let mnemo = Arc::clone(&state.mnemo);
+    let counts = tokio::task::spawn_blocking(move || mnemo.store().count_by_status())
+        .await
+        .map_err(|_| ApiError::new(ErrorKind::Internal, "internal error"))?
+        .map_err(mnemo::Error::from)?;
     let counts: Vec<(String, u64)> = counts.into_iter().map(|(s, n)| (s.to_string(), n)).collect();
     let body = state.metrics.render(&counts);
     Ok(([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], body).into_response())
@@ -181,6 +182,31 @@ impl FromRequestParts<AppState> for Caller {
 }
 
 impl Caller {
+    /// The user whose every memory a request may delete: a user key's own user (a person may
+    /// always delete what is kept about them), or any user for an admin key of the tenant.
+    pub(crate) fn user_to_erase(&self, named: Option<&str>) -> Result<UserRef, ApiError> {
+        let who = self.user(named)?;
+        if self.0.user_id.is_none() && !self.0.admin {
+            return Err(ApiError::new(
+                ErrorKind::Forbidden,
+                "deleting every memory of a user needs an admin key of the tenant, or the user's own key",
+            ));
+        }
+        Ok(who)
+    }
+
+    /// Fails unless the key is an admin key of its tenant; `what` names the operation.
+    pub(crate) fn admin(&self, what: &str) -> Result<(), ApiError> {
+        if self.0.admin {
+            Ok(())
+        } else {
+            Err(ApiError::new(
+                ErrorKind::Forbidden,
+                format!("{what} needs an admin key of the tenant"),
+            ))
+        }
+    }
+
     /// The user a request acts for: a user key's own user (naming another is forbidden), or
     /// the user a tenant key names.
     pub(crate) fn user(&self, named: Option<&str>) -> Result<UserRef, ApiError> {
@@ -202,12 +228,14 @@ impl Caller {
     }
 }
 
-/// Runs a library call on the blocking pool.
+/// Runs a library call for `caller` on the blocking pool; its audit entries name the
+/// channel and the key's id (`http:<key id>`), never the key.
 pub(crate) async fn blocking<T: Send + 'static>(
     state: &AppState,
+    caller: &Caller,
     call: impl FnOnce(&Mnemo) -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
-    let mnemo = Arc::clone(&state.mnemo);
+    let mnemo = state.mnemo.acting_as(format!("http:{}", caller.0.key_id));
     tokio::task::spawn_blocking(move || call(&mnemo))
         .await
         .map_err(|_| ApiError::new(ErrorKind::Internal, "internal error"))?
@@ -253,7 +281,7 @@ async fn start_run(
 ) -> ApiResult<Run> {
     let Json(body) = body?;
     let who = caller.user(body.user_id.as_deref())?;
-    json(blocking(&state, move |mnemo| Ok(mnemo.start_run(&who, &body.goal)?)).await?)
+    json(blocking(&state, &caller, move |mnemo| Ok(mnemo.start_run(&who, &body.goal)?)).await?)
 }
 
 async fn list_runs(
@@ -262,7 +290,7 @@ async fn list_runs(
     Query(q): Query<UserQuery>,
 ) -> ApiResult<api::RunList> {
     let who = caller.user(q.user_id.as_deref())?;
-    let runs = blocking(&state, move |mnemo| Ok(mnemo.runs(&who)?)).await?;
+    let runs = blocking(&state, &caller, move |mnemo| Ok(mnemo.runs(&who)?)).await?;
     json(api::RunList { runs })
 }
 
@@ -273,7 +301,7 @@ async fn show_run(
     Query(q): Query<UserQuery>,
 ) -> ApiResult<Run> {
     let who = caller.user(q.user_id.as_deref())?;
-    json(blocking(&state, move |mnemo| Ok(mnemo.run(&who, &id)?)).await?)
+    json(blocking(&state, &caller, move |mnemo| Ok(mnemo.run(&who, &id)?)).await?)
 }
 
 async fn end_run(
@@ -283,18 +311,19 @@ async fn end_run(
     Query(q): Query<UserQuery>,
 ) -> ApiResult<api::RunEnded> {
     let who = caller.user(q.user_id.as_deref())?;
-    let run = blocking(&state, move |mnemo| Ok(mnemo.end_run(&who, &id)?)).await?;
+    let run = blocking(&state, &caller, move |mnemo| Ok(mnemo.end_run(&who, &id)?)).await?;
     json(api::RunEnded::from(&run))
 }
 
 /// Applies one change to the caller's run.
 async fn change_run(
     state: &AppState,
+    caller: &Caller,
     who: UserRef,
     id: String,
     change: RunChange,
 ) -> ApiResult<Run> {
-    json(blocking(state, move |mnemo| Ok(mnemo.change_run(&who, &id, &change)?)).await?)
+    json(blocking(state, caller, move |mnemo| Ok(mnemo.change_run(&who, &id, &change)?)).await?)
 }
 
 async fn add_run_step(
@@ -305,7 +334,7 @@ async fn add_run_step(
 ) -> ApiResult<Run> {
     let Json(body) = body?;
     let who = caller.user(body.user_id.as_deref())?;
-    change_run(&state, who, id, RunChange::AddStep(body.text)).await
+    change_run(&state, &caller, who, id, RunChange::AddStep(body.text)).await
 }
 
 async fn set_run_step(
@@ -317,7 +346,7 @@ async fn set_run_step(
     let Json(body) = body?;
     let who = caller.user(body.user_id.as_deref())?;
     let status: StepStatus = body.status.parse()?;
-    change_run(&state, who, id, RunChange::SetStatus { number, status }).await
+    change_run(&state, &caller, who, id, RunChange::SetStatus { number, status }).await
 }
 
 async fn add_run_evidence(
@@ -329,7 +358,7 @@ async fn add_run_evidence(
     let Json(body) = body?;
     let who = caller.user(body.user_id.as_deref())?;
     let change = RunChange::AddEvidence { source_id: body.source_id, excerpt: body.excerpt };
-    change_run(&state, who, id, change).await
+    change_run(&state, &caller, who, id, change).await
 }
 
 async fn add_run_tool_result(
@@ -342,7 +371,7 @@ async fn add_run_tool_result(
     let who = caller.user(body.user_id.as_deref())?;
     let change =
         RunChange::AddToolResult { tool: body.tool, reference: body.reference, note: body.note };
-    change_run(&state, who, id, change).await
+    change_run(&state, &caller, who, id, change).await
 }
 
 async fn remember(
@@ -352,7 +381,7 @@ async fn remember(
 ) -> ApiResult<api::RememberResponse> {
     let Json(body) = body?;
     let who = caller.user(body.user_id.as_deref())?;
-    let response = blocking(&state, move |mnemo| {
+    let response = blocking(&state, &caller, move |mnemo| {
         let now = mnemo.now();
         let expires_at = match (&body.ttl, &body.expires_at) {
             (Some(ttl), _) => Some(now.plus(mnemo::core::duration::Ttl::parse(ttl, "ttl")?)),
@@ -406,7 +435,7 @@ async fn list(
     Query(q): Query<ListQuery>,
 ) -> ApiResult<api::MemoryList> {
     let who = caller.user(q.user_id.as_deref())?;
-    let memories = blocking(&state, move |mnemo| {
+    let memories = blocking(&state, &caller, move |mnemo| {
         let filter = ListFilter {
             kind: q.kind.as_deref().map(str::parse).transpose()?,
             status: q.status.as_deref().map(str::parse).transpose()?,
@@ -430,7 +459,7 @@ async fn get_memory(
     Query(q): Query<UserQuery>,
 ) -> ApiResult<mnemo::core::Memory> {
     let who = caller.user(q.user_id.as_deref())?;
-    json(blocking(&state, move |mnemo| Ok(mnemo.get(&who, &MemoryId(id))?)).await?)
+    json(blocking(&state, &caller, move |mnemo| Ok(mnemo.get(&who, &MemoryId(id))?)).await?)
 }
 
 async fn history(
@@ -440,7 +469,7 @@ async fn history(
     Query(q): Query<UserQuery>,
 ) -> ApiResult<api::HistoryResponse> {
     let who = caller.user(q.user_id.as_deref())?;
-    json(blocking(&state, move |mnemo| Ok(mnemo.history(&who, &MemoryId(id))?)).await?)
+    json(blocking(&state, &caller, move |mnemo| Ok(mnemo.history(&who, &MemoryId(id))?)).await?)
 }
 
 async fn edit(
@@ -451,7 +480,12 @@ async fn edit(
 ) -> ApiResult<mnemo::core::Memory> {
     let Json(body) = body?;
     let who = caller.user(body.user_id.as_deref())?;
-    json(blocking(&state, move |mnemo| Ok(mnemo.edit(&who, &MemoryId(id), &body.content)?)).await?)
+    json(
+        blocking(&state, &caller, move |mnemo| {
+            Ok(mnemo.edit(&who, &MemoryId(id), &body.content)?)
+        })
+        .await?,
+    )
 }
 
 async fn forget(
@@ -461,7 +495,8 @@ async fn forget(
     Query(q): Query<UserQuery>,
 ) -> ApiResult<api::ForgetResponse> {
     let who = caller.user(q.user_id.as_deref())?;
-    let forgotten = blocking(&state, move |mnemo| Ok(mnemo.forget(&who, &MemoryId(id))?)).await?;
+    let forgotten =
+        blocking(&state, &caller, move |mnemo| Ok(mnemo.forget(&who, &MemoryId(id))?)).await?;
     json(api::ForgetResponse { forgotten })
 }
 
@@ -474,7 +509,7 @@ async fn confirm(
     let who = caller.user(q.user_id.as_deref())?;
     let id = MemoryId(id);
     let confirmed = id.clone();
-    let superseded = blocking(&state, move |mnemo| Ok(mnemo.confirm(&who, &id)?)).await?;
+    let superseded = blocking(&state, &caller, move |mnemo| Ok(mnemo.confirm(&who, &id)?)).await?;
     json(api::ConfirmResponse { confirmed, superseded })
 }
 
@@ -487,7 +522,8 @@ async fn mark_used(
     let who = caller.user(q.user_id.as_deref())?;
     let used = vec![MemoryId(id)];
     let ids = used.clone();
-    let last_used_at = blocking(&state, move |mnemo| Ok(mnemo.mark_used(&who, &ids)?)).await?;
+    let last_used_at =
+        blocking(&state, &caller, move |mnemo| Ok(mnemo.mark_used(&who, &ids)?)).await?;
     json(api::UsedResponse { used, last_used_at })
 }
 
@@ -500,7 +536,7 @@ async fn reject(
     let who = caller.user(q.user_id.as_deref())?;
     let id = MemoryId(id);
     let rejected = id.clone();
-    blocking(&state, move |mnemo| Ok(mnemo.reject(&who, &id)?)).await?;
+    blocking(&state, &caller, move |mnemo| Ok(mnemo.reject(&who, &id)?)).await?;
     json(api::RejectResponse { rejected })
 }
 
@@ -512,7 +548,7 @@ async fn search(
     let Json(body) = body?;
     let who = caller.user(body.user_id.as_deref())?;
     json(
-        blocking(&state, move |mnemo| {
+        blocking(&state, &caller, move |mnemo| {
             let request = mnemo::SearchRequest {
                 query: body.query,
                 k: body.k.unwrap_or(10),
@@ -543,7 +579,7 @@ async fn context(
     let Json(body) = body?;
     let who = caller.user(body.user_id.as_deref())?;
     json(
-        blocking(&state, move |mnemo| {
+        blocking(&state, &caller, move |mnemo| {
             let name = body.tokenizer.as_deref().unwrap_or("o200k").parse()?;
             let tokenizer = mnemo::Tokenizer::new(name)?;
             let defaults = CompactionConfig::default();
@@ -576,7 +612,7 @@ async fn ingest(
     let Json(body) = body?;
     let who = caller.user(body.user_id.as_deref())?;
     json(
-        blocking(&state, move |mnemo| {
+        blocking(&state, &caller, move |mnemo| {
             let options = mnemo::IngestOptions {
                 session: body.session,
                 incognito: body.incognito,
@@ -600,7 +636,7 @@ async fn export(
     Path(user_id): Path<String>,
 ) -> ApiResult<mnemo::core::export::ExportDocument> {
     let who = caller.user(Some(&user_id))?;
-    json(blocking(&state, move |mnemo| Ok(mnemo.export(&who)?)).await?)
+    json(blocking(&state, &caller, move |mnemo| Ok(mnemo.export(&who)?)).await?)
 }
 
 async fn import(
@@ -610,11 +646,13 @@ async fn import(
     body: Result<Json<mnemo::core::export::ExportDocument>, JsonRejection>,
 ) -> ApiResult<api::ImportResponse> {
     let Json(document) = body?;
+    caller.admin("import")?;
     let who = caller.user(Some(&user_id))?;
     if document.user_id != who.user_id() {
         return Err(InvalidInput::new("user_id", "differs from the export's user").into());
     }
-    let imported = blocking(&state, move |mnemo| Ok(mnemo.import(&who, document)?)).await?;
+    let imported =
+        blocking(&state, &caller, move |mnemo| Ok(mnemo.import(&who, document)?)).await?;
     json(api::ImportResponse { imported })
 }
 
@@ -631,10 +669,14 @@ async fn expire(
             return Err(ApiError::new(ErrorKind::Forbidden, "this key acts only for its own user"));
         }
         (Some(own), _) => Some(own.clone()),
-        (None, asked) => asked,
+        (None, Some(asked)) => Some(asked),
+        (None, None) => {
+            caller.admin("expiring the whole tenant")?;
+            None
+        }
     };
     let expired =
-        blocking(&state, move |mnemo| Ok(mnemo.expire(&tenant, user.as_deref())?)).await?;
+        blocking(&state, &caller, move |mnemo| Ok(mnemo.expire(&tenant, user.as_deref())?)).await?;
     json(api::ExpireResponse { expired })
 }
 
@@ -643,8 +685,9 @@ async fn forget_all(
     caller: Caller,
     Path(user_id): Path<String>,
 ) -> ApiResult<api::ForgetAllResponse> {
-    let who = caller.user(Some(&user_id))?;
-    let forgotten_count = blocking(&state, move |mnemo| Ok(mnemo.forget_all(&who)?)).await?;
+    let who = caller.user_to_erase(Some(&user_id))?;
+    let forgotten_count =
+        blocking(&state, &caller, move |mnemo| Ok(mnemo.forget_all(&who)?)).await?;
     json(api::ForgetAllResponse { forgotten_count })
 }
 
@@ -655,7 +698,7 @@ async fn settings(
 ) -> ApiResult<api::SettingsResponse> {
     let who = caller.user(Some(&user_id))?;
     let user = who.user_id().to_owned();
-    let settings = blocking(&state, move |mnemo| Ok(mnemo.settings(&who)?)).await?;
+    let settings = blocking(&state, &caller, move |mnemo| Ok(mnemo.settings(&who)?)).await?;
     json(api::SettingsResponse { user_id: user, memory_enabled: settings.memory_enabled })
 }
 
@@ -668,7 +711,7 @@ async fn set_settings(
     let Json(body) = body?;
     let who = caller.user(Some(&user_id))?;
     let user = who.user_id().to_owned();
-    blocking(&state, move |mnemo| {
+    blocking(&state, &caller, move |mnemo| {
         Ok(mnemo.set_settings(&who, UserSettings { memory_enabled: body.memory_enabled })?)
     })
     .await?;
@@ -681,7 +724,7 @@ async fn pending(
     Path(user_id): Path<String>,
 ) -> ApiResult<api::MemoryList> {
     let who = caller.user(Some(&user_id))?;
-    let memories = blocking(&state, move |mnemo| Ok(mnemo.pending(&who)?)).await?;
+    let memories = blocking(&state, &caller, move |mnemo| Ok(mnemo.pending(&who)?)).await?;
     json(api::MemoryList { memories })
 }
 
@@ -691,6 +734,6 @@ async fn audit(
     Path(user_id): Path<String>,
 ) -> ApiResult<api::AuditResponse> {
     let who = caller.user(Some(&user_id))?;
-    let entries = blocking(&state, move |mnemo| Ok(mnemo.audit(&who, 200)?)).await?;
+    let entries = blocking(&state, &caller, move |mnemo| Ok(mnemo.audit(&who, 200)?)).await?;
     json(api::AuditResponse { entries })
 }

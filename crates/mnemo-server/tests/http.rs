@@ -39,6 +39,10 @@ impl Api {
         self.state.mnemo.create_key(tenant, user, false).unwrap().0
     }
 
+    fn admin_key(&self, tenant: &str) -> String {
+        self.state.mnemo.create_key(tenant, None, true).unwrap().0
+    }
+
     async fn call(
         &self,
         method: &str,
@@ -192,8 +196,16 @@ async fn core_routes_mirror_the_cli() {
     assert!(expired["expired"].as_array().unwrap().is_empty());
     let (_, gone) = api.call("DELETE", "/v1/users/sam/memories", Some(&key), None).await;
     assert!(gone["forgotten_count"].as_u64().unwrap() >= 3);
+    // Import is an admin's; the user's own key and an ordinary tenant key are refused.
+    let tenant = api.key("acme", None);
+    for other in [&key, &tenant] {
+        let (status, refused) =
+            api.call("POST", "/v1/users/sam/import", Some(other), Some(exported.clone())).await;
+        assert_eq!((status, refused["code"].as_str()), (StatusCode::FORBIDDEN, Some("forbidden")));
+    }
+    let admin = api.admin_key("acme");
     let (status, imported) =
-        api.call("POST", "/v1/users/sam/import", Some(&key), Some(exported)).await;
+        api.call("POST", "/v1/users/sam/import", Some(&admin), Some(exported)).await;
     assert_eq!(status, StatusCode::OK, "{imported}");
     assert_eq!(imported["imported"].as_u64().unwrap() as usize, count);
 }
@@ -233,8 +245,15 @@ async fn expire_drops_only_the_callers_lapsed_memories() {
     assert_eq!(expired["expired"], json!([lapsing]));
     let (_, export) = api.call("GET", "/v1/users/bob/export", Some(&acme), None).await;
     assert!(export.to_string().contains(&bobs), "bob's memory went with alice's: {export}");
-    // The tenant key expires the rest of the tenant.
-    let (_, expired) = api.call("POST", "/v1/expire", Some(&acme), None).await;
+    // Expiring the whole tenant is an admin's: an ordinary tenant key is refused.
+    let (status, body) = api.call("POST", "/v1/expire", Some(&acme), None).await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (StatusCode::FORBIDDEN, Some("forbidden")),
+        "{body}"
+    );
+    let admin = api.admin_key("acme");
+    let (_, expired) = api.call("POST", "/v1/expire", Some(&admin), None).await;
     assert_eq!(expired["expired"], json!([bobs]));
 }
 
@@ -348,7 +367,7 @@ async fn metrics_count_routes_statuses_latency_and_memories() {
 #[tokio::test]
 async fn mem0_compatible_routes() {
     let api = Api::new();
-    let key = api.key("acme", None);
+    let key = api.admin_key("acme");
     let other_tenant = api.key("globex", None);
     let token = |k: &str| format!("Token {k}");
     let call = |method: &'static str, path: String, k: String, body: Option<Value>| {
@@ -786,4 +805,44 @@ async fn mem0_routes_honour_agents_runs_and_the_keys_user() {
     let (_, record) =
         api.call("GET", &format!("/v1/memories/{id}?user_id=carol"), Some(&tenant), None).await;
     assert_eq!(record["expires_at"], "2999-01-31T23:59:59.999Z", "{record}");
+}
+
+/// Keys have roles: deleting a whole user takes the user's own key or an admin key; every
+/// audit entry names the channel and the key id, never the key.
+#[tokio::test]
+async fn key_roles_and_audit_names_the_caller() {
+    let api = Api::new();
+    let tenant = api.key("acme", None);
+    let admin = api.admin_key("acme");
+    let ann = api.key("acme", Some("ann"));
+    for user in ["ann", "ben"] {
+        let body = json!({"user_id": user, "content": "Prefers morning meetings"});
+        assert_eq!(
+            api.call("POST", "/v1/memories", Some(&tenant), Some(body)).await.0,
+            StatusCode::OK
+        );
+    }
+    let (status, body) = api.call("DELETE", "/v1/users/ben/memories", Some(&tenant), None).await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (StatusCode::FORBIDDEN, Some("forbidden")),
+        "{body}"
+    );
+    let (status, _) = api.call("DELETE", "/v1/users/ben/memories", Some(&admin), None).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _) = api.call("DELETE", "/v1/users/ann/memories", Some(&ann), None).await;
+    assert_eq!(status, StatusCode::OK);
+    // The mem0 delete-all and reset follow the same rule.
+    let (status, _) = api.call("DELETE", "/memories?user_id=ann", Some(&tenant), None).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, _) = api.call("POST", "/reset?user_id=ann", Some(&tenant), None).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+
+    let body = json!({"user_id": "cat", "content": "Likes quiet trains"});
+    api.call("POST", "/v1/memories", Some(&tenant), Some(body)).await;
+    let (_, audit) = api.call("GET", "/v1/users/cat/audit", Some(&tenant), None).await;
+    let actor = audit["entries"][0]["actor"].as_str().unwrap_or_default().to_owned();
+    let key_id = api.state.mnemo.authenticate(&tenant).unwrap().unwrap().key_id;
+    assert_eq!(actor, format!("http:{key_id}"), "{audit}");
+    assert!(!audit.to_string().contains(&tenant), "the key itself is never logged");
 }

@@ -141,6 +141,12 @@ impl Mnemo {
         self
     }
 
+    /// The same notebook, naming `actor` in the audit entries of what it does (the channel
+    /// and key a request came through, e.g. `http:key_ab12`).
+    pub fn acting_as(&self, actor: impl Into<String>) -> Self {
+        Self { actor: actor.into(), ..self.clone() }
+    }
+
     /// Compacts sessions in context with these settings.
     pub fn with_compaction(mut self, compaction: CompactionConfig) -> Self {
         self.compaction = compaction;
