@@ -24,23 +24,39 @@ pub(crate) fn json_pretty<T: Serialize>(value: &T) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Prints lines of text.
+/// Text made safe for a terminal: control characters (an escape sequence, a carriage return,
+/// a bell) and bidirectional overrides a stored memory might hold are shown as `\u{…}`
+/// escapes; line breaks and tabs stay.
+pub(crate) fn printable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        let bidi = matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+        if (c.is_control() && c != '\n' && c != '\t') || bidi {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Prints lines of text, made [`printable`].
 pub(crate) fn lines<I: IntoIterator<Item = String>>(lines: I) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     for line in lines {
-        writeln!(out, "{line}")?;
+        writeln!(out, "{}", printable(&line))?;
     }
     Ok(())
 }
 
 /// Prints a one-line notice to stderr (stdout stays for results).
 pub(crate) fn notice(message: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "{message}");
+    let _ = writeln!(std::io::stderr().lock(), "{}", printable(message));
 }
 
 /// Prints a one-line error to stderr.
 pub(crate) fn error(message: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "error: {message}");
+    let _ = writeln!(std::io::stderr().lock(), "error: {}", printable(message));
 }
 
 /// One line per memory for listings.

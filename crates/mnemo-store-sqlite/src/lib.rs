@@ -48,13 +48,23 @@ pub enum StoreError {
     /// An SQLite call failed.
     #[error("sqlite: {0}")]
     Sqlite(#[from] rusqlite::Error),
-    /// A migration failed to apply.
-    #[error("migration {version} failed: {source}")]
+    /// A migration failed to apply; the file was left as it was before migrating.
+    #[error("migration {version} failed and was rolled back: {message}")]
     Migration {
         /// The migration's version.
         version: u32,
-        /// The SQLite error.
-        source: rusqlite::Error,
+        /// SQLite's error, in one line.
+        message: String,
+    },
+    /// The file is not a mnemo database: another application's, or not SQLite at all.
+    #[error(
+        "{path} is not a mnemo database ({why}); give mnemo a file of its own (it was left unchanged)"
+    )]
+    Foreign {
+        /// The path.
+        path: PathBuf,
+        /// What was found.
+        why: String,
     },
     /// The file was written by a newer mnemo.
     #[error("database schema version {found} is newer than this mnemo supports ({supported})")]
@@ -106,7 +116,7 @@ impl StoreError {
                 ErrorKind::Conflict
             }
             StoreError::Conflict(_) => ErrorKind::Conflict,
-            StoreError::VectorMismatch(_) => ErrorKind::InvalidInput,
+            StoreError::VectorMismatch(_) | StoreError::Foreign { .. } => ErrorKind::InvalidInput,
             StoreError::ScrubIncomplete => ErrorKind::Unavailable { retry_after: None },
             StoreError::SchemaTooNew { .. } | StoreError::Open { .. } => {
                 ErrorKind::Unavailable { retry_after: None }
@@ -152,9 +162,37 @@ impl std::fmt::Debug for SqliteStore {
     }
 }
 
+/// Refuses a file that exists, is not empty and is not a mnemo database, before anything is
+/// written to it (opening it read-only leaves it byte for byte as it was).
+fn refuse_foreign_file(path: &Path) -> Result<()> {
+    let foreign = |why: String| StoreError::Foreign { path: path.to_owned(), why };
+    let Ok(metadata) = std::fs::metadata(path) else { return Ok(()) };
+    if metadata.len() == 0 {
+        return Ok(());
+    }
+    let conn = Connection::open_with_flags(
+        path,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|source| StoreError::Open { path: path.to_owned(), source })?;
+    let tables: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+        .and_then(|mut stmt| stmt.query_map([], |r| r.get(0))?.collect())
+        .map_err(|_| foreign("not an SQLite database".to_owned()))?;
+    if tables.is_empty() || tables.iter().any(|t| t == "schema_migrations") {
+        return Ok(());
+    }
+    let mut named: Vec<&str> = tables.iter().map(String::as_str).take(3).collect();
+    if tables.len() > 3 {
+        named.push("…");
+    }
+    Err(foreign(format!("it holds other tables: {}", named.join(", "))))
+}
+
 impl SqliteStore {
     /// Opens (creating if needed) the database at `path` and applies pending migrations.
     pub fn open(path: &Path, now: Timestamp) -> Result<Self> {
+        refuse_foreign_file(path)?;
         let mut conn = Connection::open(path)
             .map_err(|source| StoreError::Open { path: path.to_owned(), source })?;
         conn.busy_timeout(BUSY_TIMEOUT)?;

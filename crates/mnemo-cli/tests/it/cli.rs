@@ -378,3 +378,72 @@ fn times_outside_1970_to_9999_are_refused_and_nothing_is_written() {
     assert!(env.json(&["list", "--user", "u"])["memories"].as_array().unwrap().is_empty());
     assert!(!env.file_contains("Rome"));
 }
+
+/// Human-readable output shows control characters and bidirectional overrides a memory holds
+/// as escapes, so stored text cannot drive the terminal; `--json` keeps the exact text.
+#[test]
+fn human_output_escapes_control_characters() {
+    let env = Env::new();
+    let text = "Likes \u{1b}[31mred\u{1b}[0m tea\r\u{7} and \u{202e}evil";
+    let id = env.remember("u", text);
+    for args in [
+        vec!["list", "--user", "u"],
+        vec!["get", "--user", "u", &id],
+        vec!["search", "--user", "u", "tea"],
+    ] {
+        let run = env.run(&args);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(
+            !run.stdout.contains('\u{1b}') && !run.stdout.contains('\r'),
+            "{args:?}: {:?}",
+            run.stdout
+        );
+        assert!(!run.stdout.contains('\u{7}') && !run.stdout.contains('\u{202e}'), "{args:?}");
+        assert!(run.stdout.contains("\\u{1b}[31mred"), "{args:?}: {}", run.stdout);
+    }
+    let exact = env.json(&["get", "--user", "u", &id]);
+    assert_eq!(exact["content"], text);
+}
+
+/// Another application's SQLite file (or a file that is not SQLite) is refused with one line
+/// and left byte for byte as it was.
+#[test]
+fn another_applications_file_is_refused_and_left_unchanged() {
+    let env = Env::new();
+    let other = env.path().join("other.sqlite");
+    let made = std::process::Command::new("python3")
+        .args(["-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('create table invoices(id integer primary key, total real)'); c.execute('insert into invoices(total) values (9.5)'); c.commit()"])
+        .arg(&other)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let text = env.path().join("notes.txt");
+    std::fs::write(&text, "shopping list: eggs, milk\n").unwrap();
+    for file in [&other, &text] {
+        let before = std::fs::read(file).unwrap();
+        let run = std::process::Command::new(env!("CARGO_BIN_EXE_mnemo"))
+            .arg("--db")
+            .arg(file)
+            .args(["remember", "--user", "u", "I like tea"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("is not a mnemo database"), "{stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+        assert_eq!(std::fs::read(file).unwrap(), before, "{} was changed", file.display());
+        let mut wal = file.clone().into_os_string();
+        wal.push("-wal");
+        assert!(!std::path::Path::new(&wal).exists());
+    }
+    // An empty file becomes a mnemo database.
+    let empty = env.path().join("empty.db");
+    std::fs::write(&empty, b"").unwrap();
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_mnemo"))
+        .arg("--db")
+        .arg(&empty)
+        .args(["remember", "--user", "u", "I like tea"])
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+}
