@@ -154,7 +154,7 @@ pub(crate) fn run(
         for state in states {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
             addrs.push(listener.local_addr()?.to_string());
-            tokio::spawn(mnemo_server::serve(listener, state));
+            tokio::spawn(mnemo_server::serve(listener, state, mnemo_server::Limits::default()));
         }
         let deadline = Instant::now() + Duration::from_secs(seconds);
         let mut tasks = Vec::new();

@@ -97,6 +97,13 @@ pub(crate) enum Command {
         /// least 100); more are answered 429 with Retry-After.
         #[arg(long, env = "MNEMO_RATE_LIMIT", default_value_t = 50.0)]
         rate_limit: f64,
+        /// Connections served at once; more are answered 503 with Retry-After.
+        #[arg(long, default_value_t = 4096)]
+        max_connections: usize,
+        /// Seconds a client may take to send a request's headers before its connection is
+        /// closed.
+        #[arg(long, default_value_t = 10)]
+        header_timeout: u64,
     },
     /// Serve the memory tools of --user over MCP on stdio (stdout carries only the protocol).
     Mcp,

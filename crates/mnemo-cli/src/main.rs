@@ -214,7 +214,13 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Remember(args) => remember(cli, &mnemo, args),
         Command::List(args) => list(cli, &mnemo, args),
         Command::Ingest(args) => ingest(cli, &mnemo, args),
-        Command::Serve { addr, rate_limit } => serve(mnemo.acting_as("http"), addr, *rate_limit),
+        Command::Serve { addr, rate_limit, max_connections, header_timeout } => {
+            let limits = mnemo_server::Limits {
+                max_connections: *max_connections,
+                header_timeout: std::time::Duration::from_secs(*header_timeout),
+            };
+            serve(mnemo.acting_as("http"), addr, *rate_limit, limits)
+        }
         Command::Mcp => mcp(cli, mnemo.acting_as("mcp")),
         Command::Keys { action } => keys(cli, &mnemo, action),
         Command::Search(args) => search(cli, &mnemo, args),
@@ -520,7 +526,17 @@ fn remember(cli: &Cli, mnemo: &Mnemo, args: &RememberArgs) -> anyhow::Result<()>
     output::lines(lines)
 }
 
-fn serve(mnemo: Mnemo, addr: &str, rate_limit: f64) -> anyhow::Result<()> {
+fn serve(
+    mnemo: Mnemo,
+    addr: &str,
+    rate_limit: f64,
+    limits: mnemo_server::Limits,
+) -> anyhow::Result<()> {
+    if limits.max_connections == 0 || limits.header_timeout.is_zero() {
+        return Err(
+            InvalidInput::new("--max-connections/--header-timeout", "must be at least 1").into()
+        );
+    }
     if !(rate_limit.is_finite() && rate_limit > 0.0) {
         return Err(InvalidInput::new(
             "--rate-limit",
@@ -537,7 +553,7 @@ fn serve(mnemo: Mnemo, addr: &str, rate_limit: f64) -> anyhow::Result<()> {
         let state =
             mnemo_server::AppState::new(mnemo, mnemo_server::RateLimit::per_second(rate_limit));
         // Signal handlers are in place before readiness is reported.
-        let server = mnemo_server::serve(listener, state);
+        let server = mnemo_server::serve(listener, state, limits);
         output::notice(&format!("mnemo serving on http://{address}"));
         server.await.context("server stopped")
     })

@@ -56,6 +56,22 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
+/// Limits that keep the server answering under idle, slow or too many connections.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Connections served at once; one more is answered 503 with `Retry-After` and closed.
+    pub max_connections: usize,
+    /// How long a client may take to send a request's headers (on a new connection, and for
+    /// each request on a kept-alive one) before the connection is closed.
+    pub header_timeout: std::time::Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self { max_connections: 4096, header_timeout: std::time::Duration::from_secs(10) }
+    }
+}
+
 /// Serves the API on `listener` until SIGINT or SIGTERM, then drains in-flight requests.
 ///
 /// The signal handlers are installed when this is called, before the returned future first
@@ -64,9 +80,66 @@ pub fn router(state: AppState) -> Router {
 pub fn serve(
     listener: tokio::net::TcpListener,
     state: AppState,
+    limits: Limits,
 ) -> impl std::future::Future<Output = std::io::Result<()>> {
     let shutdown = shutdown_signal();
-    async move { axum::serve(listener, router(state)).with_graceful_shutdown(shutdown).await }
+    async move {
+        let app = router(state);
+        let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+        let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+        tokio::pin!(shutdown);
+        loop {
+            let stream = tokio::select! {
+                accepted = listener.accept() => match accepted {
+                    Ok((stream, _)) => stream,
+                    // Out of file descriptors or a connection reset before it was accepted:
+                    // wait a moment rather than spin.
+                    Err(_) => {
+                        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                        continue;
+                    }
+                },
+                () = &mut shutdown => break,
+            };
+            let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
+                tokio::spawn(refuse_busy(stream));
+                continue;
+            };
+            let service = hyper_util::service::TowerToHyperService::new(app.clone());
+            let connection = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(limits.header_timeout)
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+            let connection = graceful.watch(connection);
+            tokio::spawn(async move {
+                let _ = connection.await;
+                drop(slot);
+            });
+        }
+        drop(listener);
+        graceful.shutdown().await;
+        Ok(())
+    }
+}
+
+/// Answers a connection over the limit with 503 and `Retry-After`, then closes it.
+async fn refuse_busy(mut stream: tokio::net::TcpStream) {
+    use tokio::io::AsyncWriteExt;
+    let body = r#"{"code":"unavailable","message":"too many connections; retry shortly"}"#;
+    let response = format!(
+        "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    // Write, end our side, then drain what the client sent: closing a socket with unread
+    // bytes resets it, and the client would lose the answer.
+    let answer = async {
+        stream.write_all(response.as_bytes()).await?;
+        stream.shutdown().await?;
+        let mut sink = [0u8; 1024];
+        while tokio::io::AsyncReadExt::read(&mut stream, &mut sink).await? > 0 {}
+        Ok::<(), std::io::Error>(())
+    };
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), answer).await;
 }
 
 /// Installs the SIGINT and SIGTERM handlers now; the future ends at the first of them.

@@ -488,7 +488,7 @@ async fn foreign_ids_are_missing_over_real_http() {
     let globex = api.key("globex", None);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap().to_string();
-    tokio::spawn(mnemo_server::serve(listener, api.state.clone()));
+    tokio::spawn(mnemo_server::serve(listener, api.state.clone(), mnemo_server::Limits::default()));
     let http = |method: &'static str, path: String, key: String, body: Option<Value>| {
         let addr = addr.clone();
         async move {

@@ -11,9 +11,15 @@ use crate::Env;
 
 /// Starts `mnemo serve` on a free port; returns the child and its address.
 pub(crate) fn start(env: &Env) -> (Child, String) {
+    start_with(env, &[])
+}
+
+/// Starts `mnemo serve` on a free port with extra options.
+fn start_with(env: &Env, options: &[&str]) -> (Child, String) {
     let mut child = env
         .command()
         .args(["serve", "--addr", "127.0.0.1:0"])
+        .args(options)
         .stderr(Stdio::piped())
         .stdout(Stdio::null())
         .spawn()
@@ -256,4 +262,54 @@ fn python_mcp_sdk_client_over_streamable_http() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// `/healthz` stays fast with 1,000 idle or half-sent connections open; a half-sent request is
+/// closed after the header timeout; a connection over the limit gets 503 with Retry-After.
+#[test]
+fn the_server_stays_up_under_idle_and_half_sent_connections() {
+    let env = Env::new();
+    let (mut server, addr) =
+        start_with(&env, &["--header-timeout", "1", "--max-connections", "1100"]);
+    let mut held = Vec::new();
+    for i in 0..1000 {
+        let mut stream = TcpStream::connect(&addr).unwrap();
+        if i % 2 == 0 {
+            stream.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n").unwrap();
+        }
+        held.push(stream);
+    }
+    let mut slowest = std::time::Duration::ZERO;
+    for _ in 0..5 {
+        let started = std::time::Instant::now();
+        let (status, body) = http(&addr, "GET", "/healthz", "", None);
+        slowest = slowest.max(started.elapsed());
+        assert_eq!((status, body["status"].as_str()), (200, Some("ok")));
+    }
+    assert!(slowest < std::time::Duration::from_millis(100), "healthz took {slowest:?}");
+    // After the header timeout the server has closed the half-sent requests.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let stream = &mut held[0];
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(2))).unwrap();
+    let mut buffer = Vec::new();
+    let read = stream.read_to_end(&mut buffer);
+    assert!(read.is_ok(), "the half-sent connection was not closed: {read:?}");
+    drop(held);
+    server.kill().unwrap();
+    server.wait().unwrap();
+
+    // Over the connection limit: 503 with Retry-After at once.
+    let (mut server, addr) = start_with(&env, &["--max-connections", "3"]);
+    let idle: Vec<TcpStream> = (0..3).map(|_| TcpStream::connect(&addr).unwrap()).collect();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let mut extra = TcpStream::connect(&addr).unwrap();
+    extra.set_read_timeout(Some(std::time::Duration::from_secs(2))).unwrap();
+    write!(extra, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let mut response = String::new();
+    extra.read_to_string(&mut response).unwrap();
+    assert!(response.starts_with("HTTP/1.1 503"), "{response}");
+    assert!(response.contains("Retry-After: 1"), "{response}");
+    drop(idle);
+    server.kill().unwrap();
+    server.wait().unwrap();
 }
