@@ -152,7 +152,13 @@ fn clauses(sentence: &str) -> Vec<String> {
         let join = JOINS.iter().find(|j| rest.starts_with(**j));
         if let Some(join) = join {
             let after = &rest[join.len()..];
-            if SUBJECTS.iter().any(|s| starts_with_word(after, s)) {
+            // "Sam and I", "my wife and I": a subject of two, not a new clause.
+            let since = cuts.last().map_or(0, |c| c.1);
+            let before = lower[since..i].trim();
+            let coordinated = join.trim() == "and"
+                && before.split_whitespace().count() <= 3
+                && !SUBJECTS.iter().any(|s| starts_with_word(before, s) && !s.starts_with("my"));
+            if SUBJECTS.iter().any(|s| starts_with_word(after, s)) && !coordinated {
                 cuts.push((i, i + join.len()));
                 i += join.len();
                 continue;
@@ -1115,6 +1121,11 @@ const ADVERBS: &[&str] = &[
 ];
 /// Verbs whose form does not change for a third-person subject (modals, past tenses).
 const UNCHANGED_VERBS: &[&str] = &[
+    "was",
+    "is",
+    "has",
+    "does",
+    "did",
     "can",
     "could",
     "will",
@@ -1236,7 +1247,8 @@ pub fn about_the_user(clause: &str) -> String {
         let team = if first { "User's team" } else { "the user's team" };
         let replaced: Option<String> = match lower.as_str() {
             "i" => {
-                conjugate_next = true;
+                // "Sam and I have": a subject of two keeps its plural verb.
+                conjugate_next = !tokens[..i].last().is_some_and(|t| t.eq_ignore_ascii_case("and"));
                 Some(subject.into())
             }
             "i'm" | "im" => Some(format!("{subject} is")),
@@ -1548,6 +1560,18 @@ mod tests {
             about_the_user("I'm lucky to have my sister"),
             "User is lucky to have the user's sister"
         );
+        // Past and irregular forms stay as they are; a subject of two keeps its plural verb.
+        assert_eq!(about_the_user("I was born in Porto"), "User was born in Porto");
+        assert_eq!(about_the_user("I did the course in 2020"), "User did the course in 2020");
+        assert_eq!(
+            about_the_user("Leo and I have been friends since school"),
+            "Leo and the user have been friends since school"
+        );
+        let all = extract("Leo and I have been friends since school", wednesday(), true);
+        let contents: Vec<_> = all.iter().map(|e| e.content.as_str()).collect();
+        assert_eq!(contents, ["Leo and the user have been friends since school"]);
+        let all = extract("I swim on Mondays and I cycle on Fridays", wednesday(), true);
+        assert_eq!(all.len(), 2, "{all:?}");
     }
 
     #[test]
