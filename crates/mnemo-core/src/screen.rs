@@ -1187,7 +1187,6 @@ pub fn sensitive_category(text: &str) -> Option<SensitiveCategory> {
         "infection",
         "injury",
         "broke my",
-        "hospital",
         "panic attacks",
         "insomnia",
         "antibiotics",
@@ -1221,6 +1220,14 @@ pub fn sensitive_category(text: &str) -> Option<SensitiveCategory> {
     ];
     let first_person = any(&["i", "i'm", "i am", "my", "as a"]);
     if any(MORE_HEALTH) {
+        return Some(Health);
+    }
+    // A stay in hospital is health; a job at one is not ("I work as a pharmacist at the
+    // hospital", "my shift at the hospital").
+    const WORKPLACE: &[&str] = &[
+        "work", "works", "worked", "working", "job", "employed", "shift", "shifts", "as a", "as an",
+    ];
+    if any(&["hospital", "hospitalised", "hospitalized"]) && !any(WORKPLACE) {
         return Some(Health);
     }
     if any(IDENTITY) {
@@ -1471,6 +1478,9 @@ mod tests {
             ("I live at 221 Baker Street", Some(PreciseLocation)),
             ("Meet me at 38.7223, -9.1393", Some(PreciseLocation)),
             ("I live in Lisbon", None),
+            ("I spent two nights in hospital last week", Some(Health)),
+            ("I work as a pharmacist at the hospital", None),
+            ("My shift at the children's hospital starts at six", None),
             ("I prefer email over phone", None),
             ("Version 2.5.1 shipped today", None),
         ];
