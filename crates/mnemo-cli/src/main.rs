@@ -273,6 +273,9 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
             if cli.json {
                 output::json(&api::MemoryList { memories })
             } else {
+                if memories.is_empty() {
+                    output::notice("nothing is waiting for confirmation");
+                }
                 output::lines(memories.iter().map(output::memory_line))
             }
         }
@@ -704,6 +707,9 @@ fn search(cli: &Cli, mnemo: &Mnemo, args: &SearchArgs) -> anyhow::Result<()> {
     if cli.json {
         return output::json(&response);
     }
+    if response.results.is_empty() {
+        output::notice("no memory is relevant to that query");
+    }
     output::lines(response.results.iter().map(output::search_line))
 }
 
@@ -748,6 +754,9 @@ fn list(cli: &Cli, mnemo: &Mnemo, args: &ListArgs) -> anyhow::Result<()> {
     if cli.json {
         output::json(&api::MemoryList { memories })
     } else {
+        if memories.is_empty() {
+            output::notice("no memories match");
+        }
         output::lines(memories.iter().map(output::memory_line))
     }
 }

@@ -447,3 +447,23 @@ fn another_applications_file_is_refused_and_left_unchanged() {
         .unwrap();
     assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
 }
+
+/// An empty answer says so on stderr; stdout (what scripts read) stays empty, and `--json`
+/// answers with an empty list.
+#[test]
+fn empty_answers_say_so() {
+    let env = Env::new();
+    env.remember("u", "I prefer green tea");
+    for (args, says) in [
+        (vec!["search", "--user", "u", "zzqx unrelated"], "no memory is relevant"),
+        (vec!["list", "--user", "nobody"], "no memories match"),
+        (vec!["pending", "--user", "u"], "nothing is waiting"),
+    ] {
+        let run = env.run(&args);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert_eq!(run.stdout, "", "{args:?}");
+        assert!(run.stderr.contains(says), "{args:?}: {}", run.stderr);
+    }
+    let json = env.json(&["search", "--user", "u", "zzqx unrelated"]);
+    assert_eq!(json["results"], serde_json::json!([]));
+}
