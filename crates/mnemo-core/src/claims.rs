@@ -189,7 +189,7 @@ fn tokens(clause: &str) -> Vec<String> {
 }
 
 /// A word compared loosely: a plural or third-person `s` (or `es`, `ies`) and an `ed` dropped.
-fn loose(word: &str) -> String {
+pub(crate) fn loose(word: &str) -> String {
     if let Some(stem) = word.strip_suffix("ies").filter(|s| s.len() >= 3) {
         return format!("{stem}y");
     }

@@ -676,38 +676,52 @@ pub fn blend(
     turns_after_what_stands_for_them(hits)
 }
 
-/// A word compared loosely: lowercase, a possessive or plural `s` dropped.
-fn loose(word: &str) -> String {
-    let word = word.trim_end_matches("'s").trim_end_matches("\u{2019}s");
-    match word.strip_suffix('s') {
-        Some(stem) if stem.len() >= 3 && !stem.ends_with('s') => stem.to_owned(),
-        _ => word.to_owned(),
-    }
-}
-
 /// Whether a durable memory stands for a transcript turn: it was drawn from the turn (the
 /// same source reference), or the turn repeats it (every content word of the memory, `user`
-/// aside, is in the turn).
-fn stands_for(memory: &Memory, turn: &Memory) -> bool {
-    if memory.transcript || !turn.transcript {
-        return false;
-    }
+/// aside, is among the turn's words; both compared by [`crate::claims::loose`] stems).
+fn stands_for(memory: &Memory, terms: &[String], turn: &Memory, said: &HashSet<String>) -> bool {
     if memory.source.source_ref.is_some() && memory.source.source_ref == turn.source.source_ref {
         return true;
     }
-    let said: HashSet<String> = words(&turn.content).iter().map(|w| loose(w)).collect();
-    let mut content = query_terms(&memory.content).into_iter().filter(|w| w != "user").peekable();
-    content.peek().is_some() && content.all(|w| said.contains(&loose(&w)))
+    !terms.is_empty() && terms.iter().all(|t| said.contains(t))
 }
 
 /// Moves each transcript turn to just after the first durable memory ranked below it that
-/// stands for it, so a memory outranks the raw turn it was drawn from and turns that repeat it; the
-/// order is otherwise kept.
+/// stands for it, so a memory outranks the raw turn it was drawn from and turns that repeat
+/// it; the order is otherwise kept.
 fn turns_after_what_stands_for_them(hits: Vec<Hit>) -> Vec<Hit> {
+    use crate::claims::loose;
+    if !hits.iter().any(|h| h.memory.transcript) {
+        return hits;
+    }
+    // Each record's stems once: a turn's words, a memory's content terms.
+    let stems: Vec<Vec<String>> = hits
+        .iter()
+        .map(|h| {
+            if h.memory.transcript {
+                words(&h.memory.content).iter().map(|w| loose(w)).collect()
+            } else {
+                query_terms(&h.memory.content)
+                    .iter()
+                    .filter(|w| *w != "user")
+                    .map(|w| loose(w))
+                    .collect()
+            }
+        })
+        .collect();
     let after: Vec<Option<usize>> = hits
         .iter()
         .enumerate()
-        .map(|(i, turn)| (i + 1..hits.len()).find(|&j| stands_for(&hits[j].memory, &turn.memory)))
+        .map(|(i, turn)| {
+            if !turn.memory.transcript {
+                return None;
+            }
+            let said: HashSet<String> = stems[i].iter().cloned().collect();
+            (i + 1..hits.len()).find(|&j| {
+                !hits[j].memory.transcript
+                    && stands_for(&hits[j].memory, &stems[j], &turn.memory, &said)
+            })
+        })
         .collect();
     if after.iter().all(Option::is_none) {
         return hits;

@@ -177,12 +177,12 @@ fn first_words(text: &str, n: usize) -> String {
     if words.len() <= n { words.join(" ") } else { format!("{}…", words[..n].join(" ")) }
 }
 
-/// The line for one turn; a tool result becomes a note when `noted`, and a quarantined
-/// turn (see [`quarantine`]) a note that says why, without its text.
-fn render_turn(turn: &Memory, noted: bool) -> String {
+/// The line for one turn; a tool result becomes a note when `noted`, and a turn held in
+/// quarantine (`held`, see [`quarantine`]) a note that says why, without its text.
+fn render_turn(turn: &Memory, held: Option<crate::policy::ReasonCode>, noted: bool) -> String {
     let at = turn.valid_from.to_string();
     let when = at.get(..16).unwrap_or(&at).replace('T', " ");
-    let text = if let Some(reason) = quarantine(turn) {
+    let text = if let Some(reason) = held {
         format!("(quarantined, not shown: {})", reason.explanation())
     } else if noted {
         let lines = turn.content.lines().count();
@@ -406,12 +406,13 @@ pub fn compact(
         .iter()
         .enumerate()
         .map(|(index, turn)| {
-            let noted = quarantine(turn).is_some()
+            let held = quarantine(turn);
+            let noted = held.is_some()
                 || (role_of(turn) == "tool" && count - 1 - index >= config.tool_note_after);
             SessionTurn {
                 id: turn.id.clone(),
                 role: role_of(turn).to_owned(),
-                line: render_turn(turn, noted),
+                line: render_turn(turn, held, noted),
                 noted,
             }
         })
