@@ -232,11 +232,8 @@ impl<'a> SessionIngest<'a> {
             Backend::Library(notebook) => {
                 self.clock.set(date);
                 let options = IngestOptions {
-                    session: session.to_owned(),
-                    incognito: false,
-                    agent_id: None,
-                    metadata: Default::default(),
                     retention: Ttl::parse(RETENTION, "retention")?,
+                    ..IngestOptions::new(session)
                 };
                 let report =
                     notebook.ingest(&UserRef::new("locomo", conversation)?, messages, &options)?;
@@ -363,13 +360,7 @@ pub(crate) fn conversation_ingest(data: &Path, turns: usize) -> anyhow::Result<(
         "bench-ingest",
     )?;
     let who = UserRef::new("bench", "ingest")?;
-    let options = IngestOptions {
-        session: "s1".into(),
-        incognito: false,
-        agent_id: None,
-        metadata: Default::default(),
-        retention: Ttl::parse("30d", "retention")?,
-    };
+    let options = IngestOptions::new("s1");
     let start = std::time::Instant::now();
     let report = notebook.ingest(&who, &messages, &options)?;
     let seconds = start.elapsed().as_secs_f64();

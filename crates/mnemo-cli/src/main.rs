@@ -645,11 +645,9 @@ fn ingest(cli: &Cli, mnemo: &Mnemo, args: &IngestArgs) -> anyhow::Result<()> {
         messages.push(message);
     }
     let options = mnemo::IngestOptions {
-        session: args.session.clone(),
         incognito: args.incognito,
-        agent_id: None,
-        metadata: Default::default(),
         retention: mnemo::core::duration::Ttl::parse(&args.retention, "--retention")?,
+        ..mnemo::IngestOptions::new(args.session.clone())
     };
     let report = mnemo.ingest(&who, &messages, &options)?;
     let response = api::IngestResponse::from(report);

@@ -52,8 +52,12 @@ pub fn disclosure_features(text: &str) -> Vec<f32> {
     mnemo_core::disclosure::features(text, &disclosure_embedding(text))
 }
 
-/// How long raw turns are kept when the caller does not say (`30d`).
+/// How long raw turns are kept when the caller does not say (`30d`; [`IngestOptions::new`]
+/// uses it).
 pub const DEFAULT_RETENTION: &str = "30d";
+
+/// [`DEFAULT_RETENTION`] as a duration.
+pub(crate) const DEFAULT_RETENTION_TTL: Ttl = Ttl::from_millis(30 * 86_400_000);
 
 /// How to ingest a conversation.
 #[derive(Debug, Clone)]
@@ -69,6 +73,20 @@ pub struct IngestOptions {
     pub agent_id: Option<String>,
     /// Caller metadata recorded on the turns and memories (the turns' `speaker` aside).
     pub metadata: BTreeMap<String, String>,
+}
+
+impl IngestOptions {
+    /// A session kept the default time ([`DEFAULT_RETENTION`]), not incognito, with no agent
+    /// or metadata; set the other fields with struct update syntax.
+    pub fn new(session: impl Into<String>) -> Self {
+        Self {
+            session: session.into(),
+            incognito: false,
+            retention: DEFAULT_RETENTION_TTL,
+            agent_id: None,
+            metadata: BTreeMap::new(),
+        }
+    }
 }
 
 /// One memory the extractor proposed and what became of it.
@@ -375,5 +393,15 @@ fn candidate(
         valid_from: Some(at),
         expires_at: found.expires_at.filter(|e| *e > at),
         ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_retention_reads_as_its_duration() {
+        assert_eq!(Ttl::parse(DEFAULT_RETENTION, "retention").ok(), Some(DEFAULT_RETENTION_TTL));
     }
 }

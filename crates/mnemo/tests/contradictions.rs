@@ -78,13 +78,7 @@ fn contradictions_supersede_and_compatible_statements_stay() {
                         ts: None,
                         source: None,
                     };
-                    let options = IngestOptions {
-                        session: format!("s{n}"),
-                        incognito: false,
-                        agent_id: None,
-                        metadata: Default::default(),
-                        retention: mnemo::core::duration::Ttl::parse("30d", "r").unwrap(),
-                    };
+                    let options = IngestOptions::new(format!("s{n}"));
                     mnemo.ingest(&who, &[message], &options).unwrap();
                 }
             }

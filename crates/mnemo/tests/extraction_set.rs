@@ -72,13 +72,7 @@ fn extraction_set_meets_its_targets() {
             ts: Some(now),
             source: None,
         };
-        let options = IngestOptions {
-            session: "s".into(),
-            incognito: false,
-            agent_id: None,
-            metadata: Default::default(),
-            retention: mnemo::core::duration::Ttl::parse("30d", "r").unwrap(),
-        };
+        let options = IngestOptions::new("s");
         let report = mnemo.ingest(&who, &[message], &options).unwrap();
         let stored =
             mnemo.list(&who, &ListFilter { include_expired: true, ..Default::default() }).unwrap();

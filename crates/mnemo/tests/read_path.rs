@@ -195,13 +195,7 @@ fn context_fills_by_priority_at_every_budget() {
         ts: None,
         source: None,
     });
-    let options = IngestOptions {
-        session: "s1".into(),
-        incognito: false,
-        agent_id: None,
-        metadata: Default::default(),
-        retention: mnemo::core::duration::Ttl::parse("30d", "r").unwrap(),
-    };
+    let options = IngestOptions::new("s1");
     mnemo.ingest(&who, &messages, &options).unwrap();
     clock.set(Timestamp::from_millis(start().as_millis() + DAY));
     let counter = Tokenizer::new(TokenizerName::O200k).unwrap();

@@ -80,13 +80,7 @@ fn run(scenario: &Scenario) -> Vec<String> {
                         source: None,
                     })
                     .collect();
-                let options = IngestOptions {
-                    session: session.clone(),
-                    incognito: false,
-                    agent_id: None,
-                    metadata: Default::default(),
-                    retention: mnemo::core::duration::Ttl::parse("30d", "r").unwrap(),
-                };
+                let options = IngestOptions::new(session.clone());
                 mnemo.ingest(&who, &messages, &options).unwrap();
             }
             Step::Forget { forget } => {
