@@ -132,6 +132,16 @@ async fn tools_are_listed_and_act_for_one_user() {
         (secret["outcome"].as_str(), secret["reason"].as_str()),
         (Some("refused"), Some("secret"))
     );
+    // An agent's edit passes the gate as an inference: a sensitive inference and a secret
+    // are refused, and the memory keeps its text.
+    for content in ["Was diagnosed with diabetes last year", "pw is hunter2 AKIAIOSFODNN7EXAMPLE"] {
+        let refused = client
+            .call_tool(call("memory_update", json!({"id": own, "content": content})))
+            .await
+            .unwrap();
+        assert_eq!(refused.is_error, Some(true), "{content}");
+    }
+    assert_eq!(mnemo.get(&alice, &mine).unwrap().content, "Prefers aisle seats on long flights");
     let id = saved["id"].as_str().unwrap();
     let forgot = text(&client.call_tool(call("memory_forget", json!({"id": id}))).await.unwrap());
     assert_eq!(forgot["forgotten"][0], id);
