@@ -36,6 +36,21 @@ fn chatter() -> Vec<String> {
     set["distractors"].as_array().unwrap().iter().map(|d| d.as_str().unwrap().to_owned()).collect()
 }
 
+/// Remembers the agent-phrasing set's facts and `chatter` lines of its distractors for
+/// `who`; returns the set.
+fn remember_facts_among_chatter(mnemo: &Mnemo, who: &UserRef, chatter_lines: usize) -> Value {
+    let set = testdata("agent_phrasings.json");
+    let mut batch: Vec<CandidateFields> = set["facts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| said(f["statement"].as_str().unwrap()))
+        .collect();
+    batch.extend(chatter().iter().take(chatter_lines).map(|c| said(c)));
+    mnemo.remember_batch(who, batch).unwrap();
+    set
+}
+
 fn said(content: &str) -> CandidateFields {
     CandidateFields { content: content.to_owned(), ..Default::default() }
 }
@@ -61,12 +76,8 @@ fn searching_does_not_change_what_later_searches_return() {
     let dir = tempfile::tempdir().unwrap();
     let (mnemo, clock) = open(&dir);
     let who = UserRef::new("t", "u").unwrap();
-    let set = testdata("agent_phrasings.json");
+    let set = remember_facts_among_chatter(&mnemo, &who, 100);
     let facts = set["facts"].as_array().unwrap();
-    let mut batch: Vec<CandidateFields> =
-        facts.iter().map(|f| said(f["statement"].as_str().unwrap())).collect();
-    batch.extend(chatter().iter().take(100).map(|c| said(c)));
-    mnemo.remember_batch(&who, batch).unwrap();
     clock.set(Timestamp::from_millis(start().as_millis() + 10 * DAY));
     let probe = "What does the user do for work?";
     let before = search(&mnemo, &who, probe, 10);
@@ -288,12 +299,8 @@ fn an_as_of_search_at_the_present_ranks_as_the_current_one() {
     let dir = tempfile::tempdir().unwrap();
     let (mnemo, clock) = open(&dir);
     let who = UserRef::new("t", "u").unwrap();
-    let set = testdata("agent_phrasings.json");
+    let set = remember_facts_among_chatter(&mnemo, &who, 200);
     let facts = set["facts"].as_array().unwrap();
-    let mut batch: Vec<CandidateFields> =
-        facts.iter().map(|f| said(f["statement"].as_str().unwrap())).collect();
-    batch.extend(chatter().iter().take(200).map(|c| said(c)));
-    mnemo.remember_batch(&who, batch).unwrap();
     clock.set(Timestamp::from_millis(start().as_millis() + 3 * DAY));
     let now = clock.now();
     let mut compared = 0;
