@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 
 use mnemo_core::context::ContextBlock;
+use mnemo_core::ledger::DeletionReceipt;
 use mnemo_core::lifecycle::Remembered;
 use mnemo_core::ports::{AuditEntry, History};
 use mnemo_core::retrieval::Hit;
@@ -175,11 +176,26 @@ impl ContextResponse {
 /// A record's history: the record, its earlier versions and the records it superseded.
 pub type HistoryResponse = History;
 
-/// The ids a deletion removed: `{"forgotten":[...]}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+/// The ids a deletion removed and its receipt: `{"forgotten":[...], "receipt":{...}}`.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ForgetResponse {
     /// Removed ids.
     pub forgotten: Vec<MemoryId>,
+    /// What was removed, the tombstones left, and what remains for how long.
+    pub receipt: DeletionReceipt,
+}
+
+impl From<DeletionReceipt> for ForgetResponse {
+    fn from(receipt: DeletionReceipt) -> Self {
+        Self { forgotten: receipt.removed_ids.clone(), receipt }
+    }
+}
+
+/// A user's deletion receipts, newest first: `{"deletions":[...]}`.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct DeletionsResponse {
+    /// Receipts.
+    pub deletions: Vec<DeletionReceipt>,
 }
 
 /// A confirmation: `{"confirmed": id, "superseded": [...]}`.
@@ -275,11 +291,19 @@ pub struct FailureResponse {
     pub error: String,
 }
 
-/// The count a forget-all removed: `{"forgotten_count": N}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+/// The count a forget-all removed and its receipt: `{"forgotten_count": N, "receipt":{...}}`.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ForgetAllResponse {
     /// How many records were removed.
-    pub forgotten_count: usize,
+    pub forgotten_count: u64,
+    /// What was removed, the tombstones left, and what remains for how long.
+    pub receipt: DeletionReceipt,
+}
+
+impl From<DeletionReceipt> for ForgetAllResponse {
+    fn from(receipt: DeletionReceipt) -> Self {
+        Self { forgotten_count: receipt.removed.records, receipt }
+    }
 }
 
 /// The ids an expiry run removed: `{"expired":[...]}`.
@@ -289,11 +313,21 @@ pub struct ExpireResponse {
     pub expired: Vec<MemoryId>,
 }
 
-/// How many records an import wrote: `{"imported": N}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+/// How many records an import wrote, and which it left out because the user had asked to
+/// forget them: `{"imported": N, "forgotten": [...]}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ImportResponse {
     /// Records written.
     pub imported: usize,
+    /// Records left out: the deletion ledger says the user asked to forget them (import with
+    /// `allow_forgotten` to restore them anyway).
+    pub forgotten: Vec<MemoryId>,
+}
+
+impl From<mnemo::ImportReport> for ImportResponse {
+    fn from(report: mnemo::ImportReport) -> Self {
+        Self { imported: report.imported, forgotten: report.forgotten }
+    }
 }
 
 /// A user's settings: `{"user_id","memory_enabled"}`.

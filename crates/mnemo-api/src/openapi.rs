@@ -12,9 +12,10 @@ use crate::requests::{
     RunStepBody, RunToolResultBody, SearchBody, SettingsBody,
 };
 use crate::{
-    AuditResponse, ConfirmResponse, ContextResponse, ErrorBody, ExpireResponse, ForgetAllResponse,
-    ForgetResponse, HistoryResponse, ImportResponse, IngestResponse, MemoryList, RejectResponse,
-    RememberResponse, RunEnded, RunList, SearchResponse, SettingsResponse, UsedResponse,
+    AuditResponse, ConfirmResponse, ContextResponse, DeletionsResponse, ErrorBody, ExpireResponse,
+    ForgetAllResponse, ForgetResponse, HistoryResponse, ImportResponse, IngestResponse, MemoryList,
+    RejectResponse, RememberResponse, RunEnded, RunList, SearchResponse, SettingsResponse,
+    UsedResponse,
 };
 use mnemo_core::Memory;
 use mnemo_core::export::ExportDocument;
@@ -178,8 +179,8 @@ fn table(g: &mut SchemaGenerator) -> Vec<Operation> {
         op(
             "post",
             "/v1/users/{user_id}/import",
-            "Restore a user's memories from an export document",
-            &[],
+            "Restore a user's memories from an export document (records the user asked to forget are left out unless ?allow_forgotten=true)",
+            &["allow_forgotten"],
             Some(schema::<ExportDocument>(g)),
             schema::<ImportResponse>(g),
         ),
@@ -230,6 +231,14 @@ fn table(g: &mut SchemaGenerator) -> Vec<Operation> {
             &[],
             None,
             schema::<AuditResponse>(g),
+        ),
+        op(
+            "get",
+            "/v1/users/{user_id}/deletions",
+            "Deletion receipts, newest first: what was removed, tombstones left, what remains and until when",
+            &["limit"],
+            None,
+            schema::<DeletionsResponse>(g),
         ),
         op(
             "post",

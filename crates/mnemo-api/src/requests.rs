@@ -67,9 +67,29 @@ pub struct RememberBody {
     /// Explicit consent for a sensitive statement.
     #[serde(default)]
     pub consent: bool,
+    /// The user asked to remember again something they had asked to forget: without it, a
+    /// statement in the deletion ledger is refused as `forgotten` (a retry or a replay).
+    #[serde(default)]
+    pub restate: bool,
     /// Caller metadata.
     #[serde(default)]
     pub metadata: BTreeMap<String, String>,
+}
+
+/// `POST /v1/users/{user_id}/import`'s query.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+pub struct ImportQuery {
+    /// Restore records the user had asked to forget too (they are left out otherwise).
+    #[serde(default)]
+    pub allow_forgotten: bool,
+}
+
+/// `GET /v1/users/{user_id}/deletions`'s query.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+pub struct DeletionsQuery {
+    /// Most receipts to return (newest first; default 100).
+    #[serde(default)]
+    pub limit: Option<usize>,
 }
 
 /// A query string naming the user (optional with a user key).

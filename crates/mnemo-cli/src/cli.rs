@@ -73,6 +73,11 @@ pub(crate) struct Cli {
     #[arg(long, global = true, env = "MNEMO_LLM_MODEL", default_value = "llama3.1")]
     pub(crate) llm_model: String,
 
+    /// How long backups of the store are kept (e.g. 30d, 2w), or `unknown`: deletion receipts
+    /// say until when a deleted memory may remain in them.
+    #[arg(long, global = true, env = "MNEMO_BACKUP_RETENTION", default_value = "30d")]
+    pub(crate) backup_retention: String,
+
     /// Seconds to wait for the chat model per request.
     #[arg(long, global = true, env = "MNEMO_LLM_TIMEOUT", default_value_t = 30.0)]
     pub(crate) llm_timeout: f64,
@@ -166,10 +171,14 @@ pub(crate) enum Command {
     },
     /// Print everything stored about --user as one JSON document.
     Export,
-    /// Restore an export document (a file, or - for standard input).
+    /// Restore an export document (a file, or - for standard input). Memories the user asked
+    /// to forget are left out unless --allow-forgotten.
     Import {
         /// The export file.
         file: PathBuf,
+        /// Restore memories the user had asked to forget too (the user says so explicitly).
+        #[arg(long)]
+        allow_forgotten: bool,
     },
     /// Completely delete expired memories of the tenant (or of --user only).
     Expire,
@@ -178,6 +187,13 @@ pub(crate) enum Command {
         /// Switch memory on or off for the user.
         #[arg(long, value_enum)]
         memory: Option<Switch>,
+    },
+    /// Show the deletion receipts of --user, newest first: what each deletion removed, the
+    /// tombstones it left, and what remains for how long.
+    Deletions {
+        /// At most this many receipts.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
     },
     /// Show the audit trail of --user, newest first.
     Audit {
@@ -352,6 +368,10 @@ pub(crate) struct RememberArgs {
     /// Records the user's explicit consent to store this statement.
     #[arg(long)]
     pub(crate) consent: bool,
+    /// The user asks to remember again something they had asked to forget (without it, a
+    /// statement in the deletion ledger is refused as `forgotten`).
+    #[arg(long)]
+    pub(crate) restate: bool,
     /// Caller metadata, KEY=VALUE (repeatable).
     #[arg(long = "meta", value_name = "KEY=VALUE")]
     pub(crate) metadata: Vec<String>,

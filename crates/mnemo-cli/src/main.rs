@@ -14,6 +14,7 @@ use anyhow::{Context, format_err};
 use clap::Parser;
 use mnemo::core::error::InvalidInput;
 use mnemo::core::export::ExportDocument;
+use mnemo::core::ledger::Restatement;
 use mnemo::core::lifecycle::CandidateFields;
 use mnemo::core::policy::UserSettings;
 use mnemo::core::ports::ListFilter;
@@ -184,6 +185,11 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
                 .with_context(|| format!("cannot open {}", db.display()))?
         }
     };
+    let retention = match cli.backup_retention.as_str() {
+        "unknown" => None,
+        text => Some(mnemo::core::duration::Ttl::parse(text, "--backup-retention")?),
+    };
+    mnemo = mnemo.with_backup_retention(retention);
     match cli.extractor.as_str() {
         "rules" => {}
         "llm" => {
@@ -252,19 +258,29 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Forget { id, all } => {
             let who = user(cli)?;
             if *all {
-                let count = mnemo.forget_all(&who)?;
+                let receipt = mnemo.forget_all(&who)?;
                 if cli.json {
-                    output::json(&api::ForgetAllResponse { forgotten_count: count })
+                    output::json(&api::ForgetAllResponse::from(receipt))
                 } else {
-                    output::lines([format!("forgot {count} memories of {}", who.user_id())])
+                    let count = receipt.removed.records;
+                    output::lines(
+                        std::iter::once(format!("forgot {count} memories of {}", who.user_id()))
+                            .chain(output::receipt_lines(&receipt)),
+                    )
                 }
             } else {
                 let id = id.clone().ok_or_else(|| InvalidInput::new("id", "is required"))?;
-                let removed = mnemo.forget(&who, &MemoryId(id))?;
+                let receipt = mnemo.forget(&who, &MemoryId(id))?;
                 if cli.json {
-                    output::json(&api::ForgetResponse { forgotten: removed })
+                    output::json(&api::ForgetResponse::from(receipt))
                 } else {
-                    output::lines(removed.iter().map(|id| format!("forgot {id}")))
+                    output::lines(
+                        receipt
+                            .removed_ids
+                            .iter()
+                            .map(|id| format!("forgot {id}"))
+                            .chain(output::receipt_lines(&receipt)),
+                    )
                 }
             }
         }
@@ -309,7 +325,20 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
             }
         }
         Command::Export => output::json_pretty(&mnemo.export(&user(cli)?)?),
-        Command::Import { file } => import(cli, &mnemo, file),
+        Command::Import { file, allow_forgotten } => import(cli, &mnemo, file, *allow_forgotten),
+        Command::Deletions { limit } => {
+            let deletions = mnemo.deletions(&user(cli)?, *limit)?;
+            if cli.json {
+                output::json(&api::DeletionsResponse { deletions })
+            } else {
+                if deletions.is_empty() {
+                    output::notice("no deletions recorded for this user");
+                }
+                output::lines(deletions.iter().flat_map(|r| {
+                    std::iter::once(output::receipt_heading(r)).chain(output::receipt_lines(r))
+                }))
+            }
+        }
         Command::Expire => {
             let removed = mnemo.expire(&cli.tenant, cli.user.as_deref())?;
             if cli.json {
@@ -515,6 +544,7 @@ fn remember(cli: &Cli, mnemo: &Mnemo, args: &RememberArgs) -> anyhow::Result<()>
         metadata,
         transcript: false,
         derived_from: Vec::new(),
+        restatement: if args.restate { Restatement::Explicit } else { Restatement::Not },
     };
     let result = api::RememberResponse::from(mnemo.remember(&who, fields)?);
     if cli.json {
@@ -759,7 +789,12 @@ fn list(cli: &Cli, mnemo: &Mnemo, args: &ListArgs) -> anyhow::Result<()> {
     }
 }
 
-fn import(cli: &Cli, mnemo: &Mnemo, file: &std::path::Path) -> anyhow::Result<()> {
+fn import(
+    cli: &Cli,
+    mnemo: &Mnemo,
+    file: &std::path::Path,
+    allow_forgotten: bool,
+) -> anyhow::Result<()> {
     let name = file.display().to_string();
     let text = read_input(file, "import file")?;
     let document: ExportDocument = serde_json::from_str(&text).map_err(|e| {
@@ -775,11 +810,20 @@ fn import(cli: &Cli, mnemo: &Mnemo, file: &std::path::Path) -> anyhow::Result<()
         .into());
     }
     let who = UserRef::new(&cli.tenant, &document.user_id)?;
-    let imported = mnemo.import(&who, document)?;
+    let report = mnemo.import(&who, document, allow_forgotten)?;
     if cli.json {
-        output::json(&api::ImportResponse { imported })
+        output::json(&api::ImportResponse::from(report))
     } else {
-        output::lines([format!("imported {imported} memories for {}", who.user_id())])
+        let mut lines =
+            vec![format!("imported {} memories for {}", report.imported, who.user_id())];
+        if !report.forgotten.is_empty() {
+            lines.push(format!(
+                "left out {} the user had asked to forget (--allow-forgotten restores them): {}",
+                report.forgotten.len(),
+                report.forgotten.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        output::lines(lines)
     }
 }
 

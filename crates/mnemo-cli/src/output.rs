@@ -4,6 +4,7 @@
 use std::io::Write;
 
 use mnemo::core::Memory;
+use mnemo::core::ledger::{DeletionReceipt, DeletionScope};
 use mnemo::core::ports::{AuditEntry, History};
 use mnemo::core::run::Run;
 use serde::Serialize;
@@ -152,6 +153,36 @@ pub(crate) fn audit_line(e: &AuditEntry) -> String {
         e.reason.map_or("-", |r| r.as_str()),
         e.actor
     )
+}
+
+/// A deletion receipt's first line: id, when, what and who.
+pub(crate) fn receipt_heading(r: &DeletionReceipt) -> String {
+    let what = match (&r.scope, &r.memory_id) {
+        (DeletionScope::User, _) => "every memory of the user".to_owned(),
+        (DeletionScope::Rejected, Some(id)) => format!("pending memory {id}, rejected"),
+        (_, Some(id)) => format!("memory {id}"),
+        (_, None) => "-".to_owned(),
+    };
+    format!("{}  {}  {}  by {}", r.id, r.at, what, r.actor)
+}
+
+/// What a deletion removed and what remains, in plain words.
+pub(crate) fn receipt_lines(r: &DeletionReceipt) -> Vec<String> {
+    let n = &r.removed;
+    let mut lines = vec![format!(
+        "  removed {} records ({} older values, {} derived), {} versions, {} vectors, {} \
+         index entries, {} links, {} runs",
+        n.records, n.superseded, n.derived, n.versions, n.vectors, n.index_entries, n.links, n.runs
+    )];
+    lines.push(format!(
+        "  {} tombstones (no text) keep it from being written again by a retry, replay or import",
+        r.tombstones
+    ));
+    for remnant in &r.remains {
+        let until = remnant.until.map_or_else(|| "no fixed date".to_owned(), |t| t.to_string());
+        lines.push(format!("  remains in {}: until {until}: {}", remnant.place, remnant.detail));
+    }
+    lines
 }
 
 /// One line per run: id, progress and goal.

@@ -15,6 +15,7 @@ pub mod duration;
 pub mod error;
 pub mod export;
 pub mod extract;
+pub mod ledger;
 pub mod lifecycle;
 pub mod limits;
 pub mod llm_extract;

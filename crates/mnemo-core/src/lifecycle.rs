@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use crate::clock::Timestamp;
 use crate::error::InvalidInput;
+use crate::ledger::{ForgottenMatch, Restatement};
 use crate::limits::{MAX_CONTENT_BYTES, MAX_REF_BYTES};
 use crate::policy::{GateInput, GateVerdict, ReasonCode, UserSettings, gate};
 use crate::record::{ConsentReceipt, Kind, Memory, MemoryId, Sensitivity, Source, Status};
@@ -112,6 +113,8 @@ pub struct Candidate {
     pub transcript: bool,
     /// The records it was derived from (see [`CandidateFields::derived_from`]).
     pub derived_from: Vec<MemoryId>,
+    /// Whether it re-states something the user asked to forget (see [`crate::ledger`]).
+    pub restatement: Restatement,
 }
 
 /// Unvalidated write fields, as front ends collect them.
@@ -155,6 +158,9 @@ pub struct CandidateFields {
     /// The records this one was derived from (a session summary from its turns): forgetting
     /// any of them forgets this one too.
     pub derived_from: Vec<MemoryId>,
+    /// Whether it re-states something the user asked to forget: `Not` (the default) leaves a
+    /// forgotten statement forgotten.
+    pub restatement: Restatement,
 }
 
 impl Candidate {
@@ -249,6 +255,7 @@ impl Candidate {
         Ok(Self {
             transcript: fields.transcript,
             derived_from: fields.derived_from,
+            restatement: fields.restatement,
             screening,
             kind: fields.kind.unwrap_or(Kind::Semantic),
             scope: fields.scope.unwrap_or_default(),
@@ -333,6 +340,9 @@ pub struct WriteContext {
     /// Active, unexpired records of the same kind and scope with their cosine similarity to
     /// the candidate, most similar first (empty when the store or embedder has no vectors).
     pub similar: Vec<(Memory, f32)>,
+    /// The deletion ledger's tombstone of the candidate's statement, if the user asked to
+    /// forget it.
+    pub forgotten: Option<ForgottenMatch>,
 }
 
 /// The outcome of the consistency rules for one candidate.
@@ -386,6 +396,9 @@ pub fn decide(candidate: &Candidate, context: &WriteContext, now: Timestamp) -> 
     }
     let status = match verdict {
         GateVerdict::Refuse(reason) => return Decision::Refuse(reason),
+        _ if crate::ledger::refuses(context.forgotten, candidate.restatement) => {
+            return Decision::Refuse(ReasonCode::Forgotten);
+        }
         GateVerdict::Allow => Status::Active,
         GateVerdict::Hold(_) => Status::Pending,
     };

@@ -37,6 +37,9 @@ pub enum ReasonCode {
     ConflictsWithTrusted,
     /// A model proposed deleting a memory; deletions are left to the user.
     ModelDeleteNotApplied,
+    /// The user asked to forget this statement; it is not written again unless they re-state
+    /// it (see [`crate::ledger`]).
+    Forgotten,
 }
 
 impl ReasonCode {
@@ -56,6 +59,7 @@ impl ReasonCode {
             ReasonCode::InstructionLike => "instruction_like",
             ReasonCode::ConflictsWithTrusted => "conflicts_with_trusted",
             ReasonCode::ModelDeleteNotApplied => "model_delete_not_applied",
+            ReasonCode::Forgotten => "forgotten",
         }
     }
 }
@@ -84,6 +88,9 @@ impl ReasonCode {
                 "it contradicts something the user said, from a less trusted source"
             }
             ReasonCode::ModelDeleteNotApplied => "deleting memories is left to the user",
+            ReasonCode::Forgotten => {
+                "the user asked to forget it; it is kept again only if they say it again"
+            }
         }
     }
 }

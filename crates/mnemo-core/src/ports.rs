@@ -10,7 +10,9 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::clock::Timestamp;
+use crate::duration::Ttl;
 use crate::error::ErrorKind;
+use crate::ledger::DeletionReceipt;
 use crate::lifecycle::{Candidate, Decision, WriteContext};
 use crate::policy::{ReasonCode, UserSettings};
 use crate::record::{Kind, Memory, MemoryId, MemoryVersion, Sensitivity, Status};
@@ -150,6 +152,28 @@ pub struct ExportedMemory {
     pub memory: Memory,
     /// Earlier versions, oldest first.
     pub history: Vec<MemoryVersion>,
+}
+
+/// Who deletes and when, with what the receipt needs that the store cannot know.
+#[derive(Debug, Clone)]
+pub struct DeletionRequest<'a> {
+    /// When.
+    pub now: Timestamp,
+    /// Who asks (`cli`, `mcp`, `http:<key id>`).
+    pub actor: &'a str,
+    /// The receipt's id (made by the caller).
+    pub receipt_id: String,
+    /// How long the operator keeps backups (the receipt says until when they hold it).
+    pub backup_retention: Option<Ttl>,
+}
+
+/// What an import stored and what the deletion ledger kept out.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Imported {
+    /// Records stored.
+    pub count: usize,
+    /// Records left out because the user had asked to forget them (by id or statement).
+    pub forgotten: Vec<MemoryId>,
 }
 
 /// What an audit entry records.
@@ -339,26 +363,35 @@ pub trait Store: Send + Sync {
 
     /// Completely deletes a pending record the user rejected. `Ok(false)` when the id does
     /// not exist for `who`; a record that is not pending is a `Conflict`.
+    /// The deletion leaves tombstones and a receipt in the ledger, like [`Store::forget`].
     fn reject(
         &self,
         who: &UserRef,
         id: &MemoryId,
-        now: Timestamp,
-        actor: &str,
+        request: &DeletionRequest<'_>,
     ) -> Result<bool, PortError>;
 
-    /// Completely deletes a record, its versions, its index entries and vector, and every older
-    /// record it superseded; returns the ids removed (empty when the id does not exist).
+    /// Completely deletes a record, its versions, its index entries and vector, every older
+    /// record it superseded and every record derived from them; leaves a content-free
+    /// tombstone of each in the deletion ledger and returns the receipt (`Ok(None)` when the
+    /// id does not exist).
     fn forget(
         &self,
         who: &UserRef,
         id: &MemoryId,
-        now: Timestamp,
-        actor: &str,
-    ) -> Result<Vec<MemoryId>, PortError>;
+        request: &DeletionRequest<'_>,
+    ) -> Result<Option<DeletionReceipt>, PortError>;
 
-    /// Completely deletes every record of the user; returns how many.
-    fn forget_all(&self, who: &UserRef, now: Timestamp, actor: &str) -> Result<usize, PortError>;
+    /// Completely deletes every record and run of the user, leaving tombstones and the
+    /// receipt (the ledger itself outlives the account).
+    fn forget_all(
+        &self,
+        who: &UserRef,
+        request: &DeletionRequest<'_>,
+    ) -> Result<DeletionReceipt, PortError>;
+
+    /// The user's deletion receipts, newest first, at most `limit`.
+    fn deletions(&self, who: &UserRef, limit: usize) -> Result<Vec<DeletionReceipt>, PortError>;
 
     /// Completely deletes every record of `tenant` (or of one user of it) expired at `now`.
     fn expire(
@@ -373,14 +406,16 @@ pub trait Store: Send + Sync {
     fn export(&self, who: &UserRef) -> Result<Vec<ExportedMemory>, PortError>;
 
     /// Inserts exported records for the user in one transaction; a record whose id already
-    /// exists is a `Conflict` and nothing is imported.
+    /// exists is a `Conflict` and nothing is imported. A record the user asked to forget (its
+    /// id or its statement is in the deletion ledger) is left out unless `allow_forgotten`.
     fn import(
         &self,
         who: &UserRef,
         records: Vec<ExportedMemory>,
         now: Timestamp,
         actor: &str,
-    ) -> Result<usize, PortError>;
+        allow_forgotten: bool,
+    ) -> Result<Imported, PortError>;
 
     /// The user's audit entries, newest first, at most `limit`.
     fn audit(&self, who: &UserRef, limit: usize) -> Result<Vec<AuditEntry>, PortError>;

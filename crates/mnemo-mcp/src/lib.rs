@@ -49,6 +49,10 @@ pub struct RememberArgs {
     /// How long it holds, e.g. "3d", "36h", for transient states.
     #[serde(default)]
     pub ttl: Option<String>,
+    /// True only when the user has just asked to remember again something they had asked to
+    /// forget; otherwise a forgotten statement is refused (reason `forgotten`).
+    #[serde(default)]
+    pub restate: bool,
 }
 
 /// `memory_update` arguments.
@@ -246,6 +250,11 @@ impl MemoryTools {
                     captured_at: mnemo.now(),
                     extractor: Some("agent".to_owned()),
                 }),
+                restatement: if args.restate {
+                    mnemo::core::ledger::Restatement::Explicit
+                } else {
+                    mnemo::core::ledger::Restatement::Not
+                },
                 ..Default::default()
             };
             Ok(mnemo_api::RememberResponse::from(mnemo.remember(&who, fields).map_err(fail)?))
@@ -268,7 +277,9 @@ impl MemoryTools {
         .await
     }
 
-    #[tool(description = "Forget a memory by id, completely (with the older values it replaced).")]
+    #[tool(
+        description = "Forget a memory by id, completely (with the older values it replaced); answers with the deletion receipt. A tombstone keeps it from being written again unless the user re-states it."
+    )]
     async fn memory_forget(
         &self,
         Parameters(args): Parameters<ForgetArgs>,
@@ -276,9 +287,9 @@ impl MemoryTools {
     ) -> Result<CallToolResult, McpError> {
         let who = self.who(&ctx)?;
         run(Arc::clone(&self.mnemo), move |mnemo| {
-            Ok(mnemo_api::ForgetResponse {
-                forgotten: mnemo.forget(&who, &MemoryId(args.id)).map_err(fail)?,
-            })
+            Ok(mnemo_api::ForgetResponse::from(
+                mnemo.forget(&who, &MemoryId(args.id)).map_err(fail)?,
+            ))
         })
         .await
     }

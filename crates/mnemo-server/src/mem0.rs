@@ -369,14 +369,14 @@ async fn delete_all(
     };
     let forgotten = blocking(&state, &caller, move |mnemo| {
         if agent.is_none() && run.is_none() {
-            return Ok(mnemo.forget_all(&who)?);
+            return Ok(mnemo.forget_all(&who)?.removed.records);
         }
         // Only the memories of that agent or run: the user's others stay.
         let all = mnemo.list(&who, &ListFilter { include_expired: true, ..Default::default() })?;
         let mut forgotten = 0;
         for memory in all.iter().filter(|m| in_scope(m, agent.as_ref(), run.as_ref())) {
             match mnemo.forget(&who, &memory.id) {
-                Ok(ids) => forgotten += ids.len(),
+                Ok(receipt) => forgotten += receipt.removed.records,
                 // Already gone with a record it was derived from or superseded by.
                 Err(mnemo::Error::NotFound(_)) => {}
                 Err(e) => return Err(e.into()),
@@ -412,7 +412,8 @@ async fn reset(
     let named = scope.user_id.or(body.user_id);
     let who = caller.user_to_erase(named.as_deref())?;
     let user = who.user_id().to_owned();
-    let forgotten = blocking(&state, &caller, move |mnemo| Ok(mnemo.forget_all(&who)?)).await?;
+    let forgotten =
+        blocking(&state, &caller, move |mnemo| Ok(mnemo.forget_all(&who)?.removed.records)).await?;
     Ok(Json(json!({
         "message": format!("Reset all memories of user {user}"),
         "user_id": user,

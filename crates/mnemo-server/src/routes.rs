@@ -11,6 +11,7 @@ use axum::routing::{get, post, put};
 use axum::{Json, Router};
 use mnemo::core::ErrorKind;
 use mnemo::core::error::InvalidInput;
+use mnemo::core::ledger::Restatement;
 use mnemo::core::lifecycle::CandidateFields;
 use mnemo::core::policy::UserSettings;
 use mnemo::core::ports::{ListFilter, SearchFilter};
@@ -19,8 +20,9 @@ use mnemo::core::session::CompactionConfig;
 use mnemo::core::{ConsentReceipt, MemoryId, Source, SourceType, Timestamp, UserRef};
 use mnemo::{Mnemo, Principal};
 use mnemo_api::requests::{
-    ContextBody, EditBody, IngestBody, ListQuery, RememberBody, RunEvidenceBody, RunStartBody,
-    RunStatusBody, RunStepBody, RunToolResultBody, SearchBody, SettingsBody, UserQuery,
+    ContextBody, DeletionsQuery, EditBody, ImportQuery, IngestBody, ListQuery, RememberBody,
+    RunEvidenceBody, RunStartBody, RunStatusBody, RunStepBody, RunToolResultBody, SearchBody,
+    SettingsBody, UserQuery,
 };
 use mnemo_api::{self as api, ErrorBody, error_mapping};
 use serde::Serialize;
@@ -266,6 +268,7 @@ pub(crate) fn routes() -> Router<AppState> {
         .route("/v1/users/{user_id}/settings", put(set_settings).get(settings))
         .route("/v1/users/{user_id}/pending", get(pending))
         .route("/v1/users/{user_id}/audit", get(audit))
+        .route("/v1/users/{user_id}/deletions", get(deletions))
         .route("/v1/runs", post(start_run).get(list_runs))
         .route("/v1/runs/{id}", get(show_run).delete(end_run))
         .route("/v1/runs/{id}/steps", post(add_run_step))
@@ -421,6 +424,7 @@ async fn remember(
                 recorded_by: "http".to_owned(),
             }),
             metadata: body.metadata,
+            restatement: if body.restate { Restatement::Explicit } else { Restatement::Not },
             ..Default::default()
         };
         Ok(api::RememberResponse::from(mnemo.remember(&who, fields)?))
@@ -495,9 +499,9 @@ async fn forget(
     Query(q): Query<UserQuery>,
 ) -> ApiResult<api::ForgetResponse> {
     let who = caller.user(q.user_id.as_deref())?;
-    let forgotten =
+    let receipt =
         blocking(&state, &caller, move |mnemo| Ok(mnemo.forget(&who, &MemoryId(id))?)).await?;
-    json(api::ForgetResponse { forgotten })
+    json(api::ForgetResponse::from(receipt))
 }
 
 async fn confirm(
@@ -643,6 +647,7 @@ async fn import(
     State(state): State<AppState>,
     caller: Caller,
     Path(user_id): Path<String>,
+    Query(q): Query<ImportQuery>,
     body: Result<Json<mnemo::core::export::ExportDocument>, JsonRejection>,
 ) -> ApiResult<api::ImportResponse> {
     let Json(document) = body?;
@@ -651,9 +656,11 @@ async fn import(
     if document.user_id != who.user_id() {
         return Err(InvalidInput::new("user_id", "differs from the export's user").into());
     }
-    let imported =
-        blocking(&state, &caller, move |mnemo| Ok(mnemo.import(&who, document)?)).await?;
-    json(api::ImportResponse { imported })
+    let report = blocking(&state, &caller, move |mnemo| {
+        Ok(mnemo.import(&who, document, q.allow_forgotten)?)
+    })
+    .await?;
+    json(api::ImportResponse::from(report))
 }
 
 async fn expire(
@@ -686,9 +693,22 @@ async fn forget_all(
     Path(user_id): Path<String>,
 ) -> ApiResult<api::ForgetAllResponse> {
     let who = caller.user_to_erase(Some(&user_id))?;
-    let forgotten_count =
-        blocking(&state, &caller, move |mnemo| Ok(mnemo.forget_all(&who)?)).await?;
-    json(api::ForgetAllResponse { forgotten_count })
+    let receipt = blocking(&state, &caller, move |mnemo| Ok(mnemo.forget_all(&who)?)).await?;
+    json(api::ForgetAllResponse::from(receipt))
+}
+
+/// Receipts of the user's deletions, newest first.
+async fn deletions(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(user_id): Path<String>,
+    Query(q): Query<DeletionsQuery>,
+) -> ApiResult<api::DeletionsResponse> {
+    let who = caller.user(Some(&user_id))?;
+    let limit = q.limit.unwrap_or(100);
+    let deletions =
+        blocking(&state, &caller, move |mnemo| Ok(mnemo.deletions(&who, limit)?)).await?;
+    json(api::DeletionsResponse { deletions })
 }
 
 async fn settings(

@@ -204,10 +204,35 @@ async fn core_routes_mirror_the_cli() {
         assert_eq!((status, refused["code"].as_str()), (StatusCode::FORBIDDEN, Some("forbidden")));
     }
     let admin = api.admin_key("acme");
+    // Memory is still switched off: nothing is imported.
+    let (status, refused) =
+        api.call("POST", "/v1/users/sam/import", Some(&admin), Some(exported.clone())).await;
+    assert_eq!((status, refused["code"].as_str()), (StatusCode::CONFLICT, Some("conflict")));
+    let (_, settings) = api
+        .call("PUT", "/v1/users/sam/settings", Some(&key), Some(json!({"memory_enabled": true})))
+        .await;
+    assert_eq!(settings["memory_enabled"], true);
+    // The user deleted them all: the ledger keeps them out, unless the import says otherwise.
     let (status, imported) =
-        api.call("POST", "/v1/users/sam/import", Some(&admin), Some(exported)).await;
+        api.call("POST", "/v1/users/sam/import", Some(&admin), Some(exported.clone())).await;
+    assert_eq!(status, StatusCode::OK, "{imported}");
+    assert_eq!(imported["imported"], 0);
+    assert_eq!(imported["forgotten"].as_array().unwrap().len(), count);
+    // The document restored its settings (memory off, as when it was exported).
+    let (_, settings) = api.call("GET", "/v1/users/sam/settings", Some(&key), None).await;
+    assert_eq!(settings["memory_enabled"], false);
+    api.call("PUT", "/v1/users/sam/settings", Some(&key), Some(json!({"memory_enabled": true})))
+        .await;
+    let (status, imported) = api
+        .call("POST", "/v1/users/sam/import?allow_forgotten=true", Some(&admin), Some(exported))
+        .await;
     assert_eq!(status, StatusCode::OK, "{imported}");
     assert_eq!(imported["imported"].as_u64().unwrap() as usize, count);
+    let (_, receipts) = api.call("GET", "/v1/users/sam/deletions", Some(&key), None).await;
+    let receipts = receipts["deletions"].as_array().unwrap();
+    assert_eq!(receipts.len(), 1);
+    assert_eq!(receipts[0]["scope"], "user");
+    assert_eq!(receipts[0]["removed"]["records"].as_u64().unwrap() as usize, count);
 }
 
 #[tokio::test]
@@ -448,6 +473,24 @@ async fn mem0_compatible_routes() {
     assert_eq!(status, StatusCode::OK);
     let (_, empty) = call("GET", "/memories?user_id=alice".into(), token(&key), None).await;
     assert!(empty["results"].as_array().unwrap().is_empty());
+    // A mem0 client's retry of the adds after the deletion recreates nothing.
+    for infer in [true, false] {
+        let (status, retried) = call("POST", "/memories".into(), token(&key), Some(json!({
+            "messages": [{"role": "user", "content": if infer { "I live in Lisbon" } else { "Prefers window seats" }}],
+            "user_id": "alice", "infer": infer
+        }))).await;
+        assert_eq!(status, StatusCode::OK, "{retried}");
+        assert!(!retried["results"].as_array().unwrap().is_empty(), "{retried}");
+        for result in retried["results"].as_array().unwrap() {
+            assert_eq!(
+                (result["event"].as_str(), result["reason"].as_str()),
+                (Some("NONE"), Some("forgotten")),
+                "{retried}"
+            );
+        }
+    }
+    let (_, empty) = call("GET", "/memories?user_id=alice".into(), token(&key), None).await;
+    assert!(empty["results"].as_array().unwrap().is_empty(), "{empty}");
     assert_eq!(
         call("POST", "/reset?user_id=alice".into(), token(&key), None).await.0,
         StatusCode::OK

@@ -15,6 +15,7 @@
 //!   vector and links in one transaction (see `docs/OPERATIONS.md` for dead tuples and VACUUM).
 
 mod codec;
+mod ledger;
 mod migrate;
 mod pool;
 
@@ -22,11 +23,13 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use mnemo_core::ledger::{Counted, DeletionReceipt, DeletionScope, LedgerKey, Removed};
 use mnemo_core::lifecycle::{Candidate, Decision, WriteContext, content_hash};
 use mnemo_core::policy::{ReasonCode, UserSettings};
 use mnemo_core::ports::{
-    ApiKey, AuditAction, AuditEntry, Edit, Embedded, ExportedMemory, Found, History, ListFilter,
-    NewRecord, PortError, SearchQuery, Store, StoreCaps, WriteReceipt, audit_action_for,
+    ApiKey, AuditAction, AuditEntry, DeletionRequest, Edit, Embedded, ExportedMemory, Found,
+    History, Imported, ListFilter, NewRecord, PortError, SearchQuery, Store, StoreCaps,
+    WriteReceipt, audit_action_for,
 };
 use mnemo_core::retrieval::{Fused, Signals};
 use mnemo_core::run::Run;
@@ -207,6 +210,8 @@ pub struct PostgresStore {
     /// The embedder (model, dimensions) of the stored vectors, once read.
     embedder: Mutex<Option<(String, usize)>>,
     target: String,
+    /// The key of the deletion ledger's hashes.
+    ledger: LedgerKey,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -248,11 +253,13 @@ impl PostgresStore {
             .connection_timeout(POOL_WAIT)
             .build(manager)?;
         migrate::migrate(&mut pool.get()?.client, now.as_millis())?;
+        let ledger = ledger::read_key(&mut pool.get()?.client)?;
         Ok(Self {
             pool: OwnPool(Some(pool)),
             users: Mutex::new(HashMap::new()),
             embedder: Mutex::new(None),
             target,
+            ledger,
         })
     }
 
@@ -725,23 +732,38 @@ fn insert_with<S: postgres::ToStatement + ?Sized>(
     }
 }
 
-/// Deletes records of `who` and their versions, vectors (by cascade) and links, by rowid.
-fn purge(tx: &mut Transaction<'_>, who: (&str, &str), rowids: &[i64]) -> Result<()> {
+/// Deletes records of `who` and their versions, vectors (by cascade) and links, by rowid;
+/// returns what went.
+fn purge(tx: &mut Transaction<'_>, who: (&str, &str), rowids: &[i64]) -> Result<Removed> {
+    let mut removed = Removed::default();
     if rowids.is_empty() {
-        return Ok(());
+        return Ok(removed);
     }
-    tx.execute(
+    // Versions and vectors go by cascade: count them first.
+    let counts = tx.query_one(
+        "SELECT (SELECT count(*) FROM memory_versions v JOIN memories m ON m.rowid = v.memory_rowid
+                  WHERE m.tenant = $1 AND m.user_id = $2 AND m.rowid = ANY($3)),
+                (SELECT count(*) FROM memory_vectors v JOIN memories m ON m.rowid = v.memory_rowid
+                  WHERE m.tenant = $1 AND m.user_id = $2 AND m.rowid = ANY($3))",
+        &[&who.0, &who.1, &rowids],
+    )?;
+    let count = |i: usize| counts.try_get::<_, i64>(i).map(|n| u64::try_from(n).unwrap_or(0));
+    removed.versions = count(0)?;
+    removed.vectors = count(1)?;
+    removed.links = tx.execute(
         "DELETE FROM memory_links l USING memories m
           WHERE m.tenant = $1 AND m.user_id = $2 AND m.rowid = ANY($3)
             AND l.tenant = m.tenant AND l.user_id = m.user_id
             AND (l.source_id = m.id OR l.derived_id = m.id)",
         &[&who.0, &who.1, &rowids],
     )?;
-    tx.execute(
+    removed.records = tx.execute(
         "DELETE FROM memories WHERE tenant = $1 AND user_id = $2 AND rowid = ANY($3)",
         &[&who.0, &who.1, &rowids],
     )?;
-    Ok(())
+    // Each record has one entry in the full-text index, removed with it.
+    removed.index_entries = removed.records;
+    Ok(removed)
 }
 
 /// The rowids and ids of a record and of every record it superseded, transitively; with
@@ -968,7 +990,13 @@ impl Batch<'_> {
                 similar.extend(found.remove(&rowid).map(|m| (m, similarity)));
             }
         }
-        Ok(WriteContext { settings: self.settings, same_key, same_content, similar })
+        Ok(WriteContext {
+            settings: self.settings,
+            same_key,
+            same_content,
+            similar,
+            forgotten: ledger::forgotten(tx, self.who, &self.store.ledger, candidate)?,
+        })
     }
 
     /// Decides and applies one record inside the batch's transaction, and brings the index
@@ -1303,8 +1331,7 @@ impl Store for PostgresStore {
         &self,
         who: &UserRef,
         id: &MemoryId,
-        now: Timestamp,
-        actor: &str,
+        request: &DeletionRequest<'_>,
     ) -> Result<bool, PortError> {
         Ok(self.write_tx(owner(who), |tx, _, _, _| {
             let Some((rowid, memory)) = find(tx, who, id)? else {
@@ -1313,8 +1340,22 @@ impl Store for PostgresStore {
             if let Some(refusal) = memory.review_refusal("rejected") {
                 return Err(StoreError::Conflict(refusal));
             }
-            purge(tx, owner(who), &[rowid])?;
-            Auditor::for_user(who, now, actor).log(tx, AuditAction::Rejected, Some(id), None)?;
+            let tombstones = ledger::bury(tx, who, &self.ledger, &[rowid], request)?;
+            let removed = purge(tx, owner(who), &[rowid])?;
+            let counted = Counted {
+                scope: DeletionScope::Rejected,
+                memory_id: Some(id.clone()),
+                removed_ids: vec![id.clone()],
+                removed,
+                tombstones,
+            };
+            ledger::save_receipt(tx, who, counted, request)?;
+            Auditor::for_user(who, request.now, request.actor).log(
+                tx,
+                AuditAction::Rejected,
+                Some(id),
+                None,
+            )?;
             Ok(true)
         })?)
     }
@@ -1323,46 +1364,82 @@ impl Store for PostgresStore {
         &self,
         who: &UserRef,
         id: &MemoryId,
-        now: Timestamp,
-        actor: &str,
-    ) -> Result<Vec<MemoryId>, PortError> {
+        request: &DeletionRequest<'_>,
+    ) -> Result<Option<DeletionReceipt>, PortError> {
         Ok(self.write_tx(owner(who), |tx, _, _, _| {
             let Some((rowid, _)) = find(tx, who, id)? else {
-                return Ok(Vec::new());
+                return Ok(None);
             };
+            let history = chain(tx, owner(who), rowid, false)?.len() as u64;
             let doomed = chain(tx, owner(who), rowid, true)?;
             let rowids: Vec<i64> = doomed.iter().map(|(r, _)| *r).collect();
-            purge(tx, owner(who), &rowids)?;
+            let tombstones = ledger::bury(tx, who, &self.ledger, &rowids, request)?;
+            let mut removed = purge(tx, owner(who), &rowids)?;
+            removed.superseded = history.saturating_sub(1);
+            removed.derived = (doomed.len() as u64).saturating_sub(history);
             for (_, gone) in &doomed {
-                Auditor::for_user(who, now, actor).log(
+                Auditor::for_user(who, request.now, request.actor).log(
                     tx,
                     AuditAction::Forgotten,
                     Some(gone),
                     None,
                 )?;
             }
-            Ok(doomed.into_iter().map(|(_, id)| id).collect())
+            let counted = Counted {
+                scope: DeletionScope::Memory,
+                memory_id: Some(id.clone()),
+                removed_ids: doomed.into_iter().map(|(_, id)| id).collect(),
+                removed,
+                tombstones,
+            };
+            Ok(Some(ledger::save_receipt(tx, who, counted, request)?))
         })?)
     }
 
-    fn forget_all(&self, who: &UserRef, now: Timestamp, actor: &str) -> Result<usize, PortError> {
+    fn forget_all(
+        &self,
+        who: &UserRef,
+        request: &DeletionRequest<'_>,
+    ) -> Result<DeletionReceipt, PortError> {
         Ok(self.write_tx(owner(who), |tx, _, _, _| {
-            tx.execute(
+            let rowids: Vec<i64> = tx
+                .query(
+                    "SELECT rowid FROM memories WHERE tenant = $1 AND user_id = $2",
+                    &[&who.tenant(), &who.user_id()],
+                )?
+                .iter()
+                .map(|row| row.try_get(0))
+                .collect::<Result<_, _>>()?;
+            let tombstones = ledger::bury(tx, who, &self.ledger, &rowids, request)?;
+            let mut removed = purge(tx, owner(who), &rowids)?;
+            removed.links += tx.execute(
                 "DELETE FROM memory_links WHERE tenant = $1 AND user_id = $2",
                 &[&who.tenant(), &who.user_id()],
             )?;
-            let removed = tx.execute(
-                "DELETE FROM memories WHERE tenant = $1 AND user_id = $2",
-                &[&who.tenant(), &who.user_id()],
-            )?;
             // Working memory goes with the rest of the user's data.
-            tx.execute(
+            removed.runs = tx.execute(
                 "DELETE FROM runs WHERE tenant = $1 AND user_id = $2",
                 &[&who.tenant(), &who.user_id()],
             )?;
-            Auditor::for_user(who, now, actor).log(tx, AuditAction::Forgotten, None, None)?;
-            Ok(usize::try_from(removed).unwrap_or(usize::MAX))
+            Auditor::for_user(who, request.now, request.actor).log(
+                tx,
+                AuditAction::Forgotten,
+                None,
+                None,
+            )?;
+            let counted = Counted {
+                scope: DeletionScope::User,
+                memory_id: None,
+                removed_ids: Vec::new(),
+                removed,
+                tombstones,
+            };
+            ledger::save_receipt(tx, who, counted, request)
         })?)
+    }
+
+    fn deletions(&self, who: &UserRef, limit: usize) -> Result<Vec<DeletionReceipt>, PortError> {
+        Ok(ledger::receipts(&mut self.conn()?.client, who, limit)?)
     }
 
     fn expire(
@@ -1459,9 +1536,10 @@ impl Store for PostgresStore {
         records: Vec<ExportedMemory>,
         now: Timestamp,
         actor: &str,
-    ) -> Result<usize, PortError> {
+        allow_forgotten: bool,
+    ) -> Result<Imported, PortError> {
         Ok(self.write_tx(owner(who), |tx, _, _, _| {
-            let count = records.len();
+            let mut imported = Imported::default();
             // Superseded records first, so the active-key index holds at every step.
             let mut ordered = records;
             ordered.sort_by_key(|r| r.memory.status == Status::Active);
@@ -1469,6 +1547,11 @@ impl Store for PostgresStore {
                 let mut memory = record.memory.clone();
                 memory.tenant = who.tenant().to_owned();
                 memory.user_id = who.user_id().to_owned();
+                if !allow_forgotten && ledger::import_forgotten(tx, who, &self.ledger, &memory)? {
+                    imported.forgotten.push(memory.id);
+                    continue;
+                }
+                imported.count += 1;
                 let embedded = match &memory.embedding {
                     Some(info) => match &info.vector {
                         Some(vector) if vector.len() == info.dims as usize => {
@@ -1502,7 +1585,7 @@ impl Store for PostgresStore {
                     None,
                 )?;
             }
-            Ok(count)
+            Ok(imported)
         })?)
     }
 

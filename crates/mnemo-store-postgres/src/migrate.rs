@@ -12,6 +12,7 @@ const MIGRATIONS: &[(u32, &str, &str)] = &[
     (1, "initial", include_str!("../migrations/0001_initial.sql")),
     (2, "changes_since", include_str!("../migrations/0002_changes_since.sql")),
     (3, "one_embedder", include_str!("../migrations/0003_one_embedder.sql")),
+    (4, "deletion_ledger", include_str!("../migrations/0004_deletion_ledger.sql")),
 ];
 
 /// The newest schema version this build knows.

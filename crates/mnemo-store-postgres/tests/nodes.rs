@@ -9,7 +9,7 @@ use mnemo_core::ports::{Embedded, NewRecord, Store};
 use mnemo_core::{ErrorKind, MemoryId, Timestamp};
 use mnemo_store_postgres::PostgresStore;
 use mnemo_testkit::pg::{Scratch, server_url};
-use mnemo_testkit::{T0, stated, who};
+use mnemo_testkit::{T0, deletion, stated, who};
 
 fn one_hot(seed: usize) -> Vec<f32> {
     let mut vector = vec![0.0; 64];
@@ -50,7 +50,7 @@ fn a_node_that_remembers_an_old_embedder_cannot_mix_embedders() {
     // Its second write reads the stored embedder, which node A then remembers.
     write(&a, "m1b", "Keeps a kayak in the garage", "model-x").unwrap();
     // Every vector goes, then node B stores vectors of another embedder.
-    a.forget_all(&who("acme", "alice"), T0, "test").unwrap();
+    a.forget_all(&who("acme", "alice"), &deletion(T0)).unwrap();
     write(&b, "m2", "Grows basil on the balcony", "model-y").unwrap();
     // Node A still remembers model-x; the database refuses the mix.
     assert_eq!(

@@ -8,6 +8,7 @@
 
 mod codec;
 mod fts;
+mod ledger;
 mod migrate;
 mod vector_index;
 
@@ -16,11 +17,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
+use mnemo_core::ledger::{Counted, DeletionReceipt, DeletionScope, LedgerKey, Removed};
 use mnemo_core::lifecycle::{Candidate, Decision, WriteContext};
 use mnemo_core::policy::{ReasonCode, UserSettings};
 use mnemo_core::ports::{
-    ApiKey, AuditAction, AuditEntry, Edit, Embedded, ExportedMemory, Found, History, ListFilter,
-    NewRecord, PortError, SearchQuery, Store, StoreCaps, WriteReceipt, audit_action_for,
+    ApiKey, AuditAction, AuditEntry, DeletionRequest, Edit, Embedded, ExportedMemory, Found,
+    History, Imported, ListFilter, NewRecord, PortError, SearchQuery, Store, StoreCaps,
+    WriteReceipt, audit_action_for,
 };
 use mnemo_core::retrieval::{Fused, Signals};
 use mnemo_core::run::Run;
@@ -142,6 +145,8 @@ pub struct SqliteStore {
     /// Lock order: `conn` first, then `vectors`.
     vectors: Mutex<VectorIndex>,
     path: PathBuf,
+    /// The key of the deletion ledger's hashes.
+    ledger: LedgerKey,
 }
 
 /// What a committed write changed, so the vector index can follow.
@@ -217,10 +222,12 @@ impl SqliteStore {
         // might again on every run, which cost half of the write path (BENCHMARKS.md).
         conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
         conn.set_prepared_statement_cache_capacity(64);
+        let ledger = ledger::read_key(&conn)?;
         Ok(Self {
             conn: Mutex::new(conn),
             vectors: Mutex::new(VectorIndex::default()),
             path: path.to_owned(),
+            ledger,
         })
     }
 
@@ -589,27 +596,36 @@ fn insert_row(tx: &Transaction<'_>, memory: &Memory, vector: Option<&Embedded>) 
     Ok(rowid)
 }
 
-/// Deletes records and everything derived from them, by rowid.
-fn purge(tx: &Transaction<'_>, docs: &mut SessionDocs, rowids: &[i64]) -> Result<()> {
+/// Deletes records and everything derived from them, by rowid; returns what went.
+fn purge(tx: &Transaction<'_>, docs: &mut SessionDocs, rowids: &[i64]) -> Result<Removed> {
+    let mut removed = Removed::default();
     for rowid in rowids {
         // Links from and to the record go with it.
-        tx.prepare_cached(
-            "DELETE FROM memory_links WHERE (tenant, user_id, source_id) IN
-                 (SELECT tenant, user_id, id FROM memories WHERE rowid = ?1)
-              OR (tenant, user_id, derived_id) IN
-                 (SELECT tenant, user_id, id FROM memories WHERE rowid = ?1)",
-        )?
-        .execute([rowid])?;
+        removed.links += tx
+            .prepare_cached(
+                "DELETE FROM memory_links WHERE (tenant, user_id, source_id) IN
+                     (SELECT tenant, user_id, id FROM memories WHERE rowid = ?1)
+                  OR (tenant, user_id, derived_id) IN
+                     (SELECT tenant, user_id, id FROM memories WHERE rowid = ?1)",
+            )?
+            .execute([rowid])? as u64;
         docs.change(tx, *rowid, || {
-            tx.prepare_cached("DELETE FROM memory_vectors WHERE memory_rowid = ?1")?
-                .execute([rowid])?;
-            tx.prepare_cached("DELETE FROM memory_versions WHERE memory_rowid = ?1")?
-                .execute([rowid])?;
-            tx.prepare_cached("DELETE FROM memories WHERE rowid = ?1")?.execute([rowid])?;
+            removed.vectors += tx
+                .prepare_cached("DELETE FROM memory_vectors WHERE memory_rowid = ?1")?
+                .execute([rowid])? as u64;
+            removed.versions += tx
+                .prepare_cached("DELETE FROM memory_versions WHERE memory_rowid = ?1")?
+                .execute([rowid])? as u64;
+            let gone = tx
+                .prepare_cached("DELETE FROM memories WHERE rowid = ?1")?
+                .execute([rowid])? as u64;
+            removed.records += gone;
+            // Each record has one entry in the full-text index, removed with it.
+            removed.index_entries += gone;
             Ok(())
         })?;
     }
-    Ok(())
+    Ok(removed)
 }
 
 /// The rowids and ids of a record and of every record it superseded, transitively; with
@@ -741,7 +757,13 @@ impl SqliteStore {
                 }
             }
         }
-        Ok(WriteContext { settings: read_settings(tx, who)?, same_key, same_content, similar })
+        Ok(WriteContext {
+            settings: read_settings(tx, who)?,
+            same_key,
+            same_content,
+            similar,
+            forgotten: ledger::forgotten(tx, who, &self.ledger, candidate)?,
+        })
     }
 }
 
@@ -1058,8 +1080,7 @@ impl Store for SqliteStore {
         &self,
         who: &UserRef,
         id: &MemoryId,
-        now: Timestamp,
-        actor: &str,
+        request: &DeletionRequest<'_>,
     ) -> Result<bool, PortError> {
         Ok(self.delete_tx(who.tenant(), who.user_id(), |tx| {
             let Some((rowid, memory)) = find(tx, who, id)? else {
@@ -1068,10 +1089,28 @@ impl Store for SqliteStore {
             if let Some(refusal) = memory.review_refusal("rejected") {
                 return Err(StoreError::Conflict(refusal));
             }
+            let tombstones = ledger::bury(tx, who, &self.ledger, &[rowid], request)?;
             let mut docs = SessionDocs::default();
-            purge(tx, &mut docs, &[rowid])?;
+            let removed = purge(tx, &mut docs, &[rowid])?;
             docs.flush(tx)?;
-            Auditor::for_user(who, now, actor).log(tx, AuditAction::Rejected, Some(id), None)?;
+            ledger::save_receipt(
+                tx,
+                who,
+                Counted {
+                    scope: DeletionScope::Rejected,
+                    memory_id: Some(id.clone()),
+                    removed_ids: vec![id.clone()],
+                    removed,
+                    tombstones,
+                },
+                request,
+            )?;
+            Auditor::for_user(who, request.now, request.actor).log(
+                tx,
+                AuditAction::Rejected,
+                Some(id),
+                None,
+            )?;
             Ok((true, Touched::Rows(vec![rowid])))
         })?)
     }
@@ -1080,31 +1119,50 @@ impl Store for SqliteStore {
         &self,
         who: &UserRef,
         id: &MemoryId,
-        now: Timestamp,
-        actor: &str,
-    ) -> Result<Vec<MemoryId>, PortError> {
+        request: &DeletionRequest<'_>,
+    ) -> Result<Option<DeletionReceipt>, PortError> {
         Ok(self.delete_tx(who.tenant(), who.user_id(), |tx| {
             let Some((rowid, _)) = find(tx, who, id)? else {
-                return Ok((Vec::new(), Touched::Nothing));
+                return Ok((None, Touched::Nothing));
             };
+            let history = chain(tx, rowid, false)?.len() as u64;
             let doomed = chain(tx, rowid, true)?;
             let rowids: Vec<i64> = doomed.iter().map(|(r, _, _)| *r).collect();
+            let tombstones = ledger::bury(tx, who, &self.ledger, &rowids, request)?;
             let mut docs = SessionDocs::default();
-            purge(tx, &mut docs, &rowids)?;
+            let mut removed = purge(tx, &mut docs, &rowids)?;
             docs.flush(tx)?;
+            removed.superseded = history.saturating_sub(1);
+            removed.derived = (doomed.len() as u64).saturating_sub(history);
             for (_, gone, _) in &doomed {
-                Auditor::for_user(who, now, actor).log(
+                Auditor::for_user(who, request.now, request.actor).log(
                     tx,
                     AuditAction::Forgotten,
                     Some(gone),
                     None,
                 )?;
             }
-            Ok((doomed.into_iter().map(|(_, id, _)| id).collect(), Touched::Rows(rowids)))
+            let receipt = ledger::save_receipt(
+                tx,
+                who,
+                Counted {
+                    scope: DeletionScope::Memory,
+                    memory_id: Some(id.clone()),
+                    removed_ids: doomed.into_iter().map(|(_, id, _)| id).collect(),
+                    removed,
+                    tombstones,
+                },
+                request,
+            )?;
+            Ok((Some(receipt), Touched::Rows(rowids)))
         })?)
     }
 
-    fn forget_all(&self, who: &UserRef, now: Timestamp, actor: &str) -> Result<usize, PortError> {
+    fn forget_all(
+        &self,
+        who: &UserRef,
+        request: &DeletionRequest<'_>,
+    ) -> Result<DeletionReceipt, PortError> {
         Ok(self.delete_tx(who.tenant(), who.user_id(), |tx| {
             let rowids: Vec<i64> = {
                 let mut stmt = tx.prepare_cached(
@@ -1113,17 +1171,41 @@ impl Store for SqliteStore {
                 let rows = stmt.query_map(owner_params(who), |r| r.get(0))?;
                 rows.collect::<Result<_, _>>()?
             };
+            let tombstones = ledger::bury(tx, who, &self.ledger, &rowids, request)?;
             let mut docs = SessionDocs::default();
-            purge(tx, &mut docs, &rowids)?;
+            let mut removed = purge(tx, &mut docs, &rowids)?;
             docs.flush(tx)?;
             // Working memory goes with the rest of the user's data.
-            tx.prepare_cached("DELETE FROM runs WHERE tenant = ?1 AND user_id = ?2")?
-                .execute(owner_params(who))?;
-            tx.prepare_cached("DELETE FROM memory_links WHERE tenant = ?1 AND user_id = ?2")?
-                .execute(owner_params(who))?;
-            Auditor::for_user(who, now, actor).log(tx, AuditAction::Forgotten, None, None)?;
-            Ok((rowids.len(), Touched::User))
+            removed.runs = tx
+                .prepare_cached("DELETE FROM runs WHERE tenant = ?1 AND user_id = ?2")?
+                .execute(owner_params(who))? as u64;
+            removed.links += tx
+                .prepare_cached("DELETE FROM memory_links WHERE tenant = ?1 AND user_id = ?2")?
+                .execute(owner_params(who))? as u64;
+            Auditor::for_user(who, request.now, request.actor).log(
+                tx,
+                AuditAction::Forgotten,
+                None,
+                None,
+            )?;
+            let receipt = ledger::save_receipt(
+                tx,
+                who,
+                Counted {
+                    scope: DeletionScope::User,
+                    memory_id: None,
+                    removed_ids: Vec::new(),
+                    removed,
+                    tombstones,
+                },
+                request,
+            )?;
+            Ok((receipt, Touched::User))
         })?)
+    }
+
+    fn deletions(&self, who: &UserRef, limit: usize) -> Result<Vec<DeletionReceipt>, PortError> {
+        Ok(ledger::receipts(&self.lock(), who, limit)?)
     }
 
     fn expire(
@@ -1191,9 +1273,10 @@ impl Store for SqliteStore {
         records: Vec<ExportedMemory>,
         now: Timestamp,
         actor: &str,
-    ) -> Result<usize, PortError> {
+        allow_forgotten: bool,
+    ) -> Result<Imported, PortError> {
         Ok(self.write_tx(who.tenant(), who.user_id(), |tx| {
-            let count = records.len();
+            let mut imported = Imported::default();
             // Insert records that are superseded first, so the active-key index holds at every
             // step, then link them (superseded_by may name a record imported later).
             let mut ordered = records;
@@ -1203,6 +1286,11 @@ impl Store for SqliteStore {
                 let mut memory = record.memory.clone();
                 memory.tenant = who.tenant().to_owned();
                 memory.user_id = who.user_id().to_owned();
+                if !allow_forgotten && ledger::import_forgotten(tx, who, &self.ledger, &memory)? {
+                    imported.forgotten.push(memory.id);
+                    continue;
+                }
+                imported.count += 1;
                 let embedded = match &memory.embedding {
                     Some(info) => match &info.vector {
                         Some(vector) if vector.len() == info.dims as usize => {
@@ -1233,7 +1321,7 @@ impl Store for SqliteStore {
                 )?;
             }
             docs.flush(tx)?;
-            Ok((count, Touched::User))
+            Ok((imported, Touched::User))
         })?)
     }
 

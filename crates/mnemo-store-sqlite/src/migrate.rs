@@ -17,10 +17,11 @@ const MIGRATIONS: &[(u32, &str, &str)] = &[
     (6, "runs", include_str!("../migrations/0006_runs.sql")),
     (7, "transcript", include_str!("../migrations/0007_transcript.sql")),
     (8, "derived", include_str!("../migrations/0008_derived.sql")),
+    (9, "deletion_ledger", include_str!("../migrations/0009_deletion_ledger.sql")),
 ];
 
 /// The newest schema version this build knows.
-pub const LATEST_VERSION: u32 = 8;
+pub const LATEST_VERSION: u32 = MIGRATIONS[MIGRATIONS.len() - 1].0;
 
 /// The schema version recorded in the database (0 for a new file).
 pub(crate) fn current_version(conn: &Connection) -> Result<u32, StoreError> {

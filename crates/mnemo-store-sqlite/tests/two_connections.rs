@@ -7,7 +7,7 @@ use mnemo_core::retrieval::{Fused, Signals};
 use mnemo_core::{MemoryId, Timestamp};
 use mnemo_store_sqlite::SqliteStore;
 use mnemo_testkit::fakes::FakeEmbedder;
-use mnemo_testkit::{T0, stated, who, write};
+use mnemo_testkit::{T0, deletion, stated, who, write};
 
 fn query(text: &str) -> Embedded {
     use mnemo_core::ports::Embedder;
@@ -46,12 +46,12 @@ fn vector_index_follows_commits_from_another_connection() {
     write(&second, &alice, "m2", stated("basil likes full sun"), T0);
     assert_eq!(found(&first, "basil likes full sun", T0), vec![MemoryId("m2".into())]);
     // The second store forgets; the first must stop returning it.
-    second.forget(&alice, &MemoryId("m1".into()), T0, "test").unwrap();
+    second.forget(&alice, &MemoryId("m1".into()), &deletion(T0)).unwrap();
     assert!(found(&first, "orchids need weekly watering", T0).is_empty());
     // Its own writes keep its index current too.
     write(&first, &alice, "m3", stated("ferns prefer shade"), T0);
     assert_eq!(found(&first, "ferns prefer shade", T0), vec![MemoryId("m3".into())]);
-    first.forget(&alice, &MemoryId("m3".into()), T0, "test").unwrap();
+    first.forget(&alice, &MemoryId("m3".into()), &deletion(T0)).unwrap();
     assert!(found(&first, "ferns prefer shade", T0).is_empty());
 }
 

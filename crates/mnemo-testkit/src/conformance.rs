@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use mnemo_core::ledger::Restatement;
 use mnemo_core::lifecycle::{CandidateFields, Decision, Outcome, Remembered};
 use mnemo_core::policy::{ReasonCode, UserSettings};
 use mnemo_core::ports::{AuditAction, Edit, ListFilter, PortError, Store};
@@ -13,7 +14,7 @@ use mnemo_core::{Kind, MemoryId, SourceType, Status, Timestamp, UserRef};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
-use crate::{T0, day, from_source, keyed, stated, who, write};
+use crate::{T0, day, deletion, from_source, keyed, stated, who, write};
 
 /// A fresh, empty store under test, and a way to read its backing files.
 pub trait Harness {
@@ -49,6 +50,8 @@ macro_rules! conformance_tests {
             forget_scrubs_in_a_large_index,
             forgetting_a_turn_scrubs_it_from_its_neighbours,
             export_import_round_trips,
+            deletion_ledger_stops_recreation,
+            deletion_receipts_say_what_went_and_outlive_the_account,
             edit_keeps_old_version_in_history,
             memory_off_writes_nothing,
             audit_never_copies_content,
@@ -78,6 +81,16 @@ macro_rules! conformance_tests {
 
 fn outcome(receipt: mnemo_core::ports::WriteReceipt) -> Remembered {
     (receipt.decision, receipt.id).into()
+}
+
+/// Forgets a record; the ids removed (none when it does not exist).
+fn forget_ids(store: &dyn Store, who: &UserRef, target: &MemoryId, at: Timestamp) -> Vec<MemoryId> {
+    store.forget(who, target, &deletion(at)).unwrap().map_or_else(Vec::new, |r| r.removed_ids)
+}
+
+/// Forgets every record of a user; how many records went.
+fn forget_all(store: &dyn Store, who: &UserRef, at: Timestamp) -> u64 {
+    store.forget_all(who, &deletion(at)).unwrap().removed.records
 }
 
 fn id(text: &str) -> MemoryId {
@@ -200,8 +213,8 @@ pub fn other_users_ids_do_not_exist(h: &dyn Harness) {
         assert!(store.audit(&intruder, 100).unwrap().is_empty());
         let edit = Edit::new("hijacked", None);
         assert!(store.edit(&intruder, &id("m1"), edit, T0, "test").unwrap().is_none());
-        assert!(store.forget(&intruder, &id("m1"), T0, "test").unwrap().is_empty());
-        assert_eq!(store.forget_all(&intruder, T0, "test").unwrap(), 0);
+        assert!(forget_ids(&*store, &intruder, &id("m1"), T0).is_empty());
+        assert_eq!(forget_all(&*store, &intruder, T0), 0);
         // The same statement written by the intruder is new to them, not a duplicate.
         let r = outcome(write(
             &*store,
@@ -252,8 +265,7 @@ pub fn forget_scrubs_every_copy_of_the_text(h: &dyn Harness) {
     for needle in ["Quixotica7731", "Vellichor4412", "Petrichor9925"] {
         assert_present(h, needle);
     }
-    let removed: BTreeSet<_> =
-        store.forget(&alice, &id("m1"), day(3), "test").unwrap().into_iter().collect();
+    let removed: BTreeSet<_> = forget_ids(&*store, &alice, &id("m1"), day(3)).into_iter().collect();
     assert_eq!(removed, BTreeSet::from([id("m1"), id("old")]));
     for needle in ["Quixotica7731", "Vellichor4412", "Petrichor9925"] {
         assert_scrubbed(h, needle, "forget");
@@ -273,7 +285,7 @@ pub fn forget_all_scrubs_every_copy_of_the_text(h: &dyn Harness) {
     }
     write(&*store, &bob, "b1", stated("Bob keeps Halcyon8804"), T0);
     assert_present(h, "Susurrus6602");
-    assert_eq!(store.forget_all(&alice, day(1), "test").unwrap(), 3);
+    assert_eq!(forget_all(&*store, &alice, day(1)), 3);
     for word in ["Brontide5501", "Susurrus6602", "Apricity7703"] {
         assert_scrubbed(h, word, "forget_all");
     }
@@ -320,7 +332,7 @@ pub fn forget_scrubs_in_a_large_index(h: &dyn Harness) {
         }
     }
     assert_present(h, "Mmmsecretword0613");
-    store.forget(&alice, &id("needle"), day(1), "test").unwrap();
+    forget_ids(&*store, &alice, &id("needle"), day(1));
     assert_scrubbed(h, "Mmmsecretword0613", "forget in a large index");
     assert!(stored > 1000, "only {stored} filler notes stored");
     assert_eq!(store.list(&alice, &ListFilter::default(), day(1)).unwrap().len(), stored);
@@ -351,14 +363,14 @@ pub fn forgetting_a_turn_scrubs_it_from_its_neighbours(h: &dyn Harness) {
     assert_present(h, "Quillback7741");
     let edit = Edit::new("Next Saturday at Marina Zephyrine2209", None);
     store.edit(&alice, &id("t3"), edit, day(1), "test").unwrap().unwrap();
-    store.forget(&alice, &id("t1"), day(1), "test").unwrap();
+    forget_ids(&*store, &alice, &id("t1"), day(1));
     assert_scrubbed(h, "Quillback7741", "forgetting a turn");
-    store.forget(&alice, &id("t3"), day(1), "test").unwrap();
+    forget_ids(&*store, &alice, &id("t3"), day(1));
     assert_scrubbed(h, "Zephyrine2209", "forgetting an edited turn");
     assert_scrubbed(h, "the marina", "forgetting an edited turn (its earlier version)");
     let left = store.list(&alice, &ListFilter::default(), day(1)).unwrap();
     assert_eq!(left.len(), 3);
-    store.forget_all(&alice, day(2), "test").unwrap();
+    forget_all(&*store, &alice, day(2));
     assert_scrubbed(h, "snacks", "forget_all of a conversation");
 }
 
@@ -377,15 +389,138 @@ pub fn export_import_round_trips(h: &dyn Harness) {
     assert_eq!(first.len(), 3);
     assert_eq!(first[1].history.len(), 1);
     // Import under another tenant (ids are global, so the original must go first).
-    store.forget_all(&alice, day(3), "test").unwrap();
+    forget_all(&*store, &alice, day(3));
     let restored = who("acme", "alice");
-    assert_eq!(store.import(&restored, first.clone(), day(3), "test").unwrap(), 3);
+    assert_eq!(
+        store.import(&restored, first.clone(), day(3), "test", true).map(|i| i.count).unwrap(),
+        3
+    );
     let second = store.export(&restored).unwrap();
     assert_eq!(serde_json::to_value(&first).unwrap(), serde_json::to_value(&second).unwrap());
     // Importing the same ids again conflicts and writes nothing.
-    let err = store.import(&restored, first, day(4), "test").unwrap_err();
+    let err = store.import(&restored, first, day(4), "test", true).map(|i| i.count).unwrap_err();
     assert_eq!(err.kind, mnemo_core::ErrorKind::Conflict);
     assert_eq!(store.export(&restored).unwrap().len(), 3);
+}
+
+/// Fields said in a message `message` at `at` (as ingest writes them).
+fn said_in(content: &str, message: &str, at: Timestamp) -> CandidateFields {
+    let mut fields = from_source(stated(content), SourceType::UserStated, at);
+    if let Some(source) = fields.source.as_mut() {
+        source.source_ref = Some(message.to_owned());
+    }
+    fields.restatement = Restatement::SaidAt(at);
+    fields
+}
+
+/// Forgetting leaves tombstones: the same statement is refused as `forgotten` on a retry, a
+/// replay of its message or an import, and stored again only when the user re-states it
+/// (explicitly, or in a new message after the deletion). Other users are not affected.
+pub fn deletion_ledger_stops_recreation(h: &dyn Harness) {
+    let store = h.store();
+    let alice = who("acme", "alice");
+    let bob = who("acme", "bob");
+    let forgotten =
+        |r: mnemo_core::ports::WriteReceipt| r.decision == Decision::Refuse(ReasonCode::Forgotten);
+    write(&*store, &alice, "m1", said_in("I live in Austin.", "msg-1", T0), T0);
+    let export = store.export(&alice).unwrap();
+    assert_eq!(forget_ids(&*store, &alice, &id("m1"), day(1)), [id("m1")]);
+    // A retry of the request, in another case and punctuation.
+    assert!(forgotten(write(&*store, &alice, "m2", stated("i live in austin"), day(2))));
+    // A replay of the message, dated as it was or re-dated.
+    assert!(forgotten(write(
+        &*store,
+        &alice,
+        "m3",
+        said_in("I live in Austin.", "msg-1", T0),
+        day(2)
+    )));
+    assert!(forgotten(write(
+        &*store,
+        &alice,
+        "m4",
+        said_in("I live in Austin.", "msg-1", day(2)),
+        day(2)
+    )));
+    // A message dated before the deletion is a replay too.
+    assert!(forgotten(write(
+        &*store,
+        &alice,
+        "m5",
+        said_in("I live in Austin", "msg-9", T0),
+        day(2)
+    )));
+    // Import of the old export brings nothing back, unless the user says so.
+    let imported = store.import(&alice, export.clone(), day(2), "test", false).unwrap();
+    assert_eq!(imported.count, 0);
+    assert_eq!(imported.forgotten, [id("m1")]);
+    assert!(store.export(&alice).unwrap().is_empty());
+    // Nothing of this touches another user, nor another statement.
+    assert_eq!(write(&*store, &bob, "b1", stated("I live in Austin"), day(2)).id, Some(id("b1")));
+    assert_eq!(write(&*store, &alice, "m6", stated("I live in Boston"), day(2)).id, Some(id("m6")));
+    // A new message after the deletion re-states it.
+    let restated =
+        write(&*store, &alice, "m7", said_in("I live in Austin", "msg-2", day(3)), day(3));
+    assert_eq!(restated.id, Some(id("m7")));
+    forget_ids(&*store, &alice, &id("m7"), day(4));
+    // So does an explicit re-statement, and an import the user allowed.
+    let mut explicit = stated("I live in Austin");
+    explicit.restatement = Restatement::Explicit;
+    assert_eq!(write(&*store, &alice, "m8", explicit, day(5)).id, Some(id("m8")));
+    forget_ids(&*store, &alice, &id("m8"), day(6));
+    let imported = store.import(&alice, export, day(7), "test", true).unwrap();
+    assert_eq!((imported.count, imported.forgotten.len()), (1, 0));
+    assert_eq!(
+        store.get(&alice, &id("m1"), day(7)).unwrap().map(|m| m.content),
+        Some("I live in Austin.".into())
+    );
+}
+
+/// A receipt per deletion: what went (records, history, derived records, versions, vectors,
+/// index entries, runs), the tombstones left, and what remains; receipts are listed newest
+/// first, hold no content and survive `forget --all`.
+pub fn deletion_receipts_say_what_went_and_outlive_the_account(h: &dyn Harness) {
+    let store = h.store();
+    let alice = who("acme", "alice");
+    write(
+        &*store,
+        &alice,
+        "m1",
+        keyed("Lives in Dallas with Zanzibar4711", "user", "home_city"),
+        T0,
+    );
+    write(&*store, &alice, "m2", keyed("Lives in Austin", "user", "home_city"), day(1));
+    store
+        .edit(&alice, &id("m2"), Edit::new("Lives in Austin, Texas", None), day(1), "test")
+        .unwrap()
+        .unwrap();
+    write(&*store, &alice, "m3", from_source(stated("Likes tea"), SourceType::Web, day(1)), day(1));
+    write(&*store, &alice, "m4", stated("Likes jazz"), day(1));
+    let receipt = store.forget(&alice, &id("m2"), &deletion(day(2))).unwrap().unwrap();
+    assert_eq!(receipt.scope, mnemo_core::ledger::DeletionScope::Memory);
+    assert_eq!(receipt.memory_id, Some(id("m2")));
+    let removed: BTreeSet<MemoryId> = receipt.removed_ids.iter().cloned().collect();
+    assert_eq!(removed, [id("m1"), id("m2")].into_iter().collect());
+    assert_eq!((receipt.removed.records, receipt.removed.superseded), (2, 1));
+    // The edit without a vector left m2 without one: only m1's went.
+    assert_eq!((receipt.removed.versions, receipt.removed.vectors), (1, 1));
+    assert_eq!(receipt.removed.index_entries, 2);
+    // One tombstone per distinct statement: m1's, m2's and m2's earlier version.
+    assert_eq!(receipt.tombstones, 3);
+    assert!(receipt.remains.iter().any(|r| r.place == "backups"));
+    assert!(!serde_json::to_string(&receipt).unwrap().contains("Zanzibar4711"));
+    assert!(store.reject(&alice, &id("m3"), &deletion(day(3))).unwrap(), "m3 is pending");
+    let account = store.forget_all(&alice, &deletion(day(4))).unwrap();
+    assert_eq!(account.scope, mnemo_core::ledger::DeletionScope::User);
+    assert_eq!(account.removed.records, 1);
+    let listed = store.deletions(&alice, 10).unwrap();
+    assert_eq!(listed.len(), 3);
+    assert_eq!(listed[1].scope, mnemo_core::ledger::DeletionScope::Rejected);
+    assert_eq!(listed[1].removed_ids, [id("m3")]);
+    assert_eq!([&listed[0], &listed[2]], [&account, &receipt]);
+    assert_eq!(store.deletions(&alice, 1).unwrap().len(), 1);
+    assert!(store.deletions(&who("acme", "bob"), 10).unwrap().is_empty());
+    assert!(store.deletions(&who("other", "alice"), 10).unwrap().is_empty());
 }
 
 /// `edit` writes a new version and keeps the old one in history.
@@ -438,7 +573,7 @@ pub fn audit_never_copies_content(h: &dyn Harness) {
     let alice = who("acme", "alice");
     write(&*store, &alice, "m1", keyed("Blood type Zeta", "user", "blood"), T0);
     write(&*store, &alice, "m2", keyed("Blood type Omega", "user", "blood"), day(1));
-    store.forget(&alice, &id("m2"), day(2), "test").unwrap();
+    forget_ids(&*store, &alice, &id("m2"), day(2));
     let entries = store.audit(&alice, 100).unwrap();
     let actions: Vec<_> = entries.iter().rev().map(|e| e.action).collect();
     assert_eq!(
@@ -538,14 +673,14 @@ pub fn isolation_property(h: &dyn Harness) {
                 Op::Forget { user, target } => {
                     if let Some((target_id, target_owner)) = owner.get(*target % owner.len().max(1))
                     {
-                        let removed = store.forget(&users[*user], target_id, now, "test").unwrap();
+                        let removed = forget_ids(&*store, &users[*user], target_id, now);
                         if *user != *target_owner {
                             prop_assert!(removed.is_empty(), "foreign forget removed {removed:?}");
                         }
                     }
                 }
                 Op::ForgetAll { user } => {
-                    store.forget_all(&users[*user], now, "test").unwrap();
+                    forget_all(&*store, &users[*user], now);
                 }
             }
             let later = Timestamp::from_millis(now.as_millis() + 1);
@@ -622,9 +757,12 @@ pub fn export_import_property(h: &dyn Harness) {
             }
         }
         let first = store.export(&alice).unwrap();
-        store.forget_all(&alice, day(1), "test").unwrap();
+        forget_all(&*store, &alice, day(1));
         prop_assert!(store.export(&alice).unwrap().is_empty());
-        prop_assert_eq!(store.import(&alice, first.clone(), day(1), "test").unwrap(), first.len());
+        prop_assert_eq!(
+            store.import(&alice, first.clone(), day(1), "test", true).map(|i| i.count).unwrap(),
+            first.len()
+        );
         let second = store.export(&alice).unwrap();
         prop_assert_eq!(
             serde_json::to_value(&first).unwrap(),
@@ -721,7 +859,7 @@ pub fn ending_a_run_scrubs_its_state(h: &dyn Harness) {
     let last = store.audit(&alice, 1).unwrap().remove(0);
     assert_eq!((last.action, last.run_id.as_deref()), (AuditAction::RunEnded, Some("r1")));
     started_run(&*store, &alice, "r2", "Another Pomegranix5582 task");
-    store.forget_all(&alice, day(3), "test").unwrap();
+    forget_all(&*store, &alice, day(3));
     assert!(store.runs(&alice).unwrap().is_empty());
     assert_scrubbed(h, "Pomegranix5582", "forget_all");
 }
@@ -747,11 +885,10 @@ pub fn forgetting_a_source_forgets_what_was_derived_from_it(h: &dyn Harness) {
     let fact =
         CandidateFields { derived_from: vec![id("t2")], ..stated("Catering needs a decision") };
     write(&*store, &alice, "fact", fact, T0);
-    assert_eq!(store.forget(&alice, &id("fact"), day(1), "test").unwrap(), [id("fact")]);
+    assert_eq!(forget_ids(&*store, &alice, &id("fact"), day(1)), [id("fact")]);
     assert!(store.get(&alice, &id("t2"), day(1)).unwrap().is_some());
     // Forgetting a source removes the summary too.
-    let removed: BTreeSet<_> =
-        store.forget(&alice, &id("t1"), day(1), "test").unwrap().into_iter().collect();
+    let removed: BTreeSet<_> = forget_ids(&*store, &alice, &id("t1"), day(1)).into_iter().collect();
     assert_eq!(removed, BTreeSet::from([id("t1"), id("sum")]));
     assert!(store.get(&alice, &id("sum"), day(1)).unwrap().is_none());
     assert!(store.get(&alice, &id("t2"), day(1)).unwrap().is_some());
@@ -766,7 +903,7 @@ pub fn forgetting_a_source_forgets_what_was_derived_from_it(h: &dyn Harness) {
     assert!(store.get(&alice, &id("sum2"), day(3)).unwrap().is_some());
     // Another user cannot forget alice's source, nor what was derived from it.
     let bob = who("acme", "bob");
-    assert!(store.forget(&bob, &id("t2"), day(3), "test").unwrap().is_empty());
+    assert!(forget_ids(&*store, &bob, &id("t2"), day(3)).is_empty());
     assert!(store.get(&alice, &id("t2"), day(3)).unwrap().is_some());
 }
 

@@ -12,7 +12,9 @@ pub mod labelled;
 pub mod pg;
 
 use mnemo_core::lifecycle::{self, Candidate, CandidateFields};
-use mnemo_core::ports::{NewRecord, Store, WriteReceipt};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use mnemo_core::ports::{DeletionRequest, NewRecord, Store, WriteReceipt};
 use mnemo_core::{MemoryId, Source, SourceType, Timestamp, UserRef};
 
 use crate::fakes::FakeEmbedder;
@@ -24,6 +26,17 @@ pub const T0: Timestamp = Timestamp::from_millis(1_768_478_400_000);
 /// `T0` plus `days`.
 pub fn day(days: i64) -> Timestamp {
     Timestamp::from_millis(T0.as_millis() + days * 86_400_000)
+}
+
+/// A deletion at `at` by `test`, with a receipt id of its own.
+pub fn deletion(at: Timestamp) -> DeletionRequest<'static> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    DeletionRequest {
+        now: at,
+        actor: "test",
+        receipt_id: format!("del-{}", NEXT.fetch_add(1, Ordering::Relaxed)),
+        backup_retention: None,
+    }
 }
 
 /// A user reference; panics on invalid input (test data only).

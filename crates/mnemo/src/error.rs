@@ -28,6 +28,9 @@ pub enum Error {
         /// Why.
         reason: mnemo_core::policy::ReasonCode,
     },
+    /// Memory is switched off for the user, so an operation that would write was not run.
+    #[error("memory is switched off for this user: nothing was {0} (switch it on first)")]
+    MemoryOff(&'static str),
     /// A store or embedder failed.
     #[error(transparent)]
     Port(#[from] PortError),
@@ -41,7 +44,7 @@ impl Error {
             Error::NotFound(_) | Error::RunNotFound(_) | Error::SessionNotFound(_) => {
                 ErrorKind::NotFound
             }
-            Error::EditRefused { .. } => ErrorKind::Conflict,
+            Error::EditRefused { .. } | Error::MemoryOff(_) => ErrorKind::Conflict,
             Error::Port(e) => e.kind,
         }
     }

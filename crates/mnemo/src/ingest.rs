@@ -9,6 +9,7 @@ use mnemo_core::duration::Ttl;
 use mnemo_core::error::InvalidInput;
 use mnemo_core::extract::Extracted;
 use mnemo_core::extract::{RULESET, extract};
+use mnemo_core::ledger::Restatement;
 use mnemo_core::lifecycle::{CandidateFields, Outcome, Remembered};
 use mnemo_core::llm_extract::{
     PROMPT_VERSION, Proposal, Shown, schema, system_prompt, user_prompt, validate,
@@ -262,6 +263,7 @@ impl Mnemo {
                         )
                         .collect(),
                     transcript: true,
+                    restatement: Restatement::SaidAt(at),
                     ..Default::default()
                 });
             }
@@ -392,6 +394,9 @@ fn candidate(
         }),
         valid_from: Some(at),
         expires_at: found.expires_at.filter(|e| *e > at),
+        // Said in a message at `at`: a re-statement of something forgotten only if said after
+        // the deletion, in another message.
+        restatement: Restatement::SaidAt(at),
         ..Default::default()
     }
 }

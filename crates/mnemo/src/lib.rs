@@ -26,12 +26,14 @@ pub use mnemo_core as core;
 use mnemo_core::context::{
     ContextBlock, Fill, Line, Section, TokenCounter, assemble_sections, render_line,
 };
+use mnemo_core::duration::Ttl;
 use mnemo_core::export::{EXPORT_FORMAT, EXPORT_VERSION, ExportDocument};
+use mnemo_core::ledger::DeletionReceipt;
 use mnemo_core::lifecycle::{self, Candidate, CandidateFields, Outcome, Remembered};
 use mnemo_core::policy::{ReasonCode, UserSettings};
 use mnemo_core::ports::{
-    AuditEntry, Edit, Embedded, Embedder, ExportedMemory, History, ListFilter, NewRecord,
-    SearchFilter, SearchQuery, Store,
+    AuditEntry, DeletionRequest, Edit, Embedded, Embedder, ExportedMemory, History, ListFilter,
+    NewRecord, SearchFilter, SearchQuery, Store,
 };
 use mnemo_core::retrieval::{Hit, RetrievalConfig, blend, fuse, query_terms};
 use mnemo_core::session::CompactionConfig;
@@ -98,6 +100,21 @@ pub struct Mnemo {
     compaction: CompactionConfig,
     chat: Option<Arc<dyn mnemo_core::ports::ChatModel>>,
     disclosure: Arc<mnemo_core::disclosure::Selector>,
+    backup_retention: Option<Ttl>,
+}
+
+/// How long backups are assumed to be kept when the operator does not say
+/// (docs/OPERATIONS.md recommends keeping them no longer than 30 days).
+pub const DEFAULT_BACKUP_RETENTION: Ttl = Ttl::from_millis(30 * 86_400_000);
+
+/// What an import stored and what it left out.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ImportReport {
+    /// Records stored.
+    pub imported: usize,
+    /// Records left out because the user had asked to forget them (import again with
+    /// `allow_forgotten` to restore them anyway).
+    pub forgotten: Vec<MemoryId>,
 }
 
 impl std::fmt::Debug for Mnemo {
@@ -131,6 +148,24 @@ impl Mnemo {
             compaction: CompactionConfig::default(),
             chat: None,
             disclosure: Arc::new(mnemo_core::disclosure::Selector::builtin().clone()),
+            backup_retention: Some(DEFAULT_BACKUP_RETENTION),
+        }
+    }
+
+    /// States how long the operator keeps backups (`None`: unknown), which deletion receipts
+    /// report as how long a deleted record may remain in them.
+    pub fn with_backup_retention(mut self, retention: Option<Ttl>) -> Self {
+        self.backup_retention = retention;
+        self
+    }
+
+    /// A deletion request acting now, with a new receipt id.
+    pub(crate) fn deletion(&self) -> DeletionRequest<'_> {
+        DeletionRequest {
+            now: self.now(),
+            actor: &self.actor,
+            receipt_id: format!("del_{}", uuid::Uuid::now_v7().simple()),
+            backup_retention: self.backup_retention,
         }
     }
 
@@ -392,27 +427,32 @@ impl Mnemo {
             .ok_or_else(|| Error::NotFound(id.clone()))
     }
 
-    /// Rejects a pending memory: it is completely deleted.
+    /// Rejects a pending memory: it is completely deleted, leaving a tombstone so a retry
+    /// does not propose it again.
     pub fn reject(&self, who: &UserRef, id: &MemoryId) -> Result<()> {
-        if self.store.reject(who, id, self.now(), &self.actor)? {
+        if self.store.reject(who, id, &self.deletion())? {
             Ok(())
         } else {
             Err(Error::NotFound(id.clone()))
         }
     }
 
-    /// Completely deletes a record and the older records it superseded; returns their ids.
-    pub fn forget(&self, who: &UserRef, id: &MemoryId) -> Result<Vec<MemoryId>> {
-        let removed = self.store.forget(who, id, self.now(), &self.actor)?;
-        if removed.is_empty() {
-            return Err(Error::NotFound(id.clone()));
-        }
-        Ok(removed)
+    /// Completely deletes a record, the older records it superseded and what was derived from
+    /// them; leaves content-free tombstones so no retry, replay or import recreates it, and
+    /// returns the receipt.
+    pub fn forget(&self, who: &UserRef, id: &MemoryId) -> Result<DeletionReceipt> {
+        self.store.forget(who, id, &self.deletion())?.ok_or_else(|| Error::NotFound(id.clone()))
     }
 
-    /// Completely deletes every record of the user; returns how many.
-    pub fn forget_all(&self, who: &UserRef) -> Result<usize> {
-        Ok(self.store.forget_all(who, self.now(), &self.actor)?)
+    /// Completely deletes every record and run of the user (the deletion ledger keeps their
+    /// tombstones and receipts); returns the receipt.
+    pub fn forget_all(&self, who: &UserRef) -> Result<DeletionReceipt> {
+        Ok(self.store.forget_all(who, &self.deletion())?)
+    }
+
+    /// The user's deletion receipts, newest first, at most `limit`.
+    pub fn deletions(&self, who: &UserRef, limit: usize) -> Result<Vec<DeletionReceipt>> {
+        Ok(self.store.deletions(who, limit)?)
     }
 
     /// Completely deletes expired records of a tenant, or of one user of it.
@@ -633,12 +673,22 @@ impl Mnemo {
         })
     }
 
-    /// Restores an export document into `who`, atomically: all of it or nothing.
+    /// Restores an export document into `who`, atomically: all of it or nothing. Records
+    /// the user asked to forget (by id or statement, from the deletion ledger) are left out
+    /// unless `allow_forgotten`; with memory switched off nothing is imported.
     ///
     /// Vectors made by another embedder than the configured one are recomputed; records
     /// without a usable vector get one when an embedder is configured.
-    pub fn import(&self, who: &UserRef, document: ExportDocument) -> Result<usize> {
+    pub fn import(
+        &self,
+        who: &UserRef,
+        document: ExportDocument,
+        allow_forgotten: bool,
+    ) -> Result<ImportReport> {
         document.validate()?;
+        if !self.store.settings(who)?.memory_enabled {
+            return Err(Error::MemoryOff("imported"));
+        }
         let now = self.now();
         let mut records: Vec<ExportedMemory> = document.memories;
         if let Some(embedder) = &self.embedder {
@@ -658,11 +708,11 @@ impl Mnemo {
                 }
             }
         }
-        let count = self.store.import(who, records, now, &self.actor)?;
+        let imported = self.store.import(who, records, now, &self.actor, allow_forgotten)?;
         if document.settings != UserSettings::default() {
             self.store.set_settings(who, document.settings, now, &self.actor)?;
         }
-        Ok(count)
+        Ok(ImportReport { imported: imported.count, forgotten: imported.forgotten })
     }
 }
 

@@ -144,8 +144,10 @@ impl Mnemo {
                 model_failures: vec![],
             };
             for turn in &turns {
-                report.turns_deleted +=
-                    self.store.forget(who, &turn.id, self.now(), &self.actor)?.len();
+                report.turns_deleted += self
+                    .store
+                    .forget(who, &turn.id, &self.deletion())?
+                    .map_or(0, |receipt| receipt.removed_ids.len());
             }
             return Ok(report);
         }

@@ -65,3 +65,164 @@ fn expire_leaves_no_byte_of_the_text() {
     assert!(!env.file_contains("Hippopotomonstro8844"));
     assert!(!env.file_contains("hippopotomonstro8844"));
 }
+
+/// The deletion ledger through the real binary: a forgotten memory stays forgotten through an
+/// import of an old export, a retried `remember` and a replayed `ingest`; the user brings it
+/// back only by saying so (`--restate`, `import --allow-forgotten`, a new message); every
+/// deletion answers with a receipt that `mnemo deletions` lists, without the text.
+#[test]
+fn forgotten_memories_are_not_recreated_by_import_retry_or_replay() {
+    let env = Env::new();
+    let fact = "My locker code word is Quincunx7781";
+    let id = env.remember("u", fact);
+    let export = env.path().join("before.json");
+    let exported = env.run(&["export", "--user", "u"]);
+    assert_eq!(exported.code, 0, "{}", exported.stderr);
+    std::fs::write(&export, &exported.stdout).unwrap();
+    let forgotten = env.json(&["forget", "--user", "u", &id]);
+    assert_eq!(forgotten["forgotten"][0], id.as_str());
+    let receipt = &forgotten["receipt"];
+    assert_eq!(receipt["scope"], "memory");
+    assert_eq!(receipt["removed"]["records"], 1);
+    assert_eq!(receipt["tombstones"], 1);
+    let places: Vec<&str> = receipt["remains"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["place"].as_str().unwrap())
+        .collect();
+    assert!(places.contains(&"backups"), "{places:?}");
+    // Nothing of the text in the file, the ledger included.
+    assert!(!env.file_contains("Quincunx7781") && !env.file_contains("quincunx7781"));
+
+    // Import of the old export: left out, and said so.
+    let imported = env.json(&["import", export.to_str().unwrap()]);
+    assert_eq!(imported["imported"], 0);
+    assert_eq!(imported["forgotten"][0], id.as_str());
+    assert!(env.json(&["list", "--user", "u"])["memories"].as_array().unwrap().is_empty());
+    // A retry of the request (other case, punctuation).
+    let retried = env.json(&["remember", "--user", "u", "my locker code word is quincunx7781."]);
+    assert_eq!(
+        (retried["outcome"].as_str(), retried["reason"].as_str()),
+        (Some("refused"), Some("forgotten"))
+    );
+    // The same words in a message dated before the deletion are a replay too.
+    let chat = env.path().join("chat.jsonl");
+    std::fs::write(
+        &chat,
+        format!("{{\"role\":\"user\",\"content\":\"{fact}\",\"ts\":\"2026-01-01T10:00:00Z\"}}\n"),
+    )
+    .unwrap();
+    let old = env.json(&["ingest", "--user", "u", "--session", "s0", chat.to_str().unwrap()]);
+    assert_eq!(old["turns_stored"], 0, "{old}");
+    // A conversation ingested, its turn forgotten, then the conversation replayed.
+    std::fs::write(
+        &chat,
+        "{\"role\":\"user\",\"content\":\"I keep my bike in Shed 12\",\"ts\":\"2026-01-01T10:00:00Z\",\"id\":\"msg-1\"}\n",
+    )
+    .unwrap();
+    let chat_arg = chat.to_str().unwrap();
+    let at = |time: &'static str| ["--now", time, "--user", "u"];
+    let first = env.json(
+        &[&at("2026-01-01T10:05:00Z")[..], &["ingest", "--session", "s1", chat_arg]].concat(),
+    );
+    assert_eq!(first["turns_stored"], 1, "{first}");
+    let turns = env.json(&[&at("2026-01-01T10:05:00Z")[..], &["list"]].concat());
+    for turn in turns["memories"].as_array().unwrap() {
+        let turn_id = turn["id"].as_str().unwrap();
+        env.json(&[&at("2026-01-01T11:00:00Z")[..], &["forget", turn_id]].concat());
+    }
+    let replayed = env.json(
+        &[&at("2026-01-02T00:00:00Z")[..], &["ingest", "--session", "s1", chat_arg]].concat(),
+    );
+    assert_eq!(replayed["turns_stored"], 0, "{replayed}");
+    let left = env.json(&[&at("2026-01-02T00:00:00Z")[..], &["list"]].concat());
+    assert!(left["memories"].as_array().unwrap().is_empty(), "{left}");
+
+    // The user says it again, explicitly: it is kept.
+    let restated = env.json(&["remember", "--user", "u", "--restate", fact]);
+    assert_eq!(restated["outcome"], "added", "{restated}");
+    let again = restated["id"].as_str().unwrap().to_owned();
+    env.json(&["forget", "--user", "u", &again]);
+    // An import the user allows restores the old record.
+    let allowed = env.json(&["import", "--allow-forgotten", export.to_str().unwrap()]);
+    assert_eq!(allowed["imported"], 1);
+    assert_eq!(env.json(&["get", "--user", "u", &id])["content"], fact);
+
+    // Every deletion has its receipt, newest first, in JSON and in words.
+    let listed = env.json(&["deletions", "--user", "u"]);
+    let receipts = listed["deletions"].as_array().unwrap();
+    // The fact, the turn (and what was drawn from it), the re-stated fact.
+    assert!(receipts.len() >= 3, "{listed}");
+    assert!(receipts.iter().any(|r| r["memory_id"] == id.as_str()));
+    assert!(!listed.to_string().contains("Quincunx7781"));
+    let words = env.run(&["deletions", "--user", "u"]);
+    assert_eq!(words.code, 0);
+    assert!(words.stdout.contains(&format!("memory {id}")), "{}", words.stdout);
+    assert!(words.stdout.contains("remains in backups: until"), "{}", words.stdout);
+    // Another user has none.
+    let none = env.run(&["deletions", "--user", "v"]);
+    assert_eq!((none.code, none.stdout.as_str()), (0, ""));
+    assert!(none.stderr.contains("no deletions"), "{}", none.stderr);
+}
+
+/// Account deletion: every record and run goes with one receipt, the tombstones stay, and a
+/// new conversation after it is remembered (a re-statement), while a replay is not.
+#[test]
+fn forget_all_leaves_a_receipt_and_tombstones_but_not_a_closed_door() {
+    let env = Env::new();
+    let chat = env.path().join("chat.jsonl");
+    std::fs::write(
+        &chat,
+        "{\"role\":\"user\",\"content\":\"I live in Lisbon\",\"ts\":\"2026-01-01T10:00:00Z\",\"id\":\"a-1\"}\n",
+    )
+    .unwrap();
+    let chat_arg = chat.to_str().unwrap();
+    env.json(&[
+        "--now",
+        "2026-01-01T10:05:00Z",
+        "ingest",
+        "--user",
+        "u",
+        "--session",
+        "s1",
+        chat_arg,
+    ]);
+    let stored = env.json(&["--now", "2026-01-01T10:05:00Z", "list", "--user", "u"]);
+    let count = stored["memories"].as_array().unwrap().len();
+    assert!(count >= 1);
+    let gone = env.json(&["--now", "2026-01-02T00:00:00Z", "forget", "--user", "u", "--all"]);
+    assert_eq!(gone["forgotten_count"].as_u64().unwrap() as usize, count);
+    assert_eq!(gone["receipt"]["scope"], "user");
+    assert_eq!(gone["receipt"]["removed_ids"].as_array().unwrap().len(), 0);
+    // The replay is refused; the same words in a new message later are the user's again.
+    let replay = env.json(&[
+        "--now",
+        "2026-01-03T00:00:00Z",
+        "ingest",
+        "--user",
+        "u",
+        "--session",
+        "s1",
+        chat_arg,
+    ]);
+    assert_eq!(replay["turns_stored"], 0, "{replay}");
+    std::fs::write(
+        &chat,
+        "{\"role\":\"user\",\"content\":\"I live in Lisbon\",\"ts\":\"2026-01-03T09:00:00Z\",\"id\":\"b-1\"}\n",
+    )
+    .unwrap();
+    let new = env.json(&[
+        "--now",
+        "2026-01-03T09:01:00Z",
+        "ingest",
+        "--user",
+        "u",
+        "--session",
+        "s2",
+        chat_arg,
+    ]);
+    assert_eq!(new["turns_stored"], 1, "{new}");
+    let receipts = env.json(&["deletions", "--user", "u"]);
+    assert_eq!(receipts["deletions"].as_array().unwrap().len(), 1);
+}
