@@ -288,6 +288,8 @@ fn measure(
             let search = mnemo::core::ports::SearchQuery {
                 terms: &[],
                 vector: Some(&query),
+                // Raw cosines, compared with the exact raw cosine below.
+                common: None,
                 filter: &filter,
             };
             let approx = mnemo.store().search(&who, &search, now, &by_cosine)?;

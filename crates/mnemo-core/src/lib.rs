@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 pub mod asof;
+pub mod calibration;
 pub mod claims;
 pub mod clock;
 pub mod context;

@@ -523,6 +523,10 @@ pub struct SearchQuery<'a> {
     pub terms: &'a [String],
     /// The query's vector, from the store's embedder.
     pub vector: Option<&'a Embedded>,
+    /// The embedder's common direction (its calibration mean): cosines are taken without
+    /// the notebook's common direction, estimated with it as a prior (see
+    /// [`crate::calibration`]). `None` compares raw cosines.
+    pub common: Option<&'a [f32]>,
     /// Which records may be returned.
     pub filter: &'a SearchFilter,
 }
@@ -568,10 +572,11 @@ pub trait Embedder: Send + Sync {
     /// Embeds each text; the output has one unit-length vector per input.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, PortError>;
 
-    /// Mean and standard deviation of the cosine between unrelated texts under this model,
-    /// when it knows them: the read path scales semantic evidence by them, so its relevance
-    /// gate means the same for every model. `None` keeps the configured values.
-    fn cosine_prior(&self) -> Option<(f64, f64)> {
+    /// The model's calibration, when it has one (see [`crate::calibration`]): its common
+    /// direction, which the read path removes from cosines, and its cosine scale for
+    /// unrelated texts, by which it scales semantic evidence so its relevance gate means the
+    /// same for every model. `None` compares raw cosines on the configured scale.
+    fn calibration(&self) -> Option<&crate::calibration::Calibration> {
         None
     }
 }

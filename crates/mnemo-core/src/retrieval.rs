@@ -351,6 +351,13 @@ impl RetrievalConfig {
         }
     }
 
+    /// This configuration for a calibrated embedder: the relevance gate on its raw cosine
+    /// scale (`raw`, see [`Self::for_cosine_prior`]) and ranking's standard scores on the scale
+    /// of cosines without the common direction (`ranked`).
+    pub fn for_calibration(self, raw: (f64, f64), ranked: (f64, f64)) -> Self {
+        Self { cosine_prior: ranked, ..self.for_cosine_prior(raw.0, raw.1) }
+    }
+
     /// How many records to fuse when `k` results are asked for.
     pub fn candidates_for(&self, k: usize) -> usize {
         k.saturating_mul(self.candidates_per_result)
@@ -375,8 +382,11 @@ impl RetrievalConfig {
 pub struct RowSignal {
     /// BM25F of the record with its neighbouring turns (0 when no term matches).
     pub bm25: f64,
-    /// Cosine similarity of its vector to the query's (0 without vectors).
+    /// Cosine similarity of its vector to the query's, as ranking sees it (without the
+    /// notebook's common direction when the embedder is calibrated; 0 without vectors).
     pub cosine: f64,
+    /// The raw cosine, which the relevance gate judges on the embedder's raw scale.
+    pub gate_cosine: f64,
     /// BM25 of its session as one document (0 without a session or match).
     pub session_bm25: f64,
     /// Who said it, for conversation turns: an index into [`Signals::speakers`].
@@ -560,7 +570,7 @@ pub fn fuse(
         if limit == 0 {
             break;
         }
-        if row.bm25 <= 0.0 && row.cosine <= 0.0 {
+        if row.bm25 <= 0.0 && row.gate_cosine <= 0.0 {
             continue;
         }
         let mut score =
@@ -580,7 +590,7 @@ pub fn fuse(
         if full && best.peek().is_some_and(|worst| candidate > *worst) {
             continue;
         }
-        let evidence = config.evidence(row.bm25, row.cosine);
+        let evidence = config.evidence(row.bm25, row.gate_cosine);
         if evidence < config.min_relevance {
             continue;
         }
@@ -756,7 +766,14 @@ mod tests {
 
     fn row(bm25: f64, cosine: f64, speaker: Option<&str>) -> RowSignal {
         let speaker = speaker.and_then(|s| SPEAKERS.iter().position(|n| *n == s)).map(|i| i as u32);
-        RowSignal { bm25, cosine, session_bm25: 0.0, speaker, valid_from: at("2023-05-08") }
+        RowSignal {
+            bm25,
+            cosine,
+            gate_cosine: cosine,
+            session_bm25: 0.0,
+            speaker,
+            valid_from: at("2023-05-08"),
+        }
     }
 
     fn signals(rows: impl Into<Vec<RowSignal>>) -> Signals<'static> {

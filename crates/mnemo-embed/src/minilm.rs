@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use mnemo_core::ErrorKind;
+use mnemo_core::calibration::{CALIBRATION_SENTENCES, Calibration, calibrate};
 use mnemo_core::ports::{Embedder, PortError};
 use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, Axis, Slice};
 use sha2::{Digest, Sha256};
@@ -28,51 +29,6 @@ const SEP: u32 = 102;
 const LAYER_NORM_EPS: f32 = 1e-12;
 /// Texts embedded in one stacked pass.
 const BATCH: usize = 32;
-
-/// Mutually unrelated sentences of everyday kinds: the cosines between them give the model's
-/// scale for "unrelated" (see [`Embedder::cosine_prior`]).
-const UNRELATED: [&str; 40] = [
-    "The train to the airport leaves every twenty minutes.",
-    "Add two cups of flour and a pinch of salt.",
-    "The quarterly report is due next Thursday.",
-    "Our cat knocked a glass off the kitchen table.",
-    "The museum is closed on public holidays.",
-    "Please restart the router if the light turns red.",
-    "She scored the winning goal in extra time.",
-    "The recipe calls for fresh basil, not dried.",
-    "Interest rates rose by a quarter of a point.",
-    "The hiking trail is muddy after the rain.",
-    "He has been learning to play the cello.",
-    "The invoice was paid by bank transfer.",
-    "My phone battery drains fast in the cold.",
-    "The concert starts at eight in the evening.",
-    "Tomatoes grow best with plenty of sunlight.",
-    "The library extended its opening hours.",
-    "We painted the fence a dark shade of green.",
-    "The flight was delayed because of fog.",
-    "Remember to water the plants on Sunday.",
-    "The new bridge will open in the spring.",
-    "The dentist appointment moved to Monday.",
-    "Chess clubs meet in the community hall.",
-    "The soup needs another ten minutes on the stove.",
-    "A storm knocked out power across the valley.",
-    "The software update fixed the login bug.",
-    "Our team won the regional quiz night.",
-    "The bakery sells out of croissants by noon.",
-    "Traffic was heavy on the ring road this morning.",
-    "The hotel room had a view of the harbour.",
-    "I need to renew my passport before summer.",
-    "The kids built a sandcastle on the beach.",
-    "The printer on the third floor is out of toner.",
-    "Parking is free after six in the evening.",
-    "The volcano last erupted two centuries ago.",
-    "Birthday candles are in the top drawer.",
-    "The orchestra tuned up before the overture.",
-    "Our neighbours are renovating their attic.",
-    "The marathon route passes the old cathedral.",
-    "Sales of electric bikes doubled this year.",
-    "The password reset email never arrived.",
-];
 
 /// Why a model directory could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -122,8 +78,8 @@ struct Layer {
 #[derive(Debug)]
 pub struct MiniLm {
     id: String,
-    /// Mean and standard deviation of the cosine between the [`UNRELATED`] sentences.
-    unrelated: (f64, f64),
+    /// Its calibration, from its vectors of the calibration sentences.
+    calibration: Option<Calibration>,
     tokenizer: WordPiece,
     hidden: usize,
     heads: usize,
@@ -323,7 +279,7 @@ impl MiniLm {
         }
         let mut model = Self {
             id,
-            unrelated: (0.0, 1.0),
+            calibration: None,
             tokenizer,
             hidden,
             heads,
@@ -333,24 +289,12 @@ impl MiniLm {
             embedding_norm,
             layers: encoder,
         };
-        model.unrelated = model.unrelated_cosines();
+        let vectors: Vec<Vec<f32>> = CALIBRATION_SENTENCES
+            .chunks(BATCH)
+            .flat_map(|batch| model.encode_batch(batch))
+            .collect();
+        model.calibration = calibrate(&vectors);
         Ok(model)
-    }
-
-    /// Mean and standard deviation of the cosine between distinct [`UNRELATED`] sentences.
-    fn unrelated_cosines(&self) -> (f64, f64) {
-        let vectors: Vec<Vec<f32>> =
-            UNRELATED.chunks(BATCH).flat_map(|batch| self.encode_batch(batch)).collect();
-        let mut cosines = Vec::new();
-        for (i, a) in vectors.iter().enumerate() {
-            for b in &vectors[i + 1..] {
-                cosines.push(f64::from(a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>()));
-            }
-        }
-        let n = cosines.len() as f64;
-        let mean = cosines.iter().sum::<f64>() / n;
-        let variance = cosines.iter().map(|c| (c - mean) * (c - mean)).sum::<f64>() / n;
-        (mean, variance.sqrt())
     }
 
     /// The token ids the encoder sees for a text: `[CLS]`, at most 254 WordPiece ids, `[SEP]`.
@@ -482,8 +426,8 @@ impl Embedder for MiniLm {
         Ok(texts.chunks(BATCH).flat_map(|batch| self.encode_batch(batch)).collect())
     }
 
-    fn cosine_prior(&self) -> Option<(f64, f64)> {
-        Some(self.unrelated)
+    fn calibration(&self) -> Option<&Calibration> {
+        self.calibration.as_ref()
     }
 }
 

@@ -7,6 +7,7 @@
 use std::sync::{Arc, OnceLock};
 
 use mnemo_core::ErrorKind;
+use mnemo_core::calibration::{CALIBRATION_SENTENCES, Calibration, calibrate};
 use mnemo_core::ports::{Embedder, PortError};
 
 use crate::wordpiece::WordPiece;
@@ -34,6 +35,8 @@ pub struct StaticModel {
     dims: usize,
     /// Rows of `4 + dims` bytes: f32 scale, then int8 values.
     rows: &'static [u8],
+    /// Its calibration, from its vectors of the calibration sentences.
+    calibration: Option<Calibration>,
 }
 
 impl StaticModel {
@@ -59,7 +62,11 @@ impl StaticModel {
                 tokenizer.len()
             )));
         }
-        Ok(Self { id: id.to_owned(), tokenizer, dims, rows })
+        let mut model = Self { id: id.to_owned(), tokenizer, dims, rows, calibration: None };
+        let vectors: Vec<Vec<f32>> =
+            CALIBRATION_SENTENCES.iter().map(|s| model.embed_text(s)).collect();
+        model.calibration = calibrate(&vectors);
+        Ok(model)
     }
 
     /// The built-in model, compiled into the binary; loaded once per process.
@@ -132,6 +139,10 @@ impl Embedder for StaticModel {
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, PortError> {
         Ok(texts.iter().map(|t| self.embed_text(t)).collect())
+    }
+
+    fn calibration(&self) -> Option<&Calibration> {
+        self.calibration.as_ref()
     }
 }
 

@@ -13,6 +13,7 @@
 
 use std::collections::HashMap;
 
+use mnemo_core::calibration::{common_direction, without_common};
 use mnemo_core::retrieval::{Fused, Population, RowSignal, Signals};
 use mnemo_core::{Kind, Timestamp};
 
@@ -143,6 +144,9 @@ pub struct UserIndex {
     scopes: Names,
     speakers: Names,
     sessions: Names,
+    /// The sum of every record's (dequantised) unit vector: with an embedder's calibration as
+    /// a prior, the notebook's common direction (see `mnemo_core::calibration`).
+    sum: Vec<f64>,
 }
 
 impl UserIndex {
@@ -188,12 +192,29 @@ impl UserIndex {
         dot(&query.head, self.head_of(slot)) + dot(&query.tail, self.tail_of(slot))
     }
 
+    /// Adds (`sign` 1) or takes away (-1) a slot's vector in [`Self::sum`].
+    fn count_in_sum(&mut self, slot: usize, sign: f32) {
+        let scale = self.scales[slot] * sign;
+        if scale == 0.0 {
+            return;
+        }
+        let (h, t) = (self.head_dims, self.tail_dims());
+        let codes =
+            self.head[slot * h..(slot + 1) * h].iter().chain(&self.tail[slot * t..(slot + 1) * t]);
+        // In f64, so the order records were added in changes the sum by far less than any
+        // score difference that matters (stores and nodes index in different orders).
+        for (sum, &code) in self.sum.iter_mut().zip(codes) {
+            *sum += f64::from(code) * f64::from(scale);
+        }
+    }
+
     fn upsert(&mut self, entry: Entry, codes: &[i8], mut scale: f32, text: &str) {
         if self.dims == 0 && !codes.is_empty() {
             self.dims = codes.len();
             self.head_dims = head_dims(self.dims);
             self.head = vec![0; self.entries.len() * self.head_dims];
             self.tail = vec![0; self.entries.len() * self.tail_dims()];
+            self.sum = vec![0.0; self.dims];
         }
         let (h, t) = (self.head_dims, self.tail_dims());
         let zeros;
@@ -207,6 +228,7 @@ impl UserIndex {
         let (head, tail) = codes.split_at(h);
         let slot = match self.slots.get(&entry.rowid) {
             Some(&slot) => {
+                self.count_in_sum(slot, -1.0);
                 self.head[slot * h..(slot + 1) * h].copy_from_slice(head);
                 self.tail[slot * t..(slot + 1) * t].copy_from_slice(tail);
                 self.entries[slot] = entry;
@@ -223,6 +245,7 @@ impl UserIndex {
                 slot
             }
         };
+        self.count_in_sum(slot, 1.0);
         let entry = &self.entries[slot];
         self.lexical.set(slot as u32, entry.rowid, text, entry.session);
     }
@@ -230,6 +253,7 @@ impl UserIndex {
     /// Removes the record with this rowid (nothing when it is not indexed).
     pub fn remove(&mut self, rowid: i64) {
         let Some(slot) = self.slots.remove(&rowid) else { return };
+        self.count_in_sum(slot, -1.0);
         self.lexical.swap_remove(slot as u32);
         let last = self.entries.len() - 1;
         if slot != last {
@@ -274,6 +298,45 @@ impl SplitQuery {
         let (mut codes, scale) = quantize(query);
         let tail = codes.split_off(vectors.head_dims);
         Some(Self { head: codes, tail, scale })
+    }
+}
+
+/// The notebook's common direction for one search: its codes, split like the stored ones,
+/// and the query's component along it (full, and over the head dimensions alone).
+struct Common {
+    direction: SplitQuery,
+    query_along: f64,
+    query_head_along: f64,
+}
+
+impl Common {
+    fn new(
+        vectors: &UserIndex,
+        query: &[f32],
+        query_split: &SplitQuery,
+        prior: &[f32],
+    ) -> Option<Self> {
+        let direction = common_direction(&vectors.sum, prior)?;
+        let query_along = f64::from(query.iter().zip(&direction).map(|(a, b)| a * b).sum::<f32>());
+        let direction = SplitQuery::new(vectors, &direction)?;
+        let query_head_along = f64::from(
+            dot(&query_split.head, &direction.head) as f32 * query_split.scale * direction.scale,
+        );
+        Some(Self { direction, query_along, query_head_along })
+    }
+
+    /// A slot's full cosine (`cosine`) without the common direction.
+    fn exact(&self, vectors: &UserIndex, slot: usize, cosine: f32) -> f32 {
+        let along = vectors.dot_at(slot, &self.direction) as f32
+            * self.direction.scale
+            * vectors.scales[slot];
+        without_common(f64::from(cosine), self.query_along, f64::from(along)) as f32
+    }
+
+    /// A slot's head cosine (`cosine`) without the head's part of the common direction.
+    fn head(&self, head: &[i8], scale: f32, cosine: f32) -> f32 {
+        let along = dot(&self.direction.head, head) as f32 * self.direction.scale * scale;
+        without_common(f64::from(cosine), self.query_head_along, f64::from(along)) as f32
     }
 }
 
@@ -362,8 +425,11 @@ fn best_slots<T: Copy + Into<f64>>(
 struct ScanScores {
     /// Whether each record passes the filter.
     retrievable: Vec<bool>,
-    /// Each record's cosine to the query (see [`cosines_and_lexical`]).
+    /// Each record's cosine to the query as ranking sees it (see [`cosines_and_lexical`]).
     cosines: Vec<f32>,
+    /// Each record's raw cosine, which the relevance gate judges (filled for the records that
+    /// can rank).
+    raw: Vec<f32>,
     /// BM25F of the terms.
     lexical: LexicalScores,
     /// For a large user, the slots that can rank (the best by head cosine and by BM25F,
@@ -377,28 +443,38 @@ struct ScanScores {
 fn cosines_and_lexical(
     vectors: &UserIndex,
     query: Option<&SplitQuery>,
+    common: Option<&Common>,
     terms: &[String],
     retrievable: &(dyn Fn(&Entry) -> bool + Sync),
 ) -> ScanScores {
     let n = vectors.entries.len();
     let mask = || vectors.entries.iter().map(retrievable).collect::<Vec<bool>>();
     let mut cosines = vec![0.0_f32; n];
+    let mut raw = vec![0.0_f32; n];
     let Some(q) = query else {
         let lexical = vectors.lexical.score(terms);
-        return ScanScores { retrievable: mask(), cosines, lexical, candidates: None };
+        return ScanScores { retrievable: mask(), cosines, raw, lexical, candidates: None };
     };
     let heads = |from: usize, out: &mut [f32]| {
         let codes = vectors.head[from * vectors.head_dims..].chunks_exact(vectors.head_dims);
         for ((cosine, head), scale) in out.iter_mut().zip(codes).zip(&vectors.scales[from..]) {
             *cosine = dot(&q.head, head) as f32 * q.scale * scale;
+            if let Some(common) = common {
+                *cosine = common.head(head, *scale, *cosine);
+            }
         }
     };
+    // A slot's full cosine, raw and as ranking sees it.
+    let exact = |slot: usize| {
+        let cosine = vectors.dot_at(slot, q) as f32 * q.scale * vectors.scales[slot];
+        (cosine, common.map_or(cosine, |common| common.exact(vectors, slot, cosine)))
+    };
     if n < COARSE_MIN {
-        for (slot, cosine) in cosines.iter_mut().enumerate() {
-            *cosine = vectors.dot_at(slot, q) as f32 * q.scale * vectors.scales[slot];
+        for slot in 0..n {
+            (raw[slot], cosines[slot]) = exact(slot);
         }
         let lexical = vectors.lexical.score(terms);
-        return ScanScores { retrievable: mask(), cosines, lexical, candidates: None };
+        return ScanScores { retrievable: mask(), cosines, raw, lexical, candidates: None };
     }
     // Coarse: every head. A second thread filters and scores the terms first; both threads
     // then take blocks of heads until none are left, so the two cores finish together.
@@ -419,15 +495,15 @@ fn cosines_and_lexical(
     });
     // Fine: the full dot product for the records that can rank.
     let eligible = |slot: usize| mask[slot];
-    let mut exact = best_slots(&cosines, COARSE_KEEP_SEMANTIC, &eligible);
-    exact.extend(best_slots(&lexical.turns, COARSE_KEEP_LEXICAL, &eligible));
+    let mut candidates = best_slots(&cosines, COARSE_KEEP_SEMANTIC, &eligible);
+    candidates.extend(best_slots(&lexical.turns, COARSE_KEEP_LEXICAL, &eligible));
     // In slot order, so the reads run forward through the codes.
-    exact.sort_unstable();
-    exact.dedup();
-    for &slot in &exact {
-        cosines[slot] = vectors.dot_at(slot, q) as f32 * q.scale * vectors.scales[slot];
+    candidates.sort_unstable();
+    candidates.dedup();
+    for &slot in &candidates {
+        (raw[slot], cosines[slot]) = exact(slot);
     }
-    ScanScores { retrievable: mask, cosines, lexical, candidates: Some(exact) }
+    ScanScores { retrievable: mask, cosines, raw, lexical, candidates: Some(candidates) }
 }
 
 /// The statistics of the signals over every retrievable record (see [`Population`]).
@@ -494,19 +570,28 @@ impl UserIndex {
     /// without a query vector), speaker and date), lets `select` rank them, and returns the
     /// selected records in `select`'s order. For a large user, only the records that can rank
     /// are offered, with the statistics of all of them (see [`Signals::population`]).
+    ///
+    /// With `common` (an embedder's calibration mean, `mnemo_core::calibration`), cosines are
+    /// taken without the notebook's common direction: this index's records' mean direction,
+    /// with `common` as a prior.
     pub fn search(
         &self,
         terms: &[String],
         query: Option<&[f32]>,
+        common: Option<&[f32]>,
         filter: ScanFilter<'_>,
         select: &dyn Fn(&Signals<'_>) -> Vec<Fused>,
     ) -> Vec<Hit> {
         // A scope the user has no record in: nothing is retrievable.
         let Some(scope) = self.scope_filter(&filter) else { return Vec::new() };
-        let query = query.and_then(|q| SplitQuery::new(self, q));
+        let split = query.and_then(|q| SplitQuery::new(self, q));
+        let common = match (query, &split, common) {
+            (Some(query), Some(split), Some(prior)) => Common::new(self, query, split, prior),
+            _ => None,
+        };
         let retrievable = |entry: &Entry| entry.retrievable(&filter, scope);
-        let ScanScores { retrievable: mask, cosines, lexical, candidates } =
-            cosines_and_lexical(self, query.as_ref(), terms, &retrievable);
+        let ScanScores { retrievable: mask, cosines, raw, lexical, candidates } =
+            cosines_and_lexical(self, split.as_ref(), common.as_ref(), terms, &retrievable);
         let (slots, population): (Vec<usize>, Option<Population>) = match candidates {
             None => ((0..mask.len()).filter(|&slot| mask[slot]).collect(), None),
             Some(candidates) => {
@@ -524,6 +609,7 @@ impl UserIndex {
             signals.rows.push(RowSignal {
                 bm25: lexical.turns[slot],
                 cosine: f64::from(cosines[slot]),
+                gate_cosine: f64::from(raw[slot]),
                 session_bm25: lexical.session_score(entry.session),
                 speaker: entry.speaker,
                 valid_from: Timestamp::from_millis(entry.valid_from),
@@ -533,7 +619,7 @@ impl UserIndex {
             .into_iter()
             .filter_map(|fused| {
                 let row = signals.rows.get(fused.index)?;
-                let (bm25, cosine) = (row.bm25, row.cosine);
+                let (bm25, cosine) = (row.bm25, row.gate_cosine);
                 let rowid = self.entries[*slots.get(fused.index)?].rowid;
                 Some(Hit { rowid, fused, bm25, cosine })
             })
@@ -602,7 +688,7 @@ mod tests {
         let split = SplitQuery::new(&user, &query).unwrap();
         let all = |_: &Entry| true;
         let ScanScores { cosines, lexical, .. } =
-            cosines_and_lexical(&user, Some(&split), &["zebra".into()], &all);
+            cosines_and_lexical(&user, Some(&split), None, &["zebra".into()], &all);
         let exact =
             |slot: usize| user.dot_at(slot, &split) as f32 * split.scale * user.scales[slot];
         // The lexical match (record 77) is among the exactly scored.
@@ -622,7 +708,7 @@ mod tests {
             small.upsert(entry(rowid), &codes, scale, "plain");
         }
         let split = SplitQuery::new(&small, &query).unwrap();
-        let ScanScores { cosines, .. } = cosines_and_lexical(&small, Some(&split), &[], &all);
+        let ScanScores { cosines, .. } = cosines_and_lexical(&small, Some(&split), None, &[], &all);
         for (slot, cosine) in cosines.iter().enumerate() {
             assert_eq!(
                 *cosine,

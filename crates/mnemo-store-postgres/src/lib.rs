@@ -1648,7 +1648,8 @@ impl Store for PostgresStore {
         let hits = {
             let mut cached = lock_slot(&slot);
             let index = index_at(client, statements, owner(who), epoch, &mut cached)?;
-            index.search(query.terms, query.vector.map(|v| v.vector.as_slice()), filter, select)
+            let vector = query.vector.map(|v| v.vector.as_slice());
+            index.search(query.terms, vector, query.common, filter, select)
         };
         let wanted: Vec<i64> = hits.iter().map(|hit| hit.rowid).collect();
         let by_rowid = statements.get(client, &BY_ROWID_SQL).map_err(StoreError::from)?;

@@ -1390,6 +1390,7 @@ impl Store for SqliteStore {
         let hits = self.vectors().user(&conn, who.tenant(), who.user_id())?.search(
             query.terms,
             query.vector.map(|v| v.vector.as_slice()),
+            query.common,
             scan,
             select,
         );

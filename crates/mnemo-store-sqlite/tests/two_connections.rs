@@ -20,7 +20,7 @@ fn found(store: &SqliteStore, text: &str, now: Timestamp) -> Vec<MemoryId> {
     let alice = who("acme", "alice");
     let vector = query(text);
     let filter = SearchFilter::default();
-    let search = SearchQuery { terms: &[], vector: Some(&vector), filter: &filter };
+    let search = SearchQuery { terms: &[], vector: Some(&vector), common: None, filter: &filter };
     let exact = |signals: &Signals<'_>| {
         signals
             .rows

@@ -83,7 +83,7 @@ impl Mnemo {
         };
         let mut held: Vec<Option<Memory>> = stood.into_iter().map(|s| Some(s.memory)).collect();
         index
-            .search(terms, vector, scan, select)
+            .search(terms, vector, self.common(), scan, select)
             .into_iter()
             .filter_map(|hit| {
                 let memory = held.get_mut(usize::try_from(hit.rowid).ok()?)?.take()?;

@@ -134,9 +134,12 @@ impl Mnemo {
         clock: Arc<dyn Clock>,
         actor: impl Into<String>,
     ) -> Self {
-        // Semantic evidence on the embedder's own cosine scale, when it states one.
-        let retrieval = match embedder.as_ref().and_then(|e| e.cosine_prior()) {
-            Some((mean, std)) => RetrievalConfig::default().for_cosine_prior(mean, std),
+        // The gate on the embedder's own raw cosine scale, and ranking on its scale without
+        // the common direction, when it is calibrated.
+        let retrieval = match embedder.as_ref().and_then(|e| e.calibration()) {
+            Some(c) => {
+                RetrievalConfig::default().for_calibration(c.raw_cosine_prior, c.cosine_prior)
+            }
             None => RetrievalConfig::default(),
         };
         Self {
@@ -157,6 +160,12 @@ impl Mnemo {
     pub fn with_backup_retention(mut self, retention: Option<Ttl>) -> Self {
         self.backup_retention = retention;
         self
+    }
+
+    /// The embedder's common direction, which searches remove from cosines (see
+    /// `mnemo_core::calibration`), when it is calibrated.
+    pub(crate) fn common(&self) -> Option<&[f32]> {
+        self.embedder.as_ref()?.calibration().map(|c| c.common.as_slice())
     }
 
     /// A deletion request acting now, with a new receipt id.
@@ -504,8 +513,12 @@ impl Mnemo {
             |rows: &mnemo_core::retrieval::Signals<'_>| fuse(&query, rows, &config, candidates);
         let found = match as_of {
             None => {
-                let search =
-                    SearchQuery { terms: &terms, vector: vector.as_ref(), filter: &request.filter };
+                let search = SearchQuery {
+                    terms: &terms,
+                    vector: vector.as_ref(),
+                    common: self.common(),
+                    filter: &request.filter,
+                };
                 self.store.search(who, &search, now, &select)?
             }
             Some(at) => self.search_held(
