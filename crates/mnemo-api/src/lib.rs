@@ -322,11 +322,32 @@ pub struct ImportResponse {
     /// Records left out: the deletion ledger says the user asked to forget them (import with
     /// `allow_forgotten` to restore them anyway).
     pub forgotten: Vec<MemoryId>,
+    /// Records the policy gate refused (a secret in them), left out.
+    pub refused: Vec<GateNote>,
+    /// Active records the gate holds, imported as pending for the user to confirm again.
+    pub held: Vec<GateNote>,
+}
+
+/// A record the gate judged, and why: `{"id", "reason"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct GateNote {
+    /// The record.
+    pub id: MemoryId,
+    /// The reason code.
+    pub reason: &'static str,
 }
 
 impl From<mnemo::ImportReport> for ImportResponse {
     fn from(report: mnemo::ImportReport) -> Self {
-        Self { imported: report.imported, forgotten: report.forgotten }
+        let notes = |list: Vec<(MemoryId, mnemo_core::policy::ReasonCode)>| {
+            list.into_iter().map(|(id, r)| GateNote { id, reason: r.as_str() }).collect()
+        };
+        Self {
+            imported: report.imported,
+            forgotten: report.forgotten,
+            refused: notes(report.refused),
+            held: notes(report.held),
+        }
     }
 }
 

@@ -816,6 +816,12 @@ fn import(
     } else {
         let mut lines =
             vec![format!("imported {} memories for {}", report.imported, who.user_id())];
+        for (list, what) in [(&report.refused, "refused"), (&report.held, "held for confirmation")]
+        {
+            for (id, reason) in list {
+                lines.push(format!("{what}: {id} ({})", reason.explanation()));
+            }
+        }
         if !report.forgotten.is_empty() {
             lines.push(format!(
                 "left out {} the user had asked to forget (--allow-forgotten restores them): {}",

@@ -232,15 +232,13 @@ impl Candidate {
         // A secret in any field the caller supplies is refused as one in the content is:
         // metadata keys and values, the source reference, ids, subject and attribute.
         if screening.secret.is_none() {
-            let supplied = fields
-                .metadata
-                .iter()
-                .flat_map(|(k, v)| [k.as_str(), v.as_str()])
-                .chain(source.source_ref.as_deref())
-                .chain(agent_id.as_deref())
-                .chain(session_id.as_deref())
-                .chain(given_key.iter().map(String::as_str));
-            screening.secret = supplied.filter_map(crate::screen::find_secret).next();
+            screening.secret = secret_in_fields(
+                &fields.metadata,
+                [source.source_ref.as_deref(), agent_id.as_deref(), session_id.as_deref()]
+                    .into_iter()
+                    .flatten()
+                    .chain(given_key.iter().map(String::as_str)),
+            );
         }
         let sensitive = fields.sensitive || screening.sensitive.is_some();
         if fields.transcript && fields.expires_at.is_none() {
@@ -534,6 +532,62 @@ pub fn decide_edit(
         }
         GateVerdict::Hold(reason) => EditDecision::Apply { sensitivity, hold: Some(reason) },
         GateVerdict::Allow => EditDecision::Apply { sensitivity, hold: None },
+    }
+}
+
+/// A secret in metadata keys or values or in any of `others` (references, ids, subject and
+/// attribute), which the gate refuses as one in the content.
+fn secret_in_fields<'a>(
+    metadata: &'a BTreeMap<String, String>,
+    others: impl Iterator<Item = &'a str>,
+) -> Option<crate::screen::SecretKind> {
+    metadata
+        .iter()
+        .flat_map(|(k, v)| [k.as_str(), v.as_str()])
+        .chain(others)
+        .find_map(crate::screen::find_secret)
+}
+
+/// The policy gate applied to a record restored by import: an export file comes from outside,
+/// so its records are screened as new statements are (content, earlier versions and every
+/// field; with the record's own source, sensitivity and consent). `Refuse` leaves it out;
+/// `Hold` means an active record waits for the user's confirmation again (a transcript turn
+/// only ever gets refusals, as when it was written).
+pub fn decide_import(
+    memory: &Memory,
+    earlier: &[crate::record::MemoryVersion],
+    settings: UserSettings,
+) -> GateVerdict {
+    let mut screening = screen(&memory.content);
+    if screening.secret.is_none() {
+        screening.secret = earlier.iter().find_map(|v| crate::screen::find_secret(&v.content));
+    }
+    if screening.secret.is_none() {
+        screening.secret = secret_in_fields(
+            &memory.metadata,
+            [
+                memory.source.source_ref.as_deref(),
+                memory.agent_id.as_deref(),
+                memory.session_id.as_deref(),
+                memory.subject.as_deref(),
+                memory.attribute.as_deref(),
+            ]
+            .into_iter()
+            .flatten(),
+        );
+    }
+    let sensitive = memory.sensitivity == Sensitivity::Sensitive || screening.sensitive.is_some();
+    let verdict = gate(GateInput {
+        settings,
+        source: memory.source.source_type,
+        sensitivity: if sensitive { Sensitivity::Sensitive } else { Sensitivity::Normal },
+        has_consent: memory.consent.is_some(),
+        secret: screening.secret.is_some(),
+        instruction_like: screening.instruction_like,
+    });
+    match verdict {
+        GateVerdict::Hold(_) if memory.transcript => GateVerdict::Allow,
+        verdict => verdict,
     }
 }
 

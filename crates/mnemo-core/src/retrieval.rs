@@ -301,7 +301,9 @@ pub struct RetrievalConfig {
     /// scores mean the same for a notebook of one record as for a large one (below a few
     /// dozen records the prior dominates; above, the user's own records do).
     pub prior_records: f64,
-    /// Mean and standard deviation of the cosine between unrelated texts (the embedder's).
+    /// Mean and standard deviation of the cosine between unrelated texts (the embedder's; by
+    /// default the built-in model's raw cosines of the calibration sentences, so its
+    /// calibration keeps the default gate where it is).
     pub cosine_prior: (f64, f64),
     /// Mean and standard deviation of BM25F (most records match no query term, so a query
     /// that matches nothing adds nothing).
@@ -327,7 +329,7 @@ impl Default for RetrievalConfig {
             date_tau_days: 3.0,
             fused_scale: 3.0,
             prior_records: 30.0,
-            cosine_prior: (0.2, 0.12),
+            cosine_prior: (0.189, 0.104),
             lexical_prior: (0.0, 1.5),
             session_prior: (0.0, 1.5),
         }

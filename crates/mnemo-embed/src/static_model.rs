@@ -202,6 +202,16 @@ mod tests {
         }
     }
 
+    /// The read path's default configuration is this model's raw scale, so calibrating it
+    /// leaves the relevance gate where the default puts it.
+    #[test]
+    fn the_default_cosine_prior_is_this_models_calibration() {
+        let model = StaticModel::builtin().unwrap();
+        let (mean, std) = model.calibration().unwrap().raw_cosine_prior;
+        let (want_mean, want_std) = mnemo_core::retrieval::RetrievalConfig::default().cosine_prior;
+        assert!((mean - want_mean).abs() < 0.001 && (std - want_std).abs() < 0.001, "{mean} {std}");
+    }
+
     #[test]
     fn similar_sentences_are_closer_than_unrelated_ones() {
         let model = StaticModel::builtin().unwrap();

@@ -30,7 +30,7 @@ use mnemo_core::duration::Ttl;
 use mnemo_core::export::{EXPORT_FORMAT, EXPORT_VERSION, ExportDocument};
 use mnemo_core::ledger::DeletionReceipt;
 use mnemo_core::lifecycle::{self, Candidate, CandidateFields, Outcome, Remembered};
-use mnemo_core::policy::{ReasonCode, UserSettings};
+use mnemo_core::policy::{GateVerdict, ReasonCode, UserSettings};
 use mnemo_core::ports::{
     AuditEntry, DeletionRequest, Edit, Embedded, Embedder, ExportedMemory, History, ListFilter,
     NewRecord, SearchFilter, SearchQuery, Store,
@@ -115,6 +115,11 @@ pub struct ImportReport {
     /// Records left out because the user had asked to forget them (import again with
     /// `allow_forgotten` to restore them anyway).
     pub forgotten: Vec<MemoryId>,
+    /// Records the policy gate refused (a secret in them), left out.
+    pub refused: Vec<(MemoryId, ReasonCode)>,
+    /// Active records the gate holds (instruction-like, untrusted source, sensitive without
+    /// consent), imported as pending for the user to confirm again.
+    pub held: Vec<(MemoryId, ReasonCode)>,
 }
 
 impl std::fmt::Debug for Mnemo {
@@ -699,11 +704,25 @@ impl Mnemo {
         allow_forgotten: bool,
     ) -> Result<ImportReport> {
         document.validate()?;
-        if !self.store.settings(who)?.memory_enabled {
+        let settings = self.store.settings(who)?;
+        if !settings.memory_enabled {
             return Err(Error::MemoryOff("imported"));
         }
         let now = self.now();
-        let mut records: Vec<ExportedMemory> = document.memories;
+        // The file comes from outside: every record passes the gate as a new statement would.
+        let (mut refused, mut held) = (Vec::new(), Vec::new());
+        let mut records: Vec<ExportedMemory> = Vec::with_capacity(document.memories.len());
+        for mut record in document.memories {
+            match lifecycle::decide_import(&record.memory, &record.history, settings) {
+                GateVerdict::Refuse(reason) => refused.push((record.memory.id, reason)),
+                GateVerdict::Hold(reason) if record.memory.status == Status::Active => {
+                    record.memory.status = Status::Pending;
+                    held.push((record.memory.id.clone(), reason));
+                    records.push(record);
+                }
+                GateVerdict::Hold(_) | GateVerdict::Allow => records.push(record),
+            }
+        }
         if let Some(embedder) = &self.embedder {
             for record in &mut records {
                 let current = record.memory.embedding.as_ref().is_some_and(|info| {
@@ -725,7 +744,7 @@ impl Mnemo {
         if document.settings != UserSettings::default() {
             self.store.set_settings(who, document.settings, now, &self.actor)?;
         }
-        Ok(ImportReport { imported: imported.count, forgotten: imported.forgotten })
+        Ok(ImportReport { imported: imported.count, forgotten: imported.forgotten, refused, held })
     }
 }
 
