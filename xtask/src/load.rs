@@ -141,7 +141,7 @@ pub(crate) fn run(
             mnemo.remember_batch(&who, batch)?;
         }
     }
-    let key = mnemo.create_key("load", None, false)?.0;
+    let key = mnemo.create_key("load", None, false, None)?.0;
     let limit = mnemo_server::RateLimit { burst: 1e9, per_second: 1e9 };
     let mut states = vec![mnemo_server::AppState::new(mnemo, limit)];
     for _ in 1..nodes {

@@ -109,6 +109,10 @@ pub(crate) enum Command {
         /// closed.
         #[arg(long, default_value_t = 10)]
         header_timeout: u64,
+        /// One line per request on stderr (method, route, status, latency, key id, client
+        /// address; never a body or memory content): `json`, `text` or `off`.
+        #[arg(long, env = "MNEMO_REQUEST_LOG", value_enum, default_value = "json")]
+        request_log: RequestLog,
     },
     /// Serve the memory tools of --user over MCP on stdio (stdout carries only the protocol).
     Mcp,
@@ -471,6 +475,17 @@ pub(crate) struct IngestArgs {
     pub(crate) retention: String,
 }
 
+/// How `serve` logs requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum RequestLog {
+    /// One JSON object per line.
+    Json,
+    /// One human-readable line.
+    Text,
+    /// No request log.
+    Off,
+}
+
 #[derive(Debug, Subcommand)]
 pub(crate) enum KeysAction {
     /// Create a key and print it once (only its hash is stored); with --user, a user key.
@@ -478,6 +493,11 @@ pub(crate) enum KeysAction {
         /// A tenant admin key.
         #[arg(long)]
         admin: bool,
+        /// The key's own rate limit in requests per second (bursts of twice that, at least
+        /// 100), instead of the server's `--rate-limit`: for a backend service that holds one
+        /// key for many users.
+        #[arg(long, value_name = "PER_SECOND")]
+        rate: Option<f64>,
     },
     /// List the tenant's keys.
     List,

@@ -220,11 +220,12 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Remember(args) => remember(cli, &mnemo, args),
         Command::List(args) => list(cli, &mnemo, args),
         Command::Ingest(args) => ingest(cli, &mnemo, args),
-        Command::Serve { addr, rate_limit, max_connections, header_timeout } => {
+        Command::Serve { addr, rate_limit, max_connections, header_timeout, request_log } => {
             let limits = mnemo_server::Limits {
                 max_connections: *max_connections,
                 header_timeout: std::time::Duration::from_secs(*header_timeout),
             };
+            log_requests(*request_log);
             serve(mnemo.acting_as("http"), addr, *rate_limit, limits)
         }
         Command::Mcp => mcp(cli, mnemo.acting_as("mcp")),
@@ -559,6 +560,26 @@ fn remember(cli: &Cli, mnemo: &Mnemo, args: &RememberArgs) -> anyhow::Result<()>
     output::lines(lines)
 }
 
+/// Sends the server's request events (target `mnemo::request`) to stderr, one line each.
+fn log_requests(format: crate::cli::RequestLog) {
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::filter::{LevelFilter, Targets};
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let only_requests = Targets::new().with_target("mnemo::request", LevelFilter::INFO);
+    let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_target(false);
+    // A subscriber set twice (never here) keeps the first: nothing to report.
+    let _ = match format {
+        crate::cli::RequestLog::Off => return,
+        crate::cli::RequestLog::Json => tracing_subscriber::registry()
+            .with(fmt.json().flatten_event(true).with_filter(only_requests))
+            .try_init(),
+        crate::cli::RequestLog::Text => tracing_subscriber::registry()
+            .with(fmt.with_ansi(false).with_filter(only_requests))
+            .try_init(),
+    };
+}
+
 fn serve(
     mnemo: Mnemo,
     addr: &str,
@@ -601,8 +622,9 @@ fn mcp(cli: &Cli, mnemo: Mnemo) -> anyhow::Result<()> {
 
 fn keys(cli: &Cli, mnemo: &Mnemo, action: &KeysAction) -> anyhow::Result<()> {
     match action {
-        KeysAction::Create { admin } => {
-            let (secret, key) = mnemo.create_key(&cli.tenant, cli.user.as_deref(), *admin)?;
+        KeysAction::Create { admin, rate } => {
+            let (secret, key) =
+                mnemo.create_key(&cli.tenant, cli.user.as_deref(), *admin, *rate)?;
             if cli.json {
                 let mut value = serde_json::to_value(&key)?;
                 value["key"] = serde_json::Value::String(secret);
@@ -627,10 +649,12 @@ fn keys(cli: &Cli, mnemo: &Mnemo, action: &KeysAction) -> anyhow::Result<()> {
             } else {
                 output::lines(keys.iter().map(|k| {
                     format!(
-                        "{}  {}  {}{}",
+                        "{}  {}{}  {}{}{}",
                         k.id,
                         k.user_id.as_deref().map_or("tenant".to_owned(), |u| format!("user {u}")),
+                        if k.admin { " (admin)" } else { "" },
                         k.created_at,
+                        k.rate.map(|r| format!("  {r}/s")).unwrap_or_default(),
                         if k.revoked_at.is_some() { "  revoked" } else { "" }
                     )
                 }))

@@ -497,7 +497,7 @@ pub struct SearchFilter {
 }
 
 /// A stored API key: who it acts for. Only the key's hash is kept.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ApiKey {
     /// The key's public id.
     pub id: String,
@@ -507,6 +507,9 @@ pub struct ApiKey {
     pub user_id: Option<String>,
     /// Whether it may manage the tenant (keys, every user).
     pub admin: bool,
+    /// Requests per second allowed to this key (in bursts of twice that, at least 100);
+    /// `None`: the server's default.
+    pub rate: Option<f64>,
     /// Hex SHA-256 of the secret key.
     #[serde(skip_serializing)]
     pub key_hash: String,

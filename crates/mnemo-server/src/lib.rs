@@ -10,7 +10,7 @@ mod mem0;
 mod metrics;
 mod routes;
 
-pub use limits::RateLimit;
+pub use limits::{FAILED_AUTH_LIMIT, RateLimit};
 
 use std::sync::Arc;
 
@@ -27,15 +27,20 @@ pub struct AppState {
     /// The notebook.
     pub mnemo: Arc<Mnemo>,
     limiter: Arc<limits::Limiter>,
+    /// Failed authentications per client address.
+    failed_auth: Arc<limits::Limiter>,
     metrics: Arc<metrics::Metrics>,
 }
 
 impl AppState {
-    /// State for a notebook with a per-key rate limit.
+    /// State for a notebook with a per-key rate limit (a key created with its own rate gets
+    /// that instead), and failed authentications limited per client address
+    /// ([`limits::FAILED_AUTH_LIMIT`]).
     pub fn new(mnemo: Mnemo, limit: RateLimit) -> Self {
         Self {
             mnemo: Arc::new(mnemo),
             limiter: Arc::new(limits::Limiter::new(limit)),
+            failed_auth: Arc::new(limits::Limiter::new(limits::FAILED_AUTH_LIMIT)),
             metrics: Arc::new(metrics::Metrics::default()),
         }
     }
@@ -89,9 +94,9 @@ pub fn serve(
         let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
         tokio::pin!(shutdown);
         loop {
-            let stream = tokio::select! {
+            let (stream, peer) = tokio::select! {
                 accepted = listener.accept() => match accepted {
-                    Ok((stream, _)) => stream,
+                    Ok(accepted) => accepted,
                     // Out of file descriptors or a connection reset before it was accepted:
                     // wait a moment rather than spin.
                     Err(_) => {
@@ -105,7 +110,15 @@ pub fn serve(
                 tokio::spawn(refuse_busy(stream));
                 continue;
             };
-            let service = hyper_util::service::TowerToHyperService::new(app.clone());
+            // Handlers see the client's address (failed authentications are counted by it).
+            let with_peer = tower::ServiceExt::map_request(
+                app.clone(),
+                move |mut request: axum::http::Request<hyper::body::Incoming>| {
+                    request.extensions_mut().insert(axum::extract::ConnectInfo(peer));
+                    request
+                },
+            );
+            let service = hyper_util::service::TowerToHyperService::new(with_peer);
             let connection = hyper::server::conn::http1::Builder::new()
                 .timer(hyper_util::rt::TokioTimer::new())
                 .header_read_timeout(limits.header_timeout)

@@ -1,4 +1,5 @@
-//! Per-key rate limiting: a token bucket per API key; an empty bucket answers 429 with
+//! Rate limiting: a token bucket per API key (the server's rate, or the key's own), and one
+//! per client address for failed authentications; an empty bucket answers 429 with
 //! `Retry-After`.
 
 use std::collections::HashMap;
@@ -28,6 +29,9 @@ impl Default for RateLimit {
     }
 }
 
+/// Failed authentications allowed from one client address: 20 at once, then one every 5 s.
+pub const FAILED_AUTH_LIMIT: RateLimit = RateLimit { burst: 20.0, per_second: 0.2 };
+
 /// The buckets of every key seen.
 #[derive(Debug)]
 pub(crate) struct Limiter {
@@ -42,17 +46,33 @@ impl Limiter {
 
     /// Takes one token for `key`; `Err(wait)` when the bucket is empty.
     pub(crate) fn take(&self, key: &str) -> Result<(), Duration> {
+        self.take_at(key, None, 1.0)
+    }
+
+    /// Takes one token for `key`, whose bucket refills at `rate` requests per second when
+    /// given (its own limit) instead of the limiter's.
+    pub(crate) fn take_with_rate(&self, key: &str, rate: Option<f64>) -> Result<(), Duration> {
+        self.take_at(key, rate.map(RateLimit::per_second), 1.0)
+    }
+
+    /// `Err(wait)` when `key`'s bucket is empty, without taking a token.
+    pub(crate) fn check(&self, key: &str) -> Result<(), Duration> {
+        self.take_at(key, None, 0.0)
+    }
+
+    fn take_at(&self, key: &str, own: Option<RateLimit>, cost: f64) -> Result<(), Duration> {
+        let limit = own.unwrap_or(self.limit);
         let now = Instant::now();
         let mut buckets = self.buckets.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let (tokens, last) = buckets.entry(key.to_owned()).or_insert((self.limit.burst, now));
-        *tokens = (*tokens + now.duration_since(*last).as_secs_f64() * self.limit.per_second)
-            .min(self.limit.burst);
+        let (tokens, last) = buckets.entry(key.to_owned()).or_insert((limit.burst, now));
+        *tokens =
+            (*tokens + now.duration_since(*last).as_secs_f64() * limit.per_second).min(limit.burst);
         *last = now;
         if *tokens >= 1.0 {
-            *tokens -= 1.0;
+            *tokens -= cost;
             Ok(())
         } else {
-            Err(Duration::from_secs_f64((1.0 - *tokens) / self.limit.per_second.max(1e-9)))
+            Err(Duration::from_secs_f64((1.0 - *tokens) / limit.per_second.max(1e-9)))
         }
     }
 }
@@ -71,5 +91,24 @@ mod tests {
         assert!(limiter.take("other").is_ok(), "buckets are per key");
         std::thread::sleep(Duration::from_millis(5));
         assert!(limiter.take("k").is_ok());
+    }
+
+    #[test]
+    fn a_key_with_its_own_rate_gets_its_own_bucket_size() {
+        let limiter = Limiter::new(RateLimit { burst: 1.0, per_second: 0.001 });
+        assert!(limiter.take("slow").is_ok());
+        assert!(limiter.take("slow").is_err());
+        // 500 requests a second come in bursts of 1,000.
+        assert!((0..1000).all(|_| limiter.take_with_rate("fast", Some(500.0)).is_ok()));
+        assert!(limiter.take_with_rate("fast", Some(500.0)).is_err());
+    }
+
+    #[test]
+    fn checking_takes_nothing() {
+        let limiter = Limiter::new(RateLimit { burst: 1.0, per_second: 0.001 });
+        assert!(limiter.check("a").is_ok());
+        assert!(limiter.check("a").is_ok());
+        assert!(limiter.take("a").is_ok());
+        assert!(limiter.check("a").is_err());
     }
 }

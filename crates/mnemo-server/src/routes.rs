@@ -116,10 +116,27 @@ pub(crate) async fn mcp_auth(
     next.run(axum::extract::Request::from_parts(parts, body)).await
 }
 
-/// Records each request's route, status and latency.
+/// Where the authenticated key's id is left for the request log (the caller is known only
+/// once a handler's extractor has run).
+#[derive(Clone, Default)]
+pub(crate) struct KeySlot(Arc<std::sync::Mutex<Option<String>>>);
+
+impl KeySlot {
+    fn set(&self, key_id: &str) {
+        *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(key_id.to_owned());
+    }
+
+    fn take(&self) -> Option<String> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()
+    }
+}
+
+/// Records each request's route, status and latency in the metrics, and logs it as one
+/// structured event (target `mnemo::request`): method, route template, status, latency,
+/// key id and client address; never a body, query or memory content.
 pub(crate) async fn track(
     State(state): State<AppState>,
-    request: axum::extract::Request,
+    mut request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
     let route = request
@@ -127,9 +144,27 @@ pub(crate) async fn track(
         .get::<axum::extract::MatchedPath>()
         .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
     let method = request.method().to_string();
+    let peer = request
+        .extensions()
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|info| info.0.ip().to_string());
+    let key = KeySlot::default();
+    request.extensions_mut().insert(key.clone());
     let start = std::time::Instant::now();
     let response = next.run(request).await;
-    state.metrics.record(&method, &route, response.status().as_u16(), start.elapsed());
+    let elapsed = start.elapsed();
+    let status = response.status().as_u16();
+    state.metrics.record(&method, &route, status, elapsed);
+    tracing::info!(
+        target: "mnemo::request",
+        method = %method,
+        route = %route,
+        status,
+        latency_ms = elapsed.as_secs_f64() * 1000.0,
+        key = key.take().as_deref().unwrap_or("-"),
+        peer = peer.as_deref().unwrap_or("-"),
+        "request"
+    );
     response
 }
 
@@ -156,7 +191,25 @@ impl FromRequestParts<AppState> for Caller {
         parts: &mut Parts,
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
-        let unauthorized = || ApiError::new(ErrorKind::Unauthorized, "missing or invalid API key");
+        // Failed authentications are counted per client address: once its bucket is empty,
+        // the address is refused until it refills, whatever key it sends.
+        let peer = parts
+            .extensions
+            .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+            .map_or_else(|| "unknown".to_owned(), |info| info.0.ip().to_string());
+        let too_many = |wait| {
+            ApiError::new(
+                ErrorKind::RateLimited { retry_after: wait },
+                "too many failed authentications from this address",
+            )
+        };
+        state.failed_auth.check(&peer).map_err(too_many)?;
+        let unauthorized = || {
+            if let Err(wait) = state.failed_auth.take(&peer) {
+                return too_many(wait);
+            }
+            ApiError::new(ErrorKind::Unauthorized, "missing or invalid API key")
+        };
         let header = parts
             .headers
             .get(header::AUTHORIZATION)
@@ -173,7 +226,10 @@ impl FromRequestParts<AppState> for Caller {
             .await
             .map_err(|_| ApiError::new(ErrorKind::Internal, "internal error"))??;
         let principal = principal.ok_or_else(unauthorized)?;
-        state.limiter.take(&principal.key_id).map_err(|wait| {
+        if let Some(slot) = parts.extensions.get::<KeySlot>() {
+            slot.set(&principal.key_id);
+        }
+        state.limiter.take_with_rate(&principal.key_id, principal.rate).map_err(|wait| {
             ApiError::new(
                 ErrorKind::RateLimited { retry_after: wait },
                 "too many requests for this key",

@@ -36,11 +36,11 @@ impl Api {
     }
 
     fn key(&self, tenant: &str, user: Option<&str>) -> String {
-        self.state.mnemo.create_key(tenant, user, false).unwrap().0
+        self.state.mnemo.create_key(tenant, user, false, None).unwrap().0
     }
 
     fn admin_key(&self, tenant: &str) -> String {
-        self.state.mnemo.create_key(tenant, None, true).unwrap().0
+        self.state.mnemo.create_key(tenant, None, true, None).unwrap().0
     }
 
     async fn call(
@@ -324,8 +324,8 @@ async fn rate_limit_answers_429_with_retry_after_per_key() {
         Mnemo::open_sqlite(&dir.path().join("rl.db"), None, Arc::new(mnemo::SystemClock), "http")
             .unwrap();
     let state = AppState::new(mnemo, mnemo_server::RateLimit { burst: 3.0, per_second: 0.5 });
-    let key = state.mnemo.create_key("acme", Some("sam"), false).unwrap().0;
-    let other = state.mnemo.create_key("acme", Some("ana"), false).unwrap().0;
+    let key = state.mnemo.create_key("acme", Some("sam"), false, None).unwrap().0;
+    let other = state.mnemo.create_key("acme", Some("ana"), false, None).unwrap().0;
     let get = |k: &str| {
         Request::builder()
             .uri("/v1/memories")
@@ -351,6 +351,69 @@ async fn rate_limit_answers_429_with_retry_after_per_key() {
         StatusCode::OK,
         "limits are per key"
     );
+}
+
+/// A key created with its own rate is held to it instead of the server's: a backend service
+/// holding one key is not cut off at the default.
+#[tokio::test]
+async fn a_key_with_its_own_rate_gets_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mnemo =
+        Mnemo::open_sqlite(&dir.path().join("rl.db"), None, Arc::new(mnemo::SystemClock), "http")
+            .unwrap();
+    let state = AppState::new(mnemo, mnemo_server::RateLimit { burst: 2.0, per_second: 0.5 });
+    let plain = state.mnemo.create_key("acme", None, false, None).unwrap().0;
+    let (service, record) = state.mnemo.create_key("acme", None, false, Some(500.0)).unwrap();
+    assert_eq!(record.rate, Some(500.0));
+    assert!(state.mnemo.create_key("acme", None, false, Some(0.0)).is_err());
+    assert!(state.mnemo.create_key("acme", None, false, Some(f64::NAN)).is_err());
+    let get = |k: &str| {
+        Request::builder()
+            .uri("/v1/memories?user_id=sam")
+            .header("authorization", format!("Bearer {k}"))
+            .body(Body::empty())
+            .unwrap()
+    };
+    let status = |k: String| {
+        let state = state.clone();
+        async move { router(state).oneshot(get(&k)).await.unwrap().status() }
+    };
+    assert_eq!(status(plain.clone()).await, StatusCode::OK);
+    assert_eq!(status(plain.clone()).await, StatusCode::OK);
+    assert_eq!(status(plain).await, StatusCode::TOO_MANY_REQUESTS);
+    for _ in 0..200 {
+        assert_eq!(status(service.clone()).await, StatusCode::OK);
+    }
+}
+
+/// Failed authentications are limited per client address: past the allowance the address is
+/// refused with 429 and `Retry-After`, whatever key it sends, so keys cannot be guessed at
+/// speed.
+#[tokio::test]
+async fn failed_authentications_are_limited_per_address() {
+    let api = Api::new();
+    let key = api.key("acme", Some("sam"));
+    let allowed = mnemo_server::FAILED_AUTH_LIMIT.burst as usize;
+    for _ in 0..allowed {
+        let (status, _) =
+            api.call("GET", "/v1/users/sam/settings", Some("mnemo_guess"), None).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+    }
+    let (status, body) = api.call("GET", "/v1/users/sam/settings", Some("mnemo_guess"), None).await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (StatusCode::TOO_MANY_REQUESTS, Some("rate_limited"))
+    );
+    assert!(body["message"].as_str().unwrap().contains("failed authentications"), "{body}");
+    let (status, _) = api.call("GET", "/v1/users/sam/settings", Some(&key), None).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "the address is refused whatever it sends");
+    let request = Request::builder()
+        .uri("/v1/users/sam/settings")
+        .header("authorization", "Bearer mnemo_guess")
+        .body(Body::empty())
+        .unwrap();
+    let refused = router(api.state.clone()).oneshot(request).await.unwrap();
+    assert!(refused.headers().contains_key("retry-after"));
 }
 
 #[tokio::test]
@@ -505,11 +568,14 @@ async fn every_documented_operation_is_served() {
     let (status, doc) = api.call("GET", "/openapi.json", None, None).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(doc["openapi"], "3.1.0");
-    for (method, path, needs_key) in mnemo_api::openapi::operations() {
+    for (n, (method, path, needs_key)) in mnemo_api::openapi::operations().into_iter().enumerate() {
         let concrete = path.replace("{id}", "some-id").replace("{user_id}", "someone");
+        // Each from its own address, so none meets the limit on failed authentications.
+        let peer = std::net::SocketAddr::from(([10, 0, (n / 250) as u8, (n % 250) as u8], 4000));
         let request = Request::builder()
             .method(method.to_uppercase().as_str())
             .uri(&concrete)
+            .extension(axum::extract::ConnectInfo(peer))
             .body(Body::empty())
             .unwrap();
         let status = router(api.state.clone()).oneshot(request).await.unwrap().status();

@@ -1687,8 +1687,8 @@ impl Store for PostgresStore {
     fn create_key(&self, key: &ApiKey) -> Result<(), PortError> {
         let mut conn = self.conn()?;
         conn.client.execute(
-            "INSERT INTO api_keys (id, tenant, user_id, admin, key_hash, created_at, revoked_at)
-             VALUES ($1, $2, $3, $4, $5, $6, NULL)",
+            "INSERT INTO api_keys (id, tenant, user_id, admin, key_hash, created_at, revoked_at, rate)
+             VALUES ($1, $2, $3, $4, $5, $6, NULL, $7)",
             &[
                 &key.id,
                 &key.tenant,
@@ -1696,6 +1696,7 @@ impl Store for PostgresStore {
                 &key.admin,
                 &key.key_hash,
                 &key.created_at.as_millis(),
+                &key.rate,
             ],
         )
         .map_err(StoreError::from)?;
@@ -1708,7 +1709,7 @@ impl Store for PostgresStore {
         let Conn { client, statements } = &mut *pooled;
         let statement = statements.get(client, &FIND_KEY_SQL).map_err(StoreError::from)?;
         let row = client.query_opt(&statement, &[&key_hash]).map_err(StoreError::from)?;
-        Ok(row.as_ref().map(key_from_row))
+        Ok(row.as_ref().map(key_from_row).transpose().map_err(StoreError::from)?)
     }
 
     fn list_keys(&self, tenant: &str) -> Result<Vec<ApiKey>, PortError> {
@@ -1720,7 +1721,7 @@ impl Store for PostgresStore {
                 &[&tenant],
             )
             .map_err(StoreError::from)?;
-        Ok(rows.iter().map(key_from_row).collect())
+        Ok(rows.iter().map(key_from_row).collect::<Result<_, _>>().map_err(StoreError::from)?)
     }
 
     fn revoke_key(&self, tenant: &str, id: &str, now: Timestamp) -> Result<bool, PortError> {
@@ -1872,18 +1873,19 @@ static FIND_KEY_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
 });
 
 const KEY_COLUMNS: &str =
-    "SELECT id, tenant, user_id, admin, key_hash, created_at, revoked_at FROM api_keys";
+    "SELECT id, tenant, user_id, admin, key_hash, created_at, revoked_at, rate FROM api_keys";
 
-fn key_from_row(row: &postgres::Row) -> ApiKey {
-    ApiKey {
-        id: row.get(0),
-        tenant: row.get(1),
-        user_id: row.get(2),
-        admin: row.get(3),
-        key_hash: row.get(4),
-        created_at: Timestamp::from_millis(row.get(5)),
-        revoked_at: row.get::<_, Option<i64>>(6).map(Timestamp::from_millis),
-    }
+fn key_from_row(row: &postgres::Row) -> Result<ApiKey, postgres::Error> {
+    Ok(ApiKey {
+        id: row.try_get(0)?,
+        tenant: row.try_get(1)?,
+        user_id: row.try_get(2)?,
+        admin: row.try_get(3)?,
+        key_hash: row.try_get(4)?,
+        created_at: Timestamp::from_millis(row.try_get(5)?),
+        revoked_at: row.try_get::<_, Option<i64>>(6)?.map(Timestamp::from_millis),
+        rate: row.try_get(7)?,
+    })
 }
 
 /// The user's run with this id, if any.

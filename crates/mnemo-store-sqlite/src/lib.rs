@@ -349,7 +349,7 @@ fn memories_by_rowid(conn: &Connection, rowids: &[i64]) -> Result<HashMap<i64, M
 }
 
 const KEY_COLUMNS: &str =
-    "SELECT id, tenant, user_id, admin, key_hash, created_at, revoked_at FROM api_keys";
+    "SELECT id, tenant, user_id, admin, key_hash, created_at, revoked_at, rate FROM api_keys";
 
 fn key_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<ApiKey> {
     Ok(ApiKey {
@@ -360,6 +360,7 @@ fn key_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<ApiKey> {
         key_hash: row.get(4)?,
         created_at: Timestamp::from_millis(row.get(5)?),
         revoked_at: row.get::<_, Option<i64>>(6)?.map(Timestamp::from_millis),
+        rate: row.get(7)?,
     })
 }
 
@@ -1549,9 +1550,17 @@ impl Store for SqliteStore {
     fn create_key(&self, key: &ApiKey) -> Result<(), PortError> {
         Ok(self.write_tx(&key.tenant, "", |tx| {
             tx.execute(
-                "INSERT INTO api_keys (id, tenant, user_id, admin, key_hash, created_at, revoked_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, NULL)",
-                params![key.id, key.tenant, key.user_id, key.admin, key.key_hash, key.created_at.as_millis()],
+                "INSERT INTO api_keys (id, tenant, user_id, admin, key_hash, created_at, revoked_at, rate)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, NULL, ?7)",
+                params![
+                    key.id,
+                    key.tenant,
+                    key.user_id,
+                    key.admin,
+                    key.key_hash,
+                    key.created_at.as_millis(),
+                    key.rate
+                ],
             )?;
             Ok(((), Touched::Nothing))
         })?)

@@ -21,7 +21,7 @@ pub use ingest::{
     DEFAULT_RETENTION, EXTRACTED, ExtractionFailure, INCOGNITO, IngestOptions, IngestReport,
     ProposedMemory, disclosure_features, is_incognito,
 };
-pub use keys::Principal;
+pub use keys::{MAX_KEY_RATE, Principal};
 pub use mnemo_core as core;
 use mnemo_core::context::{
     ContextBlock, Fill, Line, Section, TokenCounter, assemble_sections, render_line,

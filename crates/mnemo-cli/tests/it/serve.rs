@@ -313,3 +313,79 @@ fn the_server_stays_up_under_idle_and_half_sent_connections() {
     server.kill().unwrap();
     server.wait().unwrap();
 }
+
+/// Over real connections: a key's own rate is stored and listed, and failed authentications
+/// are counted by the client's address (past the allowance it is refused, even with a good
+/// key).
+#[test]
+fn key_rates_and_failed_authentications_over_real_connections() {
+    let env = Env::new();
+    let created = env.json(&["keys", "create", "--tenant", "acme", "--rate", "250"]);
+    assert_eq!(created["rate"], 250.0);
+    let key = created["key"].as_str().unwrap().to_owned();
+    let listed = env.run(&["keys", "list", "--tenant", "acme"]);
+    assert!(listed.stdout.contains("250/s"), "{}", listed.stdout);
+    let bad = env.run(&["keys", "create", "--tenant", "acme", "--rate", "0"]);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(bad.stderr.contains("--rate"), "{}", bad.stderr);
+
+    let (mut server, addr) = start(&env);
+    for attempt in 0..20 {
+        let (status, _) = http(&addr, "GET", "/v1/memories?user_id=u", "mnemo_guess", None);
+        assert_eq!(status, 401, "attempt {attempt}");
+    }
+    let (status, body) = http(&addr, "GET", "/v1/memories?user_id=u", "mnemo_guess", None);
+    assert_eq!((status, body["code"].as_str()), (429, Some("rate_limited")), "{body}");
+    let (status, _) = http(&addr, "GET", "/v1/memories?user_id=u", &key, None);
+    assert_eq!(status, 429, "the address is refused whatever key it sends");
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
+
+/// The request log: one JSON line per request on stderr with method, route template, status,
+/// latency, key id and client address, and nothing of what was sent (no body, no query, no
+/// memory content, no key).
+#[test]
+fn every_request_is_logged_without_content() {
+    let env = Env::new();
+    let created = env.json(&["keys", "create", "--tenant", "acme"]);
+    let (key, key_id) =
+        (created["key"].as_str().unwrap().to_owned(), created["id"].as_str().unwrap().to_owned());
+    let mut child = env
+        .command()
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let addr = line.trim().rsplit("http://").next().unwrap().to_owned();
+    let body = serde_json::json!({"user_id": "u", "content": "Keeps the ledger in Marker5150"});
+    assert_eq!(http(&addr, "POST", "/v1/memories", &key, Some(&body)).0, 200);
+    assert_eq!(http(&addr, "GET", "/v1/memories?user_id=u&kind=semantic", &key, None).0, 200);
+    assert_eq!(http(&addr, "GET", "/v1/memories", "mnemo_guess", None).0, 401);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).unwrap();
+    let events: Vec<Value> = rest.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(events.len(), 3, "{rest}");
+    fn fields(e: &Value) -> (Option<&str>, Option<&str>, Option<u64>, Option<&str>) {
+        (e["method"].as_str(), e["route"].as_str(), e["status"].as_u64(), e["key"].as_str())
+    }
+    assert_eq!(
+        fields(&events[0]),
+        (Some("POST"), Some("/v1/memories"), Some(200), Some(key_id.as_str()))
+    );
+    assert_eq!(
+        fields(&events[1]),
+        (Some("GET"), Some("/v1/memories"), Some(200), Some(key_id.as_str()))
+    );
+    assert_eq!(fields(&events[2]), (Some("GET"), Some("/v1/memories"), Some(401), Some("-")));
+    assert!(events.iter().all(|e| e["latency_ms"].is_number() && e["peer"] == "127.0.0.1"));
+    for secret in ["Marker5150", "semantic", &key, "mnemo_guess"] {
+        assert!(!rest.contains(secret), "{secret} in the log: {rest}");
+    }
+}

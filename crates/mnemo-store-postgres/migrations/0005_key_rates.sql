@@ -1,0 +1,3 @@
+-- mnemo PostgreSQL schema, version 5: a key may have its own rate limit (requests per
+-- second); NULL means the server's default.
+ALTER TABLE api_keys ADD COLUMN rate DOUBLE PRECISION;
