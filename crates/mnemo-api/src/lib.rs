@@ -431,6 +431,7 @@ pub fn error_mapping(kind: ErrorKind) -> ErrorMapping {
         ErrorKind::Forbidden => ("forbidden", 403, 7),
         ErrorKind::RateLimited { .. } => ("rate_limited", 429, 8),
         ErrorKind::Unavailable { .. } => ("unavailable", 503, 6),
+        ErrorKind::StorageFull => ("storage_full", 507, 6),
         ErrorKind::Internal => ("internal", 500, 1),
     };
     ErrorMapping { code, http_status, exit_code }

@@ -73,6 +73,11 @@ pub(crate) struct Cli {
     #[arg(long, global = true, env = "MNEMO_LLM_MODEL", default_value = "llama3.1")]
     pub(crate) llm_model: String,
 
+    /// Caps the embedded database file at this many MiB: a write past it fails as storage
+    /// full (exit 6, HTTP 507) and changes nothing, as on a full disk.
+    #[arg(long, global = true, env = "MNEMO_MAX_DB_MIB", value_name = "MIB")]
+    pub(crate) max_db_mib: Option<u64>,
+
     /// How long backups of the store are kept (e.g. 30d, 2w), or `unknown`: deletion receipts
     /// say until when a deleted memory may remain in them.
     #[arg(long, global = true, env = "MNEMO_BACKUP_RETENTION", default_value = "30d")]

@@ -181,8 +181,17 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
                 (None, Some(path)) => path.clone(),
                 (None, None) => default_db_path()?,
             };
-            Mnemo::open_sqlite(&db, Some(embedder), clock, ACTOR)
-                .with_context(|| format!("cannot open {}", db.display()))?
+            match cli.max_db_mib {
+                Some(mib) => Mnemo::open_sqlite_limited(
+                    &db,
+                    Some(embedder),
+                    clock,
+                    ACTOR,
+                    mib.saturating_mul(1024 * 1024),
+                ),
+                None => Mnemo::open_sqlite(&db, Some(embedder), clock, ACTOR),
+            }
+            .with_context(|| format!("cannot open {}", db.display()))?
         }
     };
     let retention = match cli.backup_retention.as_str() {

@@ -26,6 +26,9 @@ pub enum ErrorKind {
         /// A hint for when to retry, if known.
         retry_after: Option<Duration>,
     },
+    /// The store has no room for the change (disk full, or the database's size limit): the
+    /// change was not made; freeing space (or forgetting memories) and retrying succeeds.
+    StorageFull,
     /// A bug or an unexpected failure inside mnemo.
     Internal,
 }

@@ -56,6 +56,17 @@ impl PortError {
         Self::new(kind, format!("{what} answered {status}: {detail}"))
     }
 
+    /// The error of a change the store had no room for: nothing of it was made.
+    pub fn storage_full(detail: &str) -> Self {
+        Self::new(
+            ErrorKind::StorageFull,
+            format!(
+                "storage full ({detail}): the change was not made, nothing was written or \
+                 deleted; free space or raise the limit, then retry"
+            ),
+        )
+    }
+
     /// An internal error wrapping `source`.
     pub fn internal(
         message: impl Into<String>,

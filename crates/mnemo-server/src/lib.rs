@@ -30,6 +30,9 @@ pub struct AppState {
     /// Failed authentications per client address.
     failed_auth: Arc<limits::Limiter>,
     metrics: Arc<metrics::Metrics>,
+    /// Set when a write failed for want of storage, cleared by the next write that succeeds:
+    /// `/healthz` says the server is degraded meanwhile.
+    storage_full: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl AppState {
@@ -42,6 +45,7 @@ impl AppState {
             limiter: Arc::new(limits::Limiter::new(limit)),
             failed_auth: Arc::new(limits::Limiter::new(limits::FAILED_AUTH_LIMIT)),
             metrics: Arc::new(metrics::Metrics::default()),
+            storage_full: Arc::new(std::sync::atomic::AtomicBool::new(false)),
         }
     }
 }

@@ -155,6 +155,16 @@ pub(crate) async fn track(
     let elapsed = start.elapsed();
     let status = response.status().as_u16();
     state.metrics.record(&method, &route, status, elapsed);
+    // A write the store had no room for makes the server degraded until a write succeeds.
+    if status == 507 {
+        state.storage_full.store(true, std::sync::atomic::Ordering::Relaxed);
+    } else if method != "GET"
+        && !route.ends_with("/search")
+        && !route.ends_with("/context")
+        && (200..300).contains(&status)
+    {
+        state.storage_full.store(false, std::sync::atomic::Ordering::Relaxed);
+    }
     tracing::info!(
         target: "mnemo::request",
         method = %method,
@@ -166,6 +176,18 @@ pub(crate) async fn track(
         "request"
     );
     response
+}
+
+/// `{"status": "ok"}`, or `degraded` with the reason while writes fail for want of storage
+/// (reads are still served).
+async fn health(State(state): State<AppState>) -> Json<serde_json::Value> {
+    if state.storage_full.load(std::sync::atomic::Ordering::Relaxed) {
+        return Json(serde_json::json!({
+            "status": "degraded",
+            "reason": "storage full: writes fail until space is freed; reads are served",
+        }));
+    }
+    Json(serde_json::json!({"status": "ok"}))
 }
 
 async fn metrics(State(state): State<AppState>) -> Result<Response, ApiError> {
@@ -305,7 +327,7 @@ fn json<T: Serialize>(value: T) -> ApiResult<T> {
 
 pub(crate) fn routes() -> Router<AppState> {
     Router::new()
-        .route("/healthz", get(|| async { Json(serde_json::json!({"status": "ok"})) }))
+        .route("/healthz", get(health))
         .route("/metrics", get(metrics))
         .route("/openapi.json", get(|| async { Json(mnemo_api::openapi::document()) }))
         .route("/v1/memories", post(remember).get(list))

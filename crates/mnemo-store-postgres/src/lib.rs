@@ -134,6 +134,14 @@ impl StoreError {
             {
                 ErrorKind::InvalidInput
             }
+            StoreError::Postgres(e)
+                if e.code().is_some_and(|code| {
+                    *code == postgres::error::SqlState::DISK_FULL
+                        || *code == postgres::error::SqlState::INSUFFICIENT_RESOURCES
+                }) =>
+            {
+                ErrorKind::StorageFull
+            }
             StoreError::Postgres(e) if retryable(e) => {
                 ErrorKind::Unavailable { retry_after: Some(Duration::from_secs(1)) }
             }
@@ -151,6 +159,12 @@ impl StoreError {
 impl From<StoreError> for PortError {
     fn from(error: StoreError) -> Self {
         let kind = error.kind();
+        if kind == ErrorKind::StorageFull {
+            return PortError {
+                source: Some(Box::new(error)),
+                ..PortError::storage_full("the PostgreSQL server has no space left")
+            };
+        }
         PortError { kind, message: error.to_string(), source: Some(Box::new(error)) }
     }
 }

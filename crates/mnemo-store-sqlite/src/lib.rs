@@ -118,6 +118,11 @@ impl StoreError {
             {
                 ErrorKind::Conflict
             }
+            StoreError::Sqlite(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DiskFull =>
+            {
+                ErrorKind::StorageFull
+            }
             StoreError::Conflict(_) => ErrorKind::Conflict,
             StoreError::VectorMismatch(_) | StoreError::Foreign { .. } => ErrorKind::InvalidInput,
             StoreError::ScrubIncomplete => ErrorKind::Unavailable { retry_after: None },
@@ -132,6 +137,12 @@ impl StoreError {
 impl From<StoreError> for PortError {
     fn from(error: StoreError) -> Self {
         let kind = error.kind();
+        if kind == ErrorKind::StorageFull {
+            return PortError {
+                source: Some(Box::new(error)),
+                ..PortError::storage_full("the disk is full or the database reached its size limit")
+            };
+        }
         PortError { kind, message: error.to_string(), source: Some(Box::new(error)) }
     }
 }
@@ -147,7 +158,13 @@ pub struct SqliteStore {
     path: PathBuf,
     /// The key of the deletion ledger's hashes.
     ledger: LedgerKey,
+    /// The page cap set by [`SqliteStore::limit_size`] (0: none).
+    max_pages: std::sync::atomic::AtomicI64,
 }
+
+/// Pages a deletion may use beyond the size cap (its tombstones, receipt and audit lines), so
+/// forgetting works on a full store.
+const DELETION_RESERVE_PAGES: i64 = 256;
 
 /// What a committed write changed, so the vector index can follow.
 enum Touched {
@@ -228,7 +245,20 @@ impl SqliteStore {
             vectors: Mutex::new(VectorIndex::default()),
             path: path.to_owned(),
             ledger,
+            max_pages: std::sync::atomic::AtomicI64::new(0),
         })
+    }
+
+    /// Caps the database file at about `bytes` (whole pages, at least what it holds now): a
+    /// change that would grow it further fails as storage full and changes nothing, as on a
+    /// full disk.
+    pub fn limit_size(&self, bytes: u64) -> Result<()> {
+        let conn = self.lock();
+        let page_size: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
+        let pages = i64::try_from(bytes / page_size.max(1) as u64).unwrap_or(i64::MAX).max(1);
+        set_max_pages(&conn, pages)?;
+        self.max_pages.store(pages, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
     }
 
     /// The database file's path.
@@ -282,13 +312,29 @@ impl SqliteStore {
         body: impl FnOnce(&Transaction<'_>) -> Result<(T, Touched)>,
     ) -> Result<T> {
         let mut conn = self.lock();
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let (value, touched) = body(&tx)?;
-        tx.commit()?;
-        self.follow(&conn, tenant, user, touched);
-        if scrub {
-            scrub_wal(&conn)?;
+        // A deletion may go a little past the size cap, so forgetting works on a full store.
+        let cap = self.max_pages.load(std::sync::atomic::Ordering::Relaxed);
+        if scrub && cap > 0 {
+            set_max_pages(&conn, cap + DELETION_RESERVE_PAGES)?;
         }
+        let outcome: Result<(T, Touched)> = (|| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let (value, touched) = body(&tx)?;
+            tx.commit()?;
+            Ok((value, touched))
+        })();
+        let outcome = outcome.map(|(value, touched)| {
+            self.follow(&conn, tenant, user, touched);
+            value
+        });
+        // The checkpoint that scrubs the log writes its pages into the file: still within
+        // the deletion's reserve.
+        let scrubbed = if scrub && outcome.is_ok() { scrub_wal(&conn) } else { Ok(()) };
+        if scrub && cap > 0 {
+            set_max_pages(&conn, cap)?;
+        }
+        let value = outcome?;
+        scrubbed?;
         Ok(value)
     }
 
@@ -311,6 +357,12 @@ impl SqliteStore {
             *index = VectorIndex::default();
         }
     }
+}
+
+/// Caps the database at `pages` pages (never below what it holds: SQLite keeps the larger).
+fn set_max_pages(conn: &Connection, pages: i64) -> Result<()> {
+    conn.query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))?;
+    Ok(())
 }
 
 /// Copies every WAL frame into the main file and truncates the WAL to zero bytes.

@@ -233,6 +233,22 @@ impl Mnemo {
         Ok(Self::new(Arc::new(store), embedder, clock, actor))
     }
 
+    /// Opens the embedded SQLite store at `path` with its file capped at about `max_bytes`:
+    /// a write past it fails as storage full (HTTP 507, exit 6) and changes nothing.
+    #[cfg(feature = "sqlite")]
+    pub fn open_sqlite_limited(
+        path: &Path,
+        embedder: Option<Arc<dyn Embedder>>,
+        clock: Arc<dyn Clock>,
+        actor: impl Into<String>,
+        max_bytes: u64,
+    ) -> Result<Self> {
+        let store = mnemo_store_sqlite::SqliteStore::open(path, clock.now())
+            .map_err(|e| Error::Port(e.into()))?;
+        store.limit_size(max_bytes).map_err(|e| Error::Port(e.into()))?;
+        Ok(Self::new(Arc::new(store), embedder, clock, actor))
+    }
+
     /// Opens the PostgreSQL store at `url` (`postgres://user@host:port/db`), applying its
     /// pending migrations.
     #[cfg(feature = "postgres")]

@@ -389,3 +389,65 @@ fn every_request_is_logged_without_content() {
         assert!(!rest.contains(secret), "{secret} in the log: {rest}");
     }
 }
+
+/// Storage full: with the database capped (`--max-db-mib`, as a full disk behaves), a write
+/// that does not fit fails with 507 `storage_full` and `/healthz` says degraded; nothing
+/// acknowledged is lost, a forget still works, and once there is room writes succeed and the
+/// server is healthy again.
+#[test]
+fn a_full_store_refuses_writes_clearly_and_recovers() {
+    let env = Env::new();
+    let key = env.json(&["keys", "create", "--tenant", "acme"])["key"].as_str().unwrap().to_owned();
+    let (mut server, addr) = start_with(&env, &["--max-db-mib", "1", "--rate-limit", "100000"]);
+    let mut stored = Vec::new();
+    let mut full = None;
+    for n in 0..2000 {
+        let text =
+            format!("Note {n}: {}", "the quick brown fox jumps over the lazy dog ".repeat(40));
+        let body = serde_json::json!({"user_id": "u", "content": text});
+        let (status, answer) = http(&addr, "POST", "/v1/memories", &key, Some(&body));
+        if status != 200 {
+            full = Some((status, answer));
+            break;
+        }
+        stored.push(answer["id"].as_str().unwrap().to_owned());
+    }
+    let (status, answer) = full.expect("the capped store fills up");
+    assert_eq!((status, answer["code"].as_str()), (507, Some("storage_full")), "{answer}");
+    assert!(answer["message"].as_str().unwrap().contains("nothing was written"), "{answer}");
+    let (_, health) = http(&addr, "GET", "/healthz", &key, None);
+    assert_eq!(health["status"], "degraded", "{health}");
+    // Everything acknowledged is there.
+    let (_, listed) = http(&addr, "GET", "/v1/memories?user_id=u", &key, None);
+    assert_eq!(listed["memories"].as_array().unwrap().len(), stored.len());
+    // Forgetting works while full (a deletion may use a small reserve past the cap).
+    for id in stored.iter().take(5) {
+        let (status, gone) =
+            http(&addr, "DELETE", &format!("/v1/memories/{id}?user_id=u"), &key, None);
+        assert_eq!(status, 200, "{gone}");
+    }
+    server.kill().unwrap();
+    server.wait().unwrap();
+    // Room again (as when the disk is freed): writes succeed and the server is healthy.
+    let (mut server, addr) = start_with(&env, &["--max-db-mib", "8"]);
+    let body = serde_json::json!({"user_id": "u", "content": "A short note once there is room"});
+    let (status, answer) = http(&addr, "POST", "/v1/memories", &key, Some(&body));
+    assert_eq!(status, 200, "{answer}");
+    let (_, health) = http(&addr, "GET", "/healthz", &key, None);
+    assert_eq!(health["status"], "ok");
+    let (_, listed) = http(&addr, "GET", "/v1/memories?user_id=u", &key, None);
+    assert_eq!(listed["memories"].as_array().unwrap().len(), stored.len() - 5 + 1);
+    server.kill().unwrap();
+    server.wait().unwrap();
+    // The CLI says the same with exit code 6 (the file is past 1 MiB now), and a larger cap
+    // lets the write through.
+    let big = |n: usize| format!("Big note {n} {}", "lorem ipsum dolor sit amet ".repeat(280));
+    let refused = (0..100)
+        .map(|n| env.run(&["--max-db-mib", "1", "remember", "--user", "u", &big(n)]))
+        .find(|run| run.code != 0)
+        .expect("the capped file refuses a write");
+    assert_eq!(refused.code, 6, "{}", refused.stderr);
+    assert!(refused.stderr.contains("storage full"), "{}", refused.stderr);
+    let ok = env.run(&["--max-db-mib", "64", "remember", "--user", "u", &big(1000)]);
+    assert_eq!(ok.code, 0, "{}", ok.stderr);
+}
