@@ -343,6 +343,10 @@ pub struct WriteContext {
     pub forgotten: Option<ForgottenMatch>,
 }
 
+/// Why a store refuses an edit it is asked to apply while the user's memory is switched off
+/// (read in the edit's own transaction, so a switch made meanwhile is honoured).
+pub const MEMORY_OFF_EDIT: &str = "memory is switched off for this user: nothing was changed";
+
 /// The outcome of the consistency rules for one candidate.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Decision {

@@ -1254,6 +1254,9 @@ impl Store for PostgresStore {
             if let Some(refusal) = memory.edit_refusal() {
                 return Err(StoreError::Conflict(refusal));
             }
+            if !read_settings(tx, who)?.memory_enabled {
+                return Err(StoreError::Conflict(lifecycle::MEMORY_OFF_EDIT.into()));
+            }
             let snapshot = memory.snapshot(now);
             let version = i32::try_from(memory.version).unwrap_or(i32::MAX);
             tx.execute(

@@ -1045,6 +1045,9 @@ impl Store for SqliteStore {
             if let Some(refusal) = memory.edit_refusal() {
                 return Err(StoreError::Conflict(refusal));
             }
+            if !read_settings(tx, who)?.memory_enabled {
+                return Err(StoreError::Conflict(lifecycle::MEMORY_OFF_EDIT.into()));
+            }
             let snapshot = memory.snapshot(now);
             tx.execute(
                 "INSERT INTO memory_versions (memory_rowid, version, snapshot) VALUES (?1, ?2, ?3)",

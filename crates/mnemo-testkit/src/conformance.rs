@@ -523,6 +523,21 @@ pub fn deletion_receipts_say_what_went_and_outlive_the_account(h: &dyn Harness) 
     assert!(store.deletions(&who("other", "alice"), 10).unwrap().is_empty());
 }
 
+/// An edit the store is asked to apply after memory was switched off (the library's gate
+/// read the settings before) is refused in the edit's own transaction and changes nothing.
+fn edit_with_memory_off_changes_nothing(h: &dyn Harness) {
+    let store = h.store();
+    let alice = who("acme", "edit-off");
+    write(&*store, &alice, "e1", stated("Likes green tea"), T0);
+    store.set_settings(&alice, UserSettings { memory_enabled: false }, day(1), "test").unwrap();
+    let edit = Edit::new("Likes black coffee", None);
+    let err = store.edit(&alice, &id("e1"), edit, day(1), "test").unwrap_err();
+    assert_eq!(err.kind, mnemo_core::ErrorKind::Conflict);
+    assert!(err.message.contains("switched off"), "{}", err.message);
+    let kept = store.get(&alice, &id("e1"), day(1)).unwrap().unwrap();
+    assert_eq!((kept.content.as_str(), kept.version), ("Likes green tea", 1));
+}
+
 /// `edit` writes a new version and keeps the old one in history.
 pub fn edit_keeps_old_version_in_history(h: &dyn Harness) {
     let store = h.store();
@@ -547,6 +562,7 @@ pub fn edit_keeps_old_version_in_history(h: &dyn Harness) {
 
 /// With memory off, a write is refused and leaves no record and no audit line.
 pub fn memory_off_writes_nothing(h: &dyn Harness) {
+    edit_with_memory_off_changes_nothing(h);
     let store = h.store();
     let alice = who("acme", "alice");
     store.set_settings(&alice, UserSettings { memory_enabled: false }, T0, "test").unwrap();
