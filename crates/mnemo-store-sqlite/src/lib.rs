@@ -235,6 +235,7 @@ impl SqliteStore {
              PRAGMA foreign_keys = ON;",
         )?;
         migrate::migrate(&mut conn, now.as_millis())?;
+        keep_reserve(path);
         // Plans must not depend on bound values: otherwise SQLite compiles a statement whose plan
         // might again on every run, which cost half of the write path (BENCHMARKS.md).
         conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
@@ -293,14 +294,26 @@ impl SqliteStore {
     }
 
     /// Like [`Self::write_tx`] for deletions, then checkpoints and truncates the write-ahead
-    /// log so no copy of the deleted text stays in it.
+    /// log so no copy of the deleted text stays in it. On a full disk, the reserve file is
+    /// given up and the deletion tried once more, so forgetting works when nothing else can
+    /// be written.
     fn delete_tx<T>(
         &self,
         tenant: &str,
         user: &str,
-        body: impl FnOnce(&Transaction<'_>) -> Result<(T, Touched)>,
+        body: impl Fn(&Transaction<'_>) -> Result<(T, Touched)>,
     ) -> Result<T> {
-        self.commit_tx(tenant, user, true, body)
+        match self.commit_tx(tenant, user, true, &body) {
+            Err(error) if error.kind() == ErrorKind::StorageFull && self.release_reserve() => {
+                self.commit_tx(tenant, user, true, &body)
+            }
+            outcome => outcome,
+        }
+    }
+
+    /// Deletes the reserve file, if there is one; whether space was freed.
+    fn release_reserve(&self) -> bool {
+        std::fs::remove_file(reserve_path(&self.path)).is_ok()
     }
 
     /// The transaction behind [`Self::write_tx`] and [`Self::delete_tx`], under one lock.
@@ -356,6 +369,28 @@ impl SqliteStore {
             // The commit stands; an index that cannot follow is rebuilt from the file.
             *index = VectorIndex::default();
         }
+    }
+}
+
+/// Bytes kept in a file beside the database for deletions on a full disk.
+const RESERVE_BYTES: usize = 1024 * 1024;
+
+/// The reserve file beside the database at `path`.
+fn reserve_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push("-reserve");
+    PathBuf::from(name)
+}
+
+/// Makes the reserve file if it is missing (given up on a full disk, made again at the next
+/// open with room); a disk too full for it goes without.
+fn keep_reserve(path: &Path) {
+    let reserve = reserve_path(path);
+    if reserve.exists() {
+        return;
+    }
+    if std::fs::write(&reserve, vec![0u8; RESERVE_BYTES]).is_err() {
+        let _ = std::fs::remove_file(&reserve);
     }
 }
 

@@ -226,3 +226,50 @@ fn forget_all_leaves_a_receipt_and_tombstones_but_not_a_closed_door() {
     let receipts = env.json(&["deletions", "--user", "u"]);
     assert_eq!(receipts["deletions"].as_array().unwrap().len(), 1);
 }
+
+/// On a disk that is really full, `remember` fails with exit 6 and a clear message, and
+/// `forget` still works: the store gives up the reserve file it keeps beside the database.
+#[test]
+#[ignore = "mounts a 2 MiB tmpfs, which needs root; .ci/run runs it"]
+fn forget_works_on_a_full_disk() {
+    use std::process::Command;
+    let dir = tempfile::tempdir().unwrap();
+    let disk = dir.path().join("disk");
+    std::fs::create_dir(&disk).unwrap();
+    let mounted =
+        Command::new("mount").args(["-t", "tmpfs", "-o", "size=2m", "tmpfs"]).arg(&disk).status();
+    assert!(mounted.is_ok_and(|s| s.success()), "cannot mount a tmpfs: run as root");
+    struct Unmount(std::path::PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(disk.clone());
+    let env = Env { dir, db: disk.join("m.db"), store: None };
+    let text = "the quick brown fox jumps over the lazy dog ".repeat(20);
+    let mut stored = Vec::new();
+    let refused = loop {
+        let run = env.run(&[
+            "--json",
+            "remember",
+            "--user",
+            "u",
+            &format!("Note {}: {text}", stored.len()),
+        ]);
+        if run.code != 0 {
+            break run;
+        }
+        stored.push(run.json()["id"].as_str().unwrap().to_owned());
+        assert!(stored.len() < 5000, "the disk never filled");
+    };
+    assert_eq!(refused.code, 6, "{}", refused.stderr);
+    assert!(refused.stderr.contains("storage full"), "{}", refused.stderr);
+    assert!(disk.join("m.db-reserve").exists());
+    let forgotten = env.json(&["forget", "--user", "u", &stored[0]]);
+    assert_eq!(forgotten["forgotten"][0], stored[0].as_str());
+    assert!(!disk.join("m.db-reserve").exists(), "the reserve was given up");
+    let listed = env.json(&["list", "--user", "u"]);
+    assert_eq!(listed["memories"].as_array().unwrap().len(), stored.len() - 1);
+    assert!(!env.file_contains("Note 0:"), "the forgotten text is gone from the files");
+}
