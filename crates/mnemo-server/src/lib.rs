@@ -59,6 +59,8 @@ pub fn router(state: AppState) -> Router {
     routes::routes()
         .merge(mem0::routes())
         .merge(mcp)
+        .fallback(routes::no_such_route)
+        .method_not_allowed_fallback(routes::method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(state.clone(), routes::track))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(tower_http::catch_panic::CatchPanicLayer::new())

@@ -94,6 +94,23 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// A path no route serves: 404 with the JSON error body every other error has.
+pub(crate) async fn no_such_route(uri: axum::http::Uri) -> ApiError {
+    ApiError::new(ErrorKind::NotFound, format!("no such route: {}", uri.path()))
+}
+
+/// A route served, but not with this method: 405 with the JSON error body.
+pub(crate) async fn method_not_allowed(
+    method: axum::http::Method,
+    uri: axum::http::Uri,
+) -> Response {
+    let body = ErrorBody {
+        code: "method_not_allowed",
+        message: format!("{} does not accept {method}", uri.path()),
+    };
+    (StatusCode::METHOD_NOT_ALLOWED, Json(body)).into_response()
+}
+
 /// Authenticates MCP-over-HTTP requests and puts the caller's user in the request
 /// extensions, where the MCP tools read it: a user key's own user, or the user a tenant key
 /// names in the `x-mnemo-user` header.

@@ -560,6 +560,21 @@ async fn mem0_compatible_routes() {
     );
 }
 
+/// Unknown paths and wrong methods answer JSON errors like every other error.
+#[tokio::test]
+async fn unknown_routes_and_methods_answer_json() {
+    let api = Api::new();
+    let (status, body) = api.call("GET", "/v1/no-such-thing", None, None).await;
+    assert_eq!((status, body["code"].as_str()), (StatusCode::NOT_FOUND, Some("not_found")));
+    assert!(body["message"].as_str().unwrap().contains("/v1/no-such-thing"), "{body}");
+    let (status, body) = api.call("DELETE", "/healthz", None, None).await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (StatusCode::METHOD_NOT_ALLOWED, Some("method_not_allowed"))
+    );
+    assert!(body["message"].as_str().unwrap().contains("DELETE"), "{body}");
+}
+
 /// Every operation the OpenAPI document lists exists on the router: public ones answer, the
 /// others ask for a key (401) rather than falling through to "no such route".
 #[tokio::test]
