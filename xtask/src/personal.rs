@@ -167,59 +167,18 @@ fn measure(
             };
             let began = Instant::now();
             let hits = mnemo.search(&who, &request)?;
-            let show_misses = std::env::var_os("SHOW_MISSES").is_some();
             latencies.push(began.elapsed().as_secs_f64() * 1000.0);
             match answer.map(|i| &outcomes[i]) {
                 // The fact was stored: it should be among the three.
                 Some(outcome) => {
                     let Some(id) = &outcome.id else { continue };
                     figures.asked += 1;
-                    let found = hits.iter().any(|h| &h.memory.id == id);
-                    figures.found += usize::from(found);
+                    figures.found += usize::from(hits.iter().any(|h| &h.memory.id == id));
                     figures.empty_with_fact += usize::from(hits.is_empty());
-                    if show_misses && !found {
-                        let fact = &statements[answer.unwrap_or_default()];
-                        let expected = mnemo.search(
-                            &who,
-                            &SearchRequest {
-                                query: request.query.clone(),
-                                k: per_user,
-                                filter: SearchFilter::default(),
-                                min_relevance: Some(0.0),
-                                as_of: None,
-                            },
-                        )?;
-                        let at = expected.iter().position(|h| &h.memory.id == id);
-                        let e = at.map(|i| &expected[i]);
-                        println!(
-                            "MISS {:?} wants {:?} rank {:?} cos {:.3} bm25 {:.2} fused {:.2}",
-                            request.query,
-                            fact,
-                            at,
-                            e.map_or(0.0, |h| h.cosine),
-                            e.map_or(0.0, |h| h.bm25),
-                            e.map_or(0.0, |h| h.fused.score)
-                        );
-                        for h in &hits {
-                            println!(
-                                "    got {:?} cos {:.3} bm25 {:.2} fused {:.2}",
-                                h.memory.content, h.cosine, h.bm25, h.fused.score
-                            );
-                        }
-                    }
                 }
                 None => {
                     figures.probes += 1;
                     figures.abstained += usize::from(hits.is_empty());
-                    if show_misses && !hits.is_empty() {
-                        println!("NOABSTAIN {:?}", request.query);
-                        for h in &hits {
-                            println!(
-                                "    got {:?} cos {:.3} bm25 {:.2} fused {:.2} ev {:.2}",
-                                h.memory.content, h.cosine, h.bm25, h.fused.score, h.fused.evidence
-                            );
-                        }
-                    }
                 }
             }
         }
