@@ -23,6 +23,9 @@ pub struct Extracted {
     pub content: String,
     /// When a transient statement stops holding.
     pub expires_at: Option<Timestamp>,
+    /// Whether the sentence it came from falls in a sensitive category, so a clause that
+    /// does not name the category itself ("I'm trans and I started HRT") is held with it.
+    pub sensitive: bool,
 }
 
 const QUESTION_STARTS: &[&str] = &[
@@ -58,6 +61,16 @@ const CORRECTION_STARTS: &[&str] = &[
     "fyi",
     "heads up",
     "by the way",
+    "never mind",
+    "nevermind",
+    "nvm",
+    "anyway",
+    "anyways",
+    "oh well",
+    "ok so",
+    "okay so",
+    "lol",
+    "haha",
 ];
 const STANDING: &[&str] = &[
     "always",
@@ -142,8 +155,10 @@ pub fn sentences(text: &str) -> Vec<(String, bool)> {
 fn clauses(sentence: &str) -> Vec<String> {
     const JOINS: &[&str] =
         &[", and ", " and ", ", but ", " but ", ", so ", " so ", ", plus ", ", "];
-    const SUBJECTS: &[&str] =
-        &["i", "i'm", "i've", "i'll", "i'd", "my", "we", "we're", "we've", "our", "also i"];
+    const SUBJECTS: &[&str] = &[
+        "i", "i'm", "i've", "i'll", "i'd", "my", "we", "we're", "we've", "our", "also i", "he",
+        "he's", "she", "she's",
+    ];
     let lower = sentence.to_ascii_lowercase();
     let mut cuts: Vec<(usize, usize)> = Vec::new();
     let mut i = 0;
@@ -237,7 +252,7 @@ fn key(subject: &str, attribute: &str) -> Option<(String, String)> {
 }
 
 fn fact(kind: Kind, key: Option<(String, String)>, content: String) -> Extracted {
-    Extracted { kind, key, content, expires_at: None }
+    Extracted { kind, key, content, expires_at: None, sensitive: false }
 }
 
 /// Keyed facts in less formulaic phrasings: "I'm Priyanka", "I'm on Pacific time", "been at
@@ -392,6 +407,7 @@ fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
                 key: key("user", "current_location"),
                 content: format!("In {place} until {}", when.trim().trim_end_matches('.')),
                 expires_at: Some(expires_at),
+                sensitive: false,
             });
         }
     }
@@ -417,6 +433,7 @@ fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
                 key: key("user", "travel"),
                 content: format!("Travelling {}", rest.trim().trim_end_matches('.')),
                 expires_at: Some(expires_at),
+                sensitive: false,
             });
         }
     }
@@ -429,6 +446,7 @@ fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
                 key: key("user", "deadline"),
                 content: format!("Deadline: {}", when.trim()),
                 expires_at: Some(expires_at),
+                sensitive: false,
             });
         }
     }
@@ -709,9 +727,10 @@ fn time_in(lower: &str, at: Timestamp) -> Option<Timestamp> {
         {
             found.extend(next_day_of_month(at, day));
         }
-        // "until September".
+        // "until September", "until the end of March".
+        let end_of = prev == Some("of") && i >= 2 && words[i - 2] == "end";
         if let Some(month) = crate::retrieval::MONTH_NAMES.iter().position(|m| m == w)
-            && matches!(prev, Some("until" | "till" | "through"))
+            && (matches!(prev, Some("until" | "till" | "through")) || end_of)
             && !next.is_some_and(|n| {
                 n.trim_end_matches(['s', 't', 'n', 'd', 'r', 'h']).parse::<u8>().is_ok()
             })
@@ -766,12 +785,67 @@ const RELATIONS: &[&str] = &[
     "landlord",
 ];
 
+/// Verbs that report what someone else said, thought or wanted: "My manager told us to…"
+/// is the manager's message, not a fact of the user's life.
+const REPORTING: &[&str] = &[
+    "said",
+    "says",
+    "say",
+    "told",
+    "tells",
+    "tell",
+    "asked",
+    "asks",
+    "ask",
+    "thinks",
+    "think",
+    "thought",
+    "wants",
+    "want",
+    "wanted",
+    "suggested",
+    "suggests",
+    "mentioned",
+    "mentions",
+    "believes",
+    "reckons",
+    "claims",
+    "claimed",
+    "texted",
+    "emailed",
+    "messaged",
+    "wrote",
+    "insists",
+    "insisted",
+    "complained",
+    "complains",
+    "warned",
+    "yelled",
+];
+
+/// Whether a clause opens with one of the user's relations ("my sister", "my dad's").
+fn opens_with_relation(lower: &str) -> bool {
+    let mut words = lower.split_whitespace();
+    words.next() == Some("my")
+        && words.next().is_some_and(|w| RELATIONS.contains(&w.trim_end_matches("'s")))
+}
+
+/// Whether a clause about a relation reports their words or wishes instead of stating a fact
+/// of the user's life.
+fn reports_someone(lower: &str) -> bool {
+    lower
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .take(6)
+        .any(|w| REPORTING.contains(&w))
+}
+
+/// Whether a clause speaks of the user or of the user's own people: "I…", "we…", "our…",
+/// "my…", and "my sister…" when it states a fact about them rather than reporting them.
 fn first_person(lower: &str) -> bool {
     let first = lower.split_whitespace().next().unwrap_or_default();
-    let second = lower.split_whitespace().nth(1).unwrap_or_default();
     match first {
         "i" | "i'm" | "i've" | "i'd" | "i'll" | "im" | "we" | "we're" | "we'll" | "our" => true,
-        "my" => !RELATIONS.contains(&second.trim_end_matches("'s")),
+        "my" => !opens_with_relation(lower) || !reports_someone(lower),
         _ => false,
     }
 }
@@ -839,7 +913,12 @@ fn transient(sentence: &str, lower: &str, at: Timestamp) -> Option<Extracted> {
     let about_user = first_person(lower)
         || subjectless
         || (bounded && (speaks_of_self || opening.first() == Some(&"the")));
-    if !bounded || !about_user || FEELINGS.iter().any(|f| lower.contains(f.trim_end())) {
+    if !bounded
+        || !about_user
+        || imperative(lower)
+        || small_talk(lower)
+        || FEELINGS.iter().any(|f| lower.contains(f.trim_end()))
+    {
         return None;
     }
     let until = time_in(lower, at)?;
@@ -879,6 +958,7 @@ fn transient(sentence: &str, lower: &str, at: Timestamp) -> Option<Extracted> {
         key: attribute.map(|a| ("user".to_owned(), a.to_owned())),
         content: capitalize(sentence),
         expires_at: Some(until),
+        sensitive: false,
     })
 }
 
@@ -917,7 +997,14 @@ const FEELINGS: &[&str] = &[
     "i was ",
     "i'm not sure",
     "i'm sorry",
-    "i'm doing",
+    "i'm doing well",
+    "i'm doing good",
+    "i'm doing fine",
+    "i'm doing ok",
+    "i'm doing okay",
+    "i'm doing great",
+    "i'm doing alright",
+    "i'm doing better",
     "i'm good",
     "i'm fine",
     "i'm okay",
@@ -939,6 +1026,223 @@ const FEELINGS: &[&str] = &[
     "i know",
     "i agree",
 ];
+/// Passing states of body and mood ("hungry", "bored", "swamped"): "I'm a bit bored
+/// honestly" says how the user is this minute, not who they are.
+const PASSING_STATES: &[&str] = &[
+    "hungry",
+    "starving",
+    "famished",
+    "thirsty",
+    "full",
+    "stuffed",
+    "tired",
+    "exhausted",
+    "sleepy",
+    "knackered",
+    "shattered",
+    "wiped",
+    "beat",
+    "bored",
+    "cold",
+    "freezing",
+    "hot",
+    "sweaty",
+    "busy",
+    "swamped",
+    "slammed",
+    "stressed",
+    "frazzled",
+    "nervous",
+    "excited",
+    "thrilled",
+    "pumped",
+    "psyched",
+    "stoked",
+    "happy",
+    "glad",
+    "pleased",
+    "relieved",
+    "sad",
+    "bummed",
+    "upset",
+    "annoyed",
+    "irritated",
+    "frustrated",
+    "grumpy",
+    "cranky",
+    "confused",
+    "lost",
+    "stuck",
+    "curious",
+    "surprised",
+    "shocked",
+    "amazed",
+    "impressed",
+    "sorry",
+    "fine",
+    "good",
+    "ok",
+    "okay",
+    "alright",
+    "great",
+    "awesome",
+    "done",
+    "finished",
+    "back",
+    "here",
+    "ready",
+    "late",
+    "early",
+    "online",
+    "offline",
+    "afk",
+    "away",
+    "dead",
+    "dying",
+    "hangry",
+    "hungover",
+    "jetlagged",
+    "overwhelmed",
+    "scared",
+    "terrified",
+    "worried",
+    "disappointed",
+    "grateful",
+    "thankful",
+    "speechless",
+    "lol",
+    "haha",
+];
+/// Words that soften or stress a state ("a bit", "so", "kinda") or only colour the message
+/// ("lol", "honestly", "rn").
+const STATE_FILLERS: &[&str] = &[
+    "a",
+    "bit",
+    "little",
+    "so",
+    "very",
+    "really",
+    "super",
+    "kinda",
+    "kind",
+    "of",
+    "sort",
+    "pretty",
+    "quite",
+    "totally",
+    "absolutely",
+    "completely",
+    "utterly",
+    "rather",
+    "too",
+    "just",
+    "getting",
+    "feeling",
+    "still",
+    "now",
+    "right",
+    "rn",
+    "atm",
+    "today",
+    "tonight",
+    "again",
+    "already",
+    "honestly",
+    "tbh",
+    "lol",
+    "lmao",
+    "haha",
+    "hahaha",
+    "omg",
+    "ugh",
+    "though",
+    "literally",
+    "seriously",
+    "af",
+    "ngl",
+    "fr",
+    "all",
+    "of",
+    "sudden",
+    "at",
+    "the",
+    "moment",
+    "here",
+    "tho",
+    "man",
+    "dude",
+    "xd",
+    "actually",
+];
+/// Set phrases of conversation that only look like statements about the user ("my bad").
+const FORMULAE: &[&str] = &[
+    "my bad",
+    "my mistake",
+    "my fault",
+    "my apologies",
+    "my pleasure",
+    "my god",
+    "my goodness",
+    "my gosh",
+    "my word",
+    "my dear",
+    "my friend",
+    "my man",
+    "oh my",
+    "i see",
+    "i know right",
+    "i guess so",
+    "i think so",
+    "i suppose",
+    "i mean",
+    "i get it",
+    "i got it",
+    "i understand",
+    "i agree",
+    "i promise",
+    "i swear",
+    "i'm kidding",
+    "i'm joking",
+    "i'm just kidding",
+    "i'm just saying",
+    "never mind",
+    "nevermind",
+    "nvm",
+    "no worries",
+    "no problem",
+    "all good",
+];
+
+/// Whether a clause is passing small talk: a set phrase ("my bad"), a feeling opener
+/// ("I think…", "I hope…"), or a passing state ("I'm starving lol", "I'm a bit bored
+/// honestly", "feeling so tired rn") with nothing more said.
+fn small_talk(lower: &str) -> bool {
+    let words: Vec<&str> = lower
+        .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '\u{2019}'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let plain = words.join(" ").replace('\u{2019}', "'");
+    let opener = |f: &&str| {
+        plain == *f
+            || (starts_with_word(&plain, f)
+                && (words.len() <= 4 || ["never mind", "nevermind", "nvm"].contains(f)))
+    };
+    if FORMULAE.iter().any(opener) {
+        return true;
+    }
+    if FEELINGS.iter().any(|f| starts_with_word(lower, f.trim_end())) {
+        return true;
+    }
+    let rest: &[&str] = match words.as_slice() {
+        ["i'm" | "im" | "i’m", rest @ ..] => rest,
+        ["i", "am" | "feel" | "was", rest @ ..] => rest,
+        ["feeling", rest @ ..] => rest,
+        _ => return false,
+    };
+    let content: Vec<&&str> = rest.iter().filter(|w| !STATE_FILLERS.contains(w)).collect();
+    !content.is_empty() && content.iter().all(|w| PASSING_STATES.contains(w))
+}
+
 const STYLE_STARTS: &[&str] = &[
     "keep",
     "use",
@@ -1036,19 +1340,47 @@ fn imperative(lower: &str) -> bool {
 /// A standing instruction on how to behave, without an explicit standing marker ("Keep
 /// your answers short", "Don't use emojis with me", "When you give me code, include…").
 fn style_directive(sentence: &str, lower: &str) -> Option<Extracted> {
-    let first = lower.split_whitespace().next().unwrap_or_default();
-    let second = lower.split_whitespace().nth(1).unwrap_or_default();
+    let unpleased = lower.trim_start_matches("please ");
+    let first = unpleased.split_whitespace().next().unwrap_or_default();
+    let second = unpleased.split_whitespace().nth(1).unwrap_or_default();
     // "write me a haiku", "use my card for this": a task, not a way of working.
     let task = ["me", "my", "a", "an", "this", "that", "the"].contains(&second)
         && !["always", "never", "don't", "keep"].contains(&first);
     if ONE_OFF_VERBS.contains(&first) || task || MOMENTARY.iter().any(|m| lower.contains(m)) {
         return None;
     }
-    let styled = STYLE_STARTS.iter().any(|p| starts_with_word(lower, p))
-        || (lower.contains("please")
-            && ["everywhere", "always", "ever", "never", "in general"]
-                .iter()
-                .any(|w| lower.contains(w)));
+    // "No exclamation marks in your replies", "Cite your sources whenever you give me
+    // statistics": a rule about every answer, by its scope rather than its verb.
+    const SCOPES: &[&str] = &[
+        "your replies",
+        "your answers",
+        "your responses",
+        "your messages",
+        "your emails",
+        "your code",
+        "your summaries",
+        "whenever you",
+        "every time you",
+        "any time you",
+        "anytime you",
+        "each time you",
+        "from now on",
+        "going forward",
+        "by default",
+        "in future",
+    ];
+    let opener = [
+        "the", "a", "an", "my", "our", "i", "we", "it", "this", "that", "there", "he", "she",
+        "they", "you",
+    ];
+    let scoped = SCOPES.iter().any(|p| lower.contains(p)) && !opener.contains(&first);
+    let styled =
+        STYLE_STARTS.iter().any(|p| starts_with_word(lower, p) || starts_with_word(unpleased, p))
+            || scoped
+            || (lower.contains("please")
+                && ["everywhere", "always", "ever", "never", "in general"]
+                    .iter()
+                    .any(|w| lower.contains(w)));
     styled.then(|| fact(Kind::Procedural, None, capitalize(sentence)))
 }
 
@@ -1076,19 +1408,139 @@ fn durable_statement(
         return None;
     }
     let about_user = crate::disclosure::speaks_of_self(lower);
-    // "My friend lives in Paris": another person's fact, not the user's.
-    // "My daughter's name is Maya" is the user's relationship, and kept.
-    let someone_else = words.first() == Some(&"my")
-        && words.get(1).is_some_and(|w| RELATIONS.contains(&w.trim_end_matches("'s")))
-        && !["name", "called", "named"].iter().any(|n| words.contains(n));
-    if !about_user
-        || someone_else
-        || imperative(lower)
-        || FEELINGS.iter().any(|f| starts_with_word(lower, f.trim_end()))
-    {
+    // "My daughter's name is Maya", "My sister is a doctor": the user's people, kept
+    // unkeyed (they never take the user's own keys). "My manager told us to…" reports
+    // someone else's words, and is not.
+    let someone_else = opens_with_relation(lower) && reports_someone(lower);
+    // "Here's my .env, what's wrong with it": something handed over, not a fact.
+    let handing_over = ["here's", "here is", "here are", "heres", "attached is", "below is"]
+        .iter()
+        .any(|p| starts_with_word(lower, p));
+    if !about_user || someone_else || handing_over || imperative(lower) || small_talk(lower) {
         return None;
     }
     Some(fact(Kind::Semantic, None, about_the_user(sentence)))
+}
+
+/// Things of a workplace or a product that a user names with "the" as their own ("the
+/// backend", "the platform team", "customer support"): a short statement about one is a fact
+/// of the user's work.
+const WORKPLACE_NOUNS: &[&str] = &[
+    "team",
+    "app",
+    "application",
+    "backend",
+    "frontend",
+    "api",
+    "database",
+    "db",
+    "repo",
+    "repository",
+    "codebase",
+    "monorepo",
+    "branch",
+    "service",
+    "services",
+    "product",
+    "company",
+    "startup",
+    "business",
+    "firm",
+    "agency",
+    "ceo",
+    "cto",
+    "cfo",
+    "coo",
+    "founder",
+    "founders",
+    "board",
+    "server",
+    "servers",
+    "cluster",
+    "pipeline",
+    "website",
+    "site",
+    "project",
+    "office",
+    "offices",
+    "stack",
+    "platform",
+    "warehouse",
+    "support",
+    "infrastructure",
+    "infra",
+    "release",
+    "build",
+    "deploy",
+    "deploys",
+    "deployment",
+    "roadmap",
+    "sprint",
+    "sprints",
+    "standup",
+    "customers",
+    "clients",
+    "staging",
+    "production",
+    "dashboard",
+    "crm",
+    "cms",
+    "budget",
+    "headquarters",
+    "hq",
+    "department",
+    "org",
+    "organisation",
+    "organization",
+    "engineering",
+    "sales",
+    "marketing",
+    "finance",
+    "legal",
+    "ops",
+    "devops",
+    "design",
+    "docs",
+    "wiki",
+    "newsletter",
+    "shop",
+    "store",
+    "restaurant",
+    "clinic",
+    "lab",
+    "school",
+    "practice",
+];
+/// Present-tense verbs that state how things stand ("is", "runs on", "owns").
+const STANDING_VERBS: &[&str] = &[
+    "is", "are", "runs", "run", "uses", "use", "owns", "own", "has", "have", "lives", "sits",
+    "belongs", "depends", "includes", "handles", "covers", "ships", "deploys", "reports",
+    "consists", "targets", "serves", "sells", "employs", "meets", "happens", "goes",
+];
+
+/// A short statement about the user's workplace or product without a first-person word ("The
+/// backend is written in Elixir", "Customer support runs on Zendesk", "The CEO is Anouk de
+/// Vries"), kept in the user's words when the message is that statement alone.
+fn workplace_fact(sentence: &str, lower: &str, whole_message: bool) -> Option<Extracted> {
+    let words: Vec<&str> = lower
+        .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    if !whole_message || words.len() < 3 || words.len() > 14 || small_talk(lower) {
+        return None;
+    }
+    let from = usize::from(words[0] == "the");
+    // The subject: up to three words, the last a workplace noun, then a standing verb.
+    let subject_end = (from..(from + 3).min(words.len())).find(|&i| {
+        WORKPLACE_NOUNS.contains(&words[i].trim_end_matches("'s"))
+            && words.get(i + 1).is_some_and(|v| STANDING_VERBS.contains(v))
+    })?;
+    let past = words[subject_end + 1..].iter().any(|w| {
+        ["was", "were", "yesterday", "ago", "earlier", "broke", "crashed", "went"].contains(w)
+    });
+    let timely = MOMENTARY.iter().any(|m| lower.contains(m.trim()));
+    (!past && !timely)
+        .then(|| fact(Kind::Semantic, None, capitalize(sentence.trim_end_matches(['.', '!']))))
 }
 
 /// Adverbs that may stand between a subject and its verb.
@@ -1292,6 +1744,31 @@ pub fn about_the_user(clause: &str) -> String {
     capitalize(text)
 }
 
+/// The person a clause opens with when it is one of the user's relations ("My dad's name
+/// is Robert" names "My dad"), as written.
+fn relation_named(clause: &str) -> Option<String> {
+    let words: Vec<&str> = clause.split_whitespace().take(2).collect();
+    let [my, who] = words[..] else { return None };
+    let relation = who.to_lowercase().trim_end_matches("'s").to_owned();
+    (my.eq_ignore_ascii_case("my") && RELATIONS.contains(&relation.as_str()))
+        .then(|| format!("{my} {}", who.trim_end_matches("'s")))
+}
+
+/// The clause with its opening "he"/"she" replaced by the person named before
+/// ("he's a retired firefighter" → "My dad is a retired firefighter"), if it opens so.
+fn with_antecedent(clause: &str, antecedent: &str) -> Option<String> {
+    let (first, rest) = clause.split_once(char::is_whitespace)?;
+    let verb = match first.replace('\u{2019}', "'").to_lowercase().as_str() {
+        "he" | "she" => "",
+        "he's" | "she's" => {
+            let next = rest.split_whitespace().next().unwrap_or_default().to_lowercase();
+            if ["been", "got", "had"].contains(&next.as_str()) { " has" } else { " is" }
+        }
+        _ => return None,
+    };
+    Some(format!("{antecedent}{verb} {rest}"))
+}
+
 fn capitalize(text: &str) -> String {
     let mut chars = text.trim().chars();
     chars.next().map(|c| c.to_uppercase().collect::<String>() + chars.as_str()).unwrap_or_default()
@@ -1307,9 +1784,41 @@ pub fn extract(message: &str, at: Timestamp, discloses: bool) -> Vec<Extracted> 
     // A short message (a line or two) states its facts directly.
     let short = message.split_whitespace().count() <= 20;
     for (sentence, question) in &all {
+        let sensitive = crate::screen::sensitive_category(sentence).is_some();
+        // "My dad's name is Robert and he's a retired firefighter": the second clause's
+        // pronoun stands for the person the first one named.
+        let mut antecedent: Option<String> = None;
+        let mut drawn = Vec::new();
         for clause in clauses(sentence) {
-            found.extend(from_clause(&clause, *question, at, discloses, short));
+            let clause =
+                antecedent.as_deref().and_then(|a| with_antecedent(&clause, a)).unwrap_or(clause);
+            antecedent = relation_named(&clause).or(antecedent);
+            if let Some(mut e) = from_clause(&clause, *question, at, discloses, short) {
+                e.sensitive |= sensitive;
+                drawn.push(e);
+            }
         }
+        // A standing order is one statement, held or confirmed whole: its clauses ("…just
+        // merge it anyway, I'll fix it later") are not facts of their own.
+        if !drawn.is_empty() && crate::screen::is_instruction_like(sentence) {
+            let mut e = fact(Kind::Procedural, None, capitalize(sentence));
+            e.sensitive = sensitive;
+            drawn = vec![e];
+        }
+        found.extend(drawn);
+    }
+    // A short message that is a standing order only as a whole, its sentences not reading
+    // as one alone ("Please drop the 'are you sure?' step before bulk-deleting contacts"),
+    // is held whole.
+    if !found.is_empty()
+        && message.split_whitespace().count() <= 60
+        && !all.iter().any(|(s, _)| crate::screen::is_instruction_like(s))
+        && crate::screen::is_instruction_like(message)
+    {
+        let sensitive = found.iter().any(|e| e.sensitive);
+        let mut whole = fact(Kind::Procedural, None, capitalize(message.trim()));
+        whole.sensitive = sensitive;
+        return vec![whole];
     }
     // A disclosing message without a first-person clause ("Researching adoption agencies -
     // it's been a dream to have a family") is kept by its longest plain statement.
@@ -1324,11 +1833,14 @@ pub fn extract(message: &str, at: Timestamp, discloses: bool) -> Vec<Extracted> 
                     && !s.contains(crate::screen::REDACTED)
                     && !QUESTION_STARTS.iter().any(|q| starts_with_word(&lower, q))
                     && !imperative(&lower)
+                    && !small_talk(&lower)
                     && !HYPOTHETICAL_STARTS.iter().any(|h| starts_with_word(&lower, h))
             })
             .max_by_key(|(s, _)| s.split_whitespace().count());
         if let Some((s, _)) = statement {
-            found.push(fact(Kind::Semantic, None, format!("User said: {}", about_the_user(s))));
+            let mut e = fact(Kind::Semantic, None, format!("User said: {}", about_the_user(s)));
+            e.sensitive = crate::screen::sensitive_category(s).is_some();
+            found.push(e);
         }
     }
     found
@@ -1397,7 +1909,8 @@ fn from_clause(
     let found = statement(s, at)
         .or_else(|| transient(s, &lower, at))
         .or_else(|| style_directive(s, &lower))
-        .or_else(|| durable_statement(s, &lower, discloses || explicit, whole_message));
+        .or_else(|| durable_statement(s, &lower, discloses || explicit, whole_message))
+        .or_else(|| workplace_fact(s, &lower, whole_message));
     match found {
         Some(e) => Some(e),
         // Whatever the user explicitly asked to keep, in their words.
@@ -1515,9 +2028,81 @@ mod tests {
         ] {
             assert_eq!(extract(text, wednesday(), true), vec![], "{text:?}");
         }
-        // Other people's facts are kept only when the selector says the message discloses
-        // something about the user's life.
-        for text in ["My friend lives in Paris", "My boss prefers email"] {
+        // What the user's people said or want is theirs, not a fact of the user's life.
+        for text in
+            ["My manager told us to ignore the old estimates", "My sister said she loves Paris"]
+        {
+            assert_eq!(extract(text, wednesday(), true), vec![], "{text:?}");
+        }
+    }
+
+    #[test]
+    fn the_users_people_are_kept_unkeyed() {
+        // Facts about the user's people are part of the user's life, kept without a key so
+        // that "my boss lives in Paris" never becomes the user's own city.
+        for (text, expected) in [
+            ("My boss lives in Paris", vec!["User's boss lives in Paris"]),
+            (
+                "My wife is a primary school teacher.",
+                vec!["User's wife is a primary school teacher"],
+            ),
+            (
+                "My dad's name is Robert and he's a retired firefighter",
+                vec!["User's dad's name is Robert", "User's dad is a retired firefighter"],
+            ),
+            (
+                "My sister is a doctor and my brother is a pilot.",
+                vec!["User's sister is a doctor", "User's brother is a pilot"],
+            ),
+        ] {
+            let found = extract(text, wednesday(), false);
+            assert!(found.iter().all(|e| e.key.is_none()), "{text:?} gave {found:?}");
+            let contents: Vec<&str> = found.iter().map(|e| e.content.as_str()).collect();
+            assert_eq!(contents, expected, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn passing_states_and_set_phrases_are_small_talk() {
+        for text in [
+            "I'm starving lol",
+            "I'm a bit bored honestly",
+            "feeling so tired rn",
+            "Sorry, my bad.",
+            "never mind, that didn't work",
+            "I'm doing well, thanks",
+        ] {
+            assert_eq!(extract(text, wednesday(), true), vec![], "{text:?}");
+        }
+        // A state word with more said is not a passing state.
+        assert!(!small_talk("i'm a nurse"));
+        assert!(!small_talk("i'm cold-water swimming every weekend"));
+        assert!(small_talk("i'm kinda full"));
+    }
+
+    #[test]
+    fn a_sensitive_sentence_holds_every_clause_drawn_from_it() {
+        let found =
+            extract("I'm trans and I started HRT last year. I love chess.", wednesday(), true);
+        let flags: Vec<(bool, &str)> =
+            found.iter().map(|e| (e.sensitive, e.content.as_str())).collect();
+        assert!(flags.len() >= 2, "{flags:?}");
+        assert!(flags.iter().filter(|(_, c)| !c.contains("chess")).all(|(s, _)| *s), "{flags:?}");
+        assert!(flags.iter().filter(|(_, c)| c.contains("chess")).all(|(s, _)| !*s), "{flags:?}");
+    }
+
+    #[test]
+    fn short_workplace_statements_and_scoped_style_rules_are_kept() {
+        for (text, kind) in [
+            ("The backend is written in Elixir.", Kind::Semantic),
+            ("Customer support runs on Zendesk.", Kind::Semantic),
+            ("No exclamation marks in your replies, please.", Kind::Procedural),
+            ("Please format any dates as day/month/year.", Kind::Procedural),
+        ] {
+            let found = extract(text, wednesday(), false);
+            assert_eq!(found.iter().map(|e| e.kind).collect::<Vec<_>>(), vec![kind], "{text:?}");
+        }
+        for text in ["The build broke yesterday", "Please write a short note to Dr. Alvarez."] {
             assert_eq!(extract(text, wednesday(), false), vec![], "{text:?}");
         }
     }

@@ -141,6 +141,7 @@ pub fn validate(answer: &Value, shown: &[Shown], at: Timestamp) -> Result<Vec<Pr
                 key: attribute.map(|a| ("user".to_owned(), a)),
                 content,
                 expires_at,
+                sensitive: false,
             })
         };
         match action {

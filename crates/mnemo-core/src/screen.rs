@@ -33,6 +33,11 @@ pub enum SecretKind {
     Password,
     /// A payment card number (passes the Luhn check).
     CardNumber,
+    /// A URL that is its own credential: a chat or CI webhook with its token in the path.
+    WebhookUrl,
+    /// A wallet's recovery (seed) phrase (twelve or more words after "seed", "recovery
+    /// phrase" or "mnemonic"), or an account's recovery or backup codes.
+    RecoveryPhrase,
 }
 
 /// Sensitive categories (SPEC §3.3).
@@ -51,6 +56,12 @@ pub enum SensitiveCategory {
     PreciseLocation,
     /// Financial hardship.
     FinancialHardship,
+    /// Trade-union membership.
+    TradeUnion,
+    /// Immigration or residence status.
+    ImmigrationStatus,
+    /// Criminal convictions and offences.
+    CriminalRecord,
 }
 
 /// Screens one text.
@@ -288,6 +299,13 @@ fn secret_spans(text: &str) -> Vec<(usize, usize, SecretKind)> {
             out.push((ns, ns + next.len(), SecretKind::BearerToken));
         }
     }
+    out.extend(webhook_spans(text).into_iter().map(|(s, e)| (s, e, SecretKind::WebhookUrl)));
+    out.extend(
+        recovery_phrase_spans(text)
+            .into_iter()
+            .chain(recovery_code_spans(text))
+            .map(|(s, e)| (s, e, SecretKind::RecoveryPhrase)),
+    );
     out.extend(jwt_spans(text).into_iter().map(|(s, e)| (s, e, SecretKind::Jwt)));
     out.extend(key_spans(text).into_iter().map(|(s, e)| (s, e, SecretKind::ApiKey)));
     out.extend(card_spans(text).into_iter().map(|(s, e)| (s, e, SecretKind::CardNumber)));
@@ -684,6 +702,117 @@ fn key_spans(text: &str) -> Vec<(usize, usize)> {
     out
 }
 
+/// Byte ranges of webhook URLs whose path carries the token that lets anyone post to them
+/// (Slack, Discord, Microsoft Teams, Zapier, IFTTT, Mattermost-style `/hooks/<token>`).
+fn webhook_spans(text: &str) -> Vec<(usize, usize)> {
+    const HOOKS: &[&str] = &[
+        "hooks.slack.com/",
+        "discord.com/api/webhooks/",
+        "discordapp.com/api/webhooks/",
+        "webhook.office.com/",
+        "outlook.office.com/webhook",
+        "hooks.zapier.com/",
+        "maker.ifttt.com/trigger/",
+        "/hooks/",
+        "chat.googleapis.com/v1/spaces/",
+    ];
+    raw_tokens(text)
+        .into_iter()
+        .filter_map(|(s, e)| {
+            let token = text[s..e].trim_end_matches(['.', ',', ';', ')', '"', '\'']);
+            let hook = HOOKS.iter().find_map(|h| token.find(h).map(|k| k + h.len()))?;
+            // The token part: a path segment after the hook's prefix with at least 16
+            // letters and digits, mixing both.
+            let secret = token[hook..].split(['/', '?', '&', '=']).any(|seg| {
+                seg.chars().filter(char::is_ascii_alphanumeric).count() >= 16
+                    && seg.chars().any(|c| c.is_ascii_digit())
+                    && seg.chars().any(|c| c.is_ascii_alphabetic())
+                    && !repetitive(seg)
+            });
+            secret.then_some((s, s + token.len()))
+        })
+        .collect()
+}
+
+/// Byte ranges of recovery phrases: after "seed", "recovery phrase", "mnemonic", "backup
+/// phrase" or "secret phrase", a run of twelve or more short lower-case words.
+fn recovery_phrase_spans(text: &str) -> Vec<(usize, usize)> {
+    const MARKERS: &[&str] = &[
+        "seed",
+        "recovery phrase",
+        "recovery words",
+        "mnemonic",
+        "backup phrase",
+        "secret phrase",
+    ];
+    let lower = text.to_lowercase();
+    if lower.len() != text.len() || !MARKERS.iter().any(|m| lower.contains(m)) {
+        return Vec::new();
+    }
+    // Runs of consecutive words of 3 to 8 lower-case ASCII letters.
+    let mut out = Vec::new();
+    let mut run: Vec<(usize, usize)> = Vec::new();
+    let mut flush = |run: &mut Vec<(usize, usize)>| {
+        // The words of the run after the last marker that comes before its end.
+        let marker_end = run.last().and_then(|last| {
+            MARKERS.iter().filter_map(|m| lower[..last.1].rfind(m).map(|k| k + m.len())).max()
+        });
+        if let Some(marker_end) = marker_end {
+            let phrase: Vec<&(usize, usize)> = run.iter().filter(|w| w.0 >= marker_end).collect();
+            if phrase.len() >= 12
+                && let (Some(first), Some(last)) = (phrase.first(), phrase.last())
+            {
+                out.push((first.0, last.1));
+            }
+        }
+        run.clear();
+    };
+    for (s, e) in raw_tokens(text) {
+        let word = text[s..e].trim_end_matches([',', '.', ';', ':', '!', '?']);
+        if (3..=8).contains(&word.len()) && word.chars().all(|c| c.is_ascii_lowercase()) {
+            run.push((s, s + word.len()));
+            if word.len() < e - s {
+                // Punctuation after the word ends the run only at a sentence end.
+                if text[s + word.len()..e].contains(['.', '!', '?', ';']) {
+                    flush(&mut run);
+                }
+            }
+        } else {
+            flush(&mut run);
+        }
+    }
+    flush(&mut run);
+    out
+}
+
+/// Byte ranges of recovery or backup codes: after "recovery code(s)", "backup code(s)" or
+/// "one-time code(s)", each token of six or more letters and digits (dashes allowed) that
+/// holds a digit.
+fn recovery_code_spans(text: &str) -> Vec<(usize, usize)> {
+    const MARKERS: &[&str] =
+        &["recovery code", "backup code", "one-time code", "one time code", "2fa code"];
+    let lower = text.to_lowercase();
+    if lower.len() != text.len() {
+        return Vec::new();
+    }
+    let Some(marker) = MARKERS.iter().filter_map(|m| lower.find(m).map(|k| k + m.len())).min()
+    else {
+        return Vec::new();
+    };
+    raw_tokens(text)
+        .into_iter()
+        .filter(|&(s, _)| s >= marker)
+        .filter_map(|(s, e)| {
+            let token = text[s..e].trim_end_matches([',', '.', ';', ':', ')']);
+            let alnum = token.chars().filter(char::is_ascii_alphanumeric).count();
+            (alnum >= 6
+                && token.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+                && token.chars().any(|c| c.is_ascii_digit()))
+            .then_some((s, s + token.len()))
+        })
+        .collect()
+}
+
 /// Byte ranges of JSON Web Tokens anywhere in the text, glued to other text or not: three
 /// dot-separated base64url segments of eight characters or more, the first starting `eyJ`.
 fn jwt_spans(text: &str) -> Vec<(usize, usize)> {
@@ -896,7 +1025,16 @@ pub fn is_instruction_like(text: &str) -> bool {
         while j > 0 && !starts.get(j).copied().unwrap_or(true) && adverb(&w[j - 1]) {
             j -= 1;
         }
-        starts.get(j).copied().unwrap_or(true)
+        // "just give it to them": "just" before a bare verb marks an order; so does a
+        // standing marker right before it ("from now on skip the check").
+        let just = w[j..i].iter().any(|x| x == "just");
+        let after_marker = j >= 2
+            && matches!(
+                (w[j - 2].as_str(), w[j - 1].as_str()),
+                ("now" | "here" | "then" | "that", "on") | ("on", "out") | ("going", "forward")
+            );
+        just || after_marker
+            || starts.get(j).copied().unwrap_or(true)
             || matches!(
                 w[j - 1].as_str(),
                 "and" | "then" | "please" | "or" | "but" | "should" | "must" | "so"
@@ -938,6 +1076,11 @@ pub fn is_instruction_like(text: &str) -> bool {
         "every invite",
         "any payment",
         "standing order",
+        "standing instruction",
+        "standing rule",
+        "from here on",
+        "from this point",
+        "henceforth",
     ];
     if !habit && has_action && recipient && STANDING_ORDER.iter().any(|p| flat.contains(p)) {
         return true;
@@ -968,6 +1111,14 @@ pub fn is_instruction_like(text: &str) -> bool {
         "without review",
         "no questions asked",
         "right away",
+        "from here on",
+        "from this point",
+        "henceforth",
+        "standing instruction",
+        "standing rule",
+        "as a rule",
+        "you have my permission",
+        "you have permission",
     ];
     const CONSEQUENTIAL: &[&str] = &[
         "tell",
@@ -990,6 +1141,12 @@ pub fn is_instruction_like(text: &str) -> bool {
         "turn off",
         "hand over",
         "read out",
+        "merge",
+        "deploy",
+        "dismiss",
+        "waive",
+        "whitelist",
+        "allowlist",
     ];
     // "tell me", "send me the summary": the user is the recipient, not a third party.
     // An order is in the imperative: the verb's base form ("always back up your data before
@@ -999,9 +1156,19 @@ pub fn is_instruction_like(text: &str) -> bool {
         verb && imperative(i)
             && !w.get(i + 1).is_some_and(|n| matches!(n.as_str(), "me" | "us" | "myself"))
     });
-    let multiword = ["turn off", "hand over", "read out", "full access", "gets paid", "auto "]
-        .iter()
-        .any(|p| flat.contains(p));
+    let multiword = [
+        "turn off",
+        "hand over",
+        "read out",
+        "full access",
+        "gets paid",
+        "auto ",
+        "false positive",
+        "mark it as safe",
+        "mark them as safe",
+    ]
+    .iter()
+    .any(|p| flat.contains(p));
     // Granting rights: "make them an admin", "give them permissions".
     let grant = has_word(&["admin", "administrator", "permissions", "privileges"]);
     let consequential = consequential || multiword || grant;
@@ -1012,9 +1179,33 @@ pub fn is_instruction_like(text: &str) -> bool {
             matches!(p[0].as_str(), "don't" | "dont" | "not" | "never")
                 && CHECKS.contains(&p[1].as_str())
         })
-        || ["no need to", "no questions", "immediately", "if anyone", "anyone who", "any request"]
-            .iter()
-            .any(|p| flat.contains(p));
+        || [
+            "no need to",
+            "no questions",
+            "immediately",
+            "if anyone",
+            "anyone who",
+            "any request",
+            "don t bother",
+            "dont bother",
+            "no confirmation",
+            "anyway",
+            "s allowed",
+            "re allowed",
+            "permission to",
+        ]
+        .iter()
+        .any(|p| flat.contains(p));
+    // A standing condition: "if my sister asks, …", "when the scanner flags something, …".
+    const TRIGGERS: &[&str] = &[
+        "asks", "ask", "requests", "request", "wants", "needs", "flags", "flag", "fails", "fail",
+        "sends", "emails", "messages", "calls", "texts",
+    ];
+    let triggered = w.iter().enumerate().any(|(i, x)| {
+        matches!(x.as_str(), "if" | "when" | "whenever")
+            && w[i + 1..].iter().take(7).any(|t| TRIGGERS.contains(&t.as_str()))
+    });
+    let unchecked = unchecked || triggered;
     let addressed_to_assistant =
         !habit || w.iter().any(|x| matches!(x.as_str(), "you" | "your" | "you're"));
     if consequential
@@ -1041,7 +1232,355 @@ pub fn is_instruction_like(text: &str) -> bool {
             return true;
         }
     }
-    false
+    standing_order(text)
+}
+
+/// Verbs of an order that matters, by what the action does. An order of style ("always
+/// answer in French", "always run the tests first") has none of them with what they need.
+#[rustfmt::skip]
+mod orders {
+    /// Hand something to someone: needs a third party to receive it.
+    pub(super) const DISCLOSE: &[&str] = &[
+        "send", "forward", "share", "give", "tell", "reveal", "disclose", "post", "publish",
+        "upload", "email", "text", "dm", "message", "cc", "bcc", "leak", "show", "provide", "pass",
+        "hand", "read", "copy", "export", "sync", "attach", "invite", "reply", "tweet",
+        "submit", "file", "apply", "rsvp", "answer", "paste",
+    ];
+    /// Move money or commit to a purchase: consequential as they stand.
+    pub(super) const MONEY: &[&str] = &[
+        "pay", "wire", "transfer", "refund", "approve", "authorize", "authorise", "buy",
+        "purchase", "subscribe", "renew", "donate", "tip", "venmo", "reimburse", "invest", "sell",
+        "accept", "sign", "charge", "spend", "book", "order", "agree", "enroll", "enrol",
+        "register",
+    ];
+    /// Destroy data: consequential as they stand.
+    pub(super) const DESTROY: &[&str] = &[
+        "delete", "erase", "wipe", "purge", "destroy", "shred", "nuke", "unsubscribe", "revoke",
+        "force", "overwrite",
+    ];
+    /// Destroy something only when it is data ("clear my inbox", not "clear up the wording").
+    pub(super) const DESTROY_DATA: &[&str] =
+        &["remove", "clear", "cancel", "drop", "reset", "close", "trash", "empty", "archive"];
+    /// Data, accounts and records such verbs can destroy.
+    pub(super) const DATA: &[&str] = &[
+        "email", "emails", "message", "messages", "file", "files", "folder", "folders", "data",
+        "account", "accounts", "photos", "backup", "backups", "logs", "records", "repo", "branch",
+        "database", "table", "everything", "anything", "history", "contacts", "calendar",
+        "events", "documents", "docs", "notes", "invoices", "receipts", "tickets", "users",
+        "subscriptions", "downloads", "drive", "inbox", "dms", "orders", "bookings", "meetings",
+        "appointments", "subscription", "card", "cards", "membership", "policy", "insurance",
+    ];
+    /// Skip or weaken a safeguard: needs the safeguard named.
+    pub(super) const BYPASS: &[&str] = &[
+        "skip", "bypass", "ignore", "disable", "override", "suppress", "dismiss", "silence",
+        "mute", "mark", "turn", "switch", "waive", "whitelist", "allowlist", "trust", "drop",
+        "remove",
+    ];
+    /// Ship or run something: consequential when done unchecked.
+    pub(super) const SHIP: &[&str] = &[
+        "merge", "deploy", "ship", "push", "release", "click", "open", "execute", "install",
+        "download", "run", "unlock", "grant", "confirm", "log", "login", "roll", "rollback",
+        "revert", "restart", "reboot", "shut", "kill", "terminate", "obey", "follow", "do",
+    ];
+    /// Safeguards a bypass names.
+    pub(super) const SAFEGUARDS: &[&str] = &[
+        "check", "checks", "review", "reviews", "approval", "approvals", "confirmation",
+        "confirmations", "verification", "2fa", "mfa", "two", "otp", "scanner", "scan", "scans",
+        "warning", "warnings", "alert", "alerts", "security", "antivirus", "firewall", "captcha",
+        "signature", "limit", "limits", "safeguard", "safeguards", "guardrail", "guardrails",
+        "certificate", "ssl", "tls", "flagged", "flags", "suspicious", "spam", "phishing",
+        "quarantine", "unverified", "untrusted", "sandbox", "permissions", "policy", "fraud",
+        "positive", "positives", "safe", "legit", "trusted", "filter", "filters", "prompt",
+        "prompts", "linter", "lint", "ci", "tests", "step", "claims", "claim", "pretends",
+    ];
+    /// Marks of doing something unchecked.
+    pub(super) const UNCHECKED: &[&str] = &[
+        "anyway", "anyways", "regardless", "without", "failing", "failed", "broken", "red",
+        "unreviewed", "unverified", "untested", "unknown", "unsigned", "even", "blindly",
+        "waking", "messy", "says", "whatever",
+    ];
+    /// Who may receive what is disclosed, other than the user.
+    pub(super) const THIRD_PARTIES: &[&str] = &[
+        "them", "him", "her", "anyone", "anybody", "everyone", "everybody", "whoever", "someone",
+        "somebody", "people", "publicly", "public", "online", "team", "channel", "group",
+        "contacts", "colleagues", "vendors", "vendor", "clients", "client", "customers",
+        "recruiters", "strangers", "others", "twitter", "slack", "linkedin", "facebook",
+        "instagram", "whatsapp", "reddit", "sister", "brother", "mum", "mom", "dad", "boss",
+        "manager", "partner", "wife", "husband", "friend", "friends", "landlord", "accountant",
+        "lawyer", "assistant",
+    ];
+    /// Let someone in: needs the access named.
+    pub(super) const ACCESS: &[&str] = &["allow", "let", "grant", "give", "share", "add", "make"];
+    /// What access verbs hand over.
+    pub(super) const ACCESS_WORDS: &[&str] = &[
+        "access", "admin", "administrator", "owner", "permissions", "permission", "login",
+        "logins", "password", "passwords", "key", "keys", "in", "entry", "door", "credentials",
+        "account", "rights", "privileges", "control",
+    ];
+    /// Spending from what the user holds: "use my card for anything under $50".
+    pub(super) const FUNDS: &[&str] =
+        &["card", "credit", "money", "funds", "budget", "account", "wallet", "paypal"];
+    /// Marks of a rule for the future rather than a request for now.
+    pub(super) const RULES: &[&str] = &[
+        "always", "whenever", "every time", "each time", "any time", "anytime", "from now on",
+        "from here on", "going forward", "in future", "in the future", "by default", "as a rule",
+        "automatically", "auto", "standing", "henceforth", "permanently", "all future",
+        "no need to", "don't need to", "dont need to", "do not need to", "without asking",
+        "without checking", "without confirming", "without confirmation", "without verifying",
+        "no confirmation", "you have my permission", "you have permission", "feel free to",
+        "you're allowed to", "you are allowed to", "you can just", "you may", "don't bother",
+        "dont bother", "don't ask me", "do not ask me", "never ask me", "no questions asked",
+        "never check", "don't check", "do not check", "every", "any", "each", "you're free to",
+        "you are free to", "go ahead and", "don't wait for me", "dont wait for me",
+        "run it by me", "on my behalf", "no matter what", "regardless", "until i say otherwise",
+        "unless i say otherwise", "till further notice", "until further notice", "routinely",
+        "new rule", "rule", "policy", "all the time",
+    ];
+    /// What sets off a conditional rule ("if anyone asks", "when an invoice arrives").
+    pub(super) const TRIGGERS: &[&str] = &[
+        "asks", "ask", "requests", "request", "wants", "needs", "sends", "emails", "messages",
+        "texts", "calls", "flags", "fails", "arrives", "arrive", "comes", "shows", "expires",
+        "lands", "pings", "reaches", "contacts", "mentions", "says", "complains", "fire",
+        "fires", "breaks", "claims", "goes", "gets",
+    ];
+    /// Subjects that make the verb a description ("I always pay rent on the 1st", "we
+    /// deploy on Fridays") rather than an order.
+    pub(super) const DESCRIBERS: &[&str] = &[
+        "i", "we", "i'll", "we'll", "i'd", "we'd", "i'm", "we're", "i've", "we've", "he", "she",
+        "they", "he's", "she's", "they're", "who", "which", "that", "you're", "it", "it's",
+        "there",
+    ];
+}
+
+/// The -ing forms of a verb: "delete" → "deleting", "drop" → "dropping", "pay" → "paying".
+fn ing_form(verb: &str) -> Vec<String> {
+    let mut forms = vec![format!("{verb}ing")];
+    if let Some(stem) = verb.strip_suffix('e').filter(|s| !s.ends_with('e')) {
+        forms.push(format!("{stem}ing"));
+    }
+    if let Some(last) = verb.chars().last().filter(|c| !"aeiouwxy".contains(*c)) {
+        forms.push(format!("{verb}{last}ing"));
+    }
+    forms
+}
+
+/// Whether the text is a standing order to act on the user's behalf in a way that matters
+/// (SPEC §3): a rule for the future ("whenever…", "if anyone asks…", "no need to check with
+/// me before…") whose action hands something to a third party, moves money, destroys
+/// data, grants access, or skips or ships past a safeguard, addressed to the assistant
+/// rather than describing a habit. Rules of style ("always answer in French") are not.
+fn standing_order(text: &str) -> bool {
+    use orders::*;
+    let w: Vec<String> = words(text).into_iter().map(|x| x.replace('\u{2019}', "'")).collect();
+    let flat = format!(" {} ", w.join(" "));
+    let has = |x: &str| flat.contains(&format!(" {x} "));
+    let starts = clause_starts(text);
+    // A condition makes a rule: "if anyone asks, …", "when I'm away, …", "any recruiter
+    // who asks can …".
+    let conditional = w.iter().enumerate().any(|(i, x)| {
+        (matches!(x.as_str(), "if" | "when" | "whenever" | "once" | "while")
+            && starts.get(i).copied().unwrap_or(false))
+            || (matches!(x.as_str(), "if" | "when" | "whenever" | "once" | "who")
+                && w[i + 1..].iter().take(8).any(|t| TRIGGERS.contains(&t.as_str())))
+    });
+    let ruled = conditional || RULES.iter().any(|r| has(r));
+    // Whoever asks receives: "when a vendor asks for our credentials, paste them".
+    const ASKING: &[&str] = &[
+        "asks", "ask", "requests", "request", "wants", "needs", "emails", "messages", "texts",
+        "calls", "pings", "contacts", "reaches",
+    ];
+    let asked = w.iter().enumerate().any(|(i, x)| {
+        matches!(x.as_str(), "if" | "when" | "whenever" | "once" | "who")
+            && w[i + 1..].iter().take(8).any(|t| ASKING.contains(&t.as_str()))
+    });
+    let in_text = |list: &[&str]| w.iter().any(|x| list.contains(&x.as_str()));
+    let data = in_text(DATA);
+    let safeguard =
+        in_text(SAFEGUARDS) || has("two factor") || has("false positive") || has("are you sure");
+    let unchecked = in_text(UNCHECKED) || has("no review") || has("don't wait");
+    // Someone other than the user (or the assistant) receiving what the verb at `i` hands
+    // over: "tell her my PIN", "send them my address", "forward … to jordan@…", "share my
+    // calendar with whoever asks", "post it on LinkedIn"; not "share them with you".
+    let receiver = |i: usize| {
+        let after = &w[i + 1..w.len().min(i + 10)];
+        let indirect = after.first().is_some_and(|n| {
+            THIRD_PARTIES.contains(&n.as_str())
+                && after.get(1).is_some_and(|m| {
+                    matches!(
+                        m.as_str(),
+                        "my" | "our" | "the" | "a" | "an" | "all" | "any" | "it" | "them"
+                    )
+                })
+        });
+        let preposition = after.windows(2).enumerate().any(|(k, p)| {
+            matches!(p[0].as_str(), "to" | "with" | "on" | "into" | "onto") && {
+                // Past a determiner or possessive: "to my accountant", "with the team".
+                let named = after[k + 1..].iter().find(|t| {
+                    !matches!(
+                        t.as_str(),
+                        "the"
+                            | "a"
+                            | "an"
+                            | "my"
+                            | "our"
+                            | "his"
+                            | "her"
+                            | "their"
+                            | "all"
+                            | "any"
+                            | "every"
+                    )
+                });
+                named.is_some_and(|t| {
+                    THIRD_PARTIES.contains(&t.as_str())
+                        || !matches!(
+                            t.as_str(),
+                            "me" | "us"
+                                | "you"
+                                | "myself"
+                                | "be"
+                                | "do"
+                                | "make"
+                                | "see"
+                                | "get"
+                                | "know"
+                                | "help"
+                        ) && text.split_whitespace().any(|o| {
+                            o.trim_matches(|c: char| !c.is_alphanumeric()).eq_ignore_ascii_case(t)
+                                && o.starts_with(char::is_uppercase)
+                        })
+                        || matches!(p[1].as_str(), "my" | "our" | "the" | "his" | "her" | "their")
+                            && !matches!(t.as_str(), "me" | "us" | "you")
+                })
+            }
+        });
+        let elsewhere = after.iter().any(|t| {
+            matches!(
+                t.as_str(),
+                "publicly"
+                    | "online"
+                    | "twitter"
+                    | "linkedin"
+                    | "slack"
+                    | "reddit"
+                    | "facebook"
+                    | "instagram"
+                    | "whatsapp"
+            )
+        });
+        let address = text.contains('@') || text.contains('#') || text.contains("://");
+        indirect || preposition || elsewhere || address || asked
+    };
+    w.iter().enumerate().any(|(i, x)| {
+        let x = x.as_str();
+        // "auto-approve", "auto-delete": the verb after "auto".
+        let x = x.strip_prefix("auto").filter(|v| v.len() > 2).unwrap_or(x);
+        let before = i.checked_sub(1).map(|j| w[j].as_str());
+        // An order's verb stands where an order's verb does: opening its clause (past
+        // adverbs and "please"), after "to", a modal, "and"/"then", or a standing marker;
+        // or as "-ing" after "before", "after", "without" ("before deleting…").
+        let mut j = i;
+        while j > 0
+            && !starts.get(j).copied().unwrap_or(true)
+            && (w[j - 1].ends_with("ly")
+                || matches!(
+                    w[j - 1].as_str(),
+                    "always"
+                        | "just"
+                        | "also"
+                        | "please"
+                        | "never"
+                        | "then"
+                        | "now"
+                        | "still"
+                        | "go"
+                        | "ahead"
+                        | "auto"
+                        | "bulk"
+                ))
+        {
+            j -= 1;
+        }
+        let opening = starts.get(j).copied().unwrap_or(true)
+            || matches!(
+                w[j - 1].as_str(),
+                "to" | "can"
+                    | "may"
+                    | "should"
+                    | "must"
+                    | "will"
+                    | "and"
+                    | "then"
+                    | "or"
+                    | "on"
+                    | "out"
+                    | "forward"
+                    | "so"
+            );
+        let base = |list: &[&str]| list.contains(&x);
+        let ing = |list: &[&str]| {
+            list.iter().any(|v| ing_form(v).iter().any(|f| f == x))
+                && matches!(
+                    before,
+                    Some("before" | "after" | "without" | "bulk" | "auto" | "keep" | "start")
+                )
+        };
+        let is = |list: &[&str]| (opening && base(list)) || ing(list);
+        let next =
+            |list: &[&str], n: usize| w[i + 1..].iter().take(n).any(|t| list.contains(&t.as_str()));
+        let access = is(ACCESS) && next(ACCESS_WORDS, 6);
+        // "use my card", "spend up to $50": the user's money.
+        let spend = (is(&["use"]) && next(FUNDS, 3))
+            || (is(&["spend"])
+                && (text.contains('$')
+                    || text.contains('£')
+                    || text.contains('€')
+                    || next(FUNDS, 6)));
+        // "Any recruiter who asks can have my CV": someone else may take the user's things.
+        let taken = matches!(before, Some("can" | "may"))
+            && matches!(x, "have" | "get" | "see" | "access" | "take" | "view" | "download")
+            && next(&["my", "our"], 3);
+        // "pay off" as in succeed, not "pay off my card".
+        let paid_off = x == "pay"
+            && w.get(i + 1).is_some_and(|n| n == "off")
+            && !w.get(i + 2).is_some_and(|n| {
+                matches!(n.as_str(), "my" | "our" | "the" | "a" | "this" | "that")
+            });
+        // Skipping a safeguard is a standing change by itself ("drop the 'are you sure?'
+        // step", "skip the 2FA prompts").
+        let bypass = is(BYPASS) && safeguard;
+        let consequential = access
+            || spend
+            || taken
+            || bypass
+            || (is(DISCLOSE) && receiver(i))
+            || (is(MONEY) && x != "spend" && !paid_off)
+            || is(DESTROY)
+            || (is(DESTROY_DATA) && data)
+            || (is(SHIP) && unchecked);
+        if !consequential || !(ruled || bypass) {
+            return false;
+        }
+        // "give me", "send us": the user receives it.
+        if DISCLOSE.contains(&x)
+            && w.get(i + 1).is_some_and(|n| matches!(n.as_str(), "me" | "us" | "myself"))
+        {
+            return false;
+        }
+        // A clause whose subject is the user or someone else describes ("I always pay rent
+        // on the 1st", "I'll send you the photos whenever I get them"), unless it asks the
+        // assistant ("I want you to send…").
+        let clause = (0..=i).rev().find(|&k| starts.get(k).copied().unwrap_or(true)).unwrap_or(0);
+        // So does one whose subject is a thing ("The long hours always pay off").
+        let thing = w.get(clause).is_some_and(|b| {
+            matches!(b.as_str(), "the" | "a" | "an" | "this" | "these" | "those" | "its" | "their")
+        });
+        let described = w[clause..i]
+            .iter()
+            .position(|b| DESCRIBERS.contains(&b.as_str()) || (thing && b == &w[clause]))
+            .is_some_and(|k| !w[clause + k..i].iter().any(|b| b == "you"));
+        taken || !described
+    })
 }
 
 /// The sensitive category the text falls in, if any.
@@ -1173,7 +1712,6 @@ pub fn sensitive_category(text: &str) -> Option<SensitiveCategory> {
         "foreclosure",
         "lost my job",
         "unemployed",
-        "food bank",
         "payday loan",
         "behind on rent",
         "behind on payments",
@@ -1209,6 +1747,9 @@ pub fn sensitive_category(text: &str) -> Option<SensitiveCategory> {
         "orthodox jew",
     ];
     const MORE_HARDSHIP: &[&str] = &[
+        "rely on a food bank",
+        "use a food bank",
+        "use the food bank",
         "barely afford",
         "losing my job",
         "credit card debt",
@@ -1218,23 +1759,116 @@ pub fn sensitive_category(text: &str) -> Option<SensitiveCategory> {
         "struggling to pay",
         "overdraft",
     ];
-    let first_person = any(&["i", "i'm", "i am", "my", "as a"]);
-    if any(MORE_HEALTH) {
+    // Rewritten statements speak of "User" ("User is a practising Hindu").
+    let first_person = any(&["i", "i'm", "i am", "my", "as a", "user", "user's"]);
+    if any(MORE_HEALTH) || medical_word(&w) {
         return Some(Health);
     }
-    // A stay in hospital is health; a job at one is not ("I work as a pharmacist at the
-    // hospital", "my shift at the hospital").
+    // A stay in hospital is health; a job at one, or a hospital as a customer, is not ("I
+    // work as a pharmacist at the hospital", "my shift at the hospital").
     const WORKPLACE: &[&str] = &[
         "work", "works", "worked", "working", "job", "employed", "shift", "shifts", "as a", "as an",
     ];
-    if any(&["hospital", "hospitalised", "hospitalized"]) && !any(WORKPLACE) {
+    const STAY: &[&str] = &[
+        "hospitalised",
+        "hospitalized",
+        "in hospital",
+        "in the hospital",
+        "to hospital",
+        "to the hospital",
+        "at the hospital",
+        "from hospital",
+        "from the hospital",
+        "out of hospital",
+        "hospital stay",
+        "emergency room",
+        "intensive care",
+    ];
+    if any(STAY) && !any(WORKPLACE) {
         return Some(Health);
     }
     if any(IDENTITY) {
         return Some(SexualOrientation);
     }
-    if first_person && any(FAITHS) {
+    if first_person && (any(FAITHS) || devotion(&w)) {
         return Some(Religion);
+    }
+    const UNION: &[&str] = &[
+        "trade union",
+        "labour union",
+        "labor union",
+        "union member",
+        "union membership",
+        "union rep",
+        "union representative",
+        "shop steward",
+        "my union",
+        "unionised",
+        "unionized",
+        "union dues",
+    ];
+    // "a member of the nurses' union", not "the European Union" or "a credit union".
+    let member_of_union = w.iter().enumerate().any(|(i, x)| {
+        x == "member"
+            && w[i + 1..].iter().take(5).any(|u| u == "union")
+            && !w[i + 1..]
+                .iter()
+                .take(5)
+                .any(|u| ["european", "credit", "student"].contains(&u.as_str()))
+    });
+    if any(UNION) || member_of_union {
+        return Some(TradeUnion);
+    }
+    const IMMIGRATION: &[&str] = &[
+        "undocumented",
+        "asylum",
+        "asylum seeker",
+        "refugee",
+        "work visa",
+        "student visa",
+        "my visa",
+        "on a visa",
+        "visa status",
+        "green card",
+        "residence permit",
+        "residency permit",
+        "work permit",
+        "immigration status",
+        "deported",
+        "deportation",
+        "overstayed",
+        "daca",
+        "illegal immigrant",
+        "leave to remain",
+    ];
+    if any(IMMIGRATION) {
+        return Some(ImmigrationStatus);
+    }
+    const CRIMINAL: &[&str] = &[
+        "criminal record",
+        "in prison",
+        "in jail",
+        "prison sentence",
+        "jail time",
+        "served time",
+        "convicted",
+        "conviction",
+        "felony",
+        "felon",
+        "on probation",
+        "on parole",
+        "was arrested",
+        "got arrested",
+        "been arrested",
+        "dui",
+        "dwi",
+        "incarcerated",
+        "sex offender",
+        "charged with",
+        "pleaded guilty",
+    ];
+    if any(CRIMINAL) {
+        return Some(CriminalRecord);
     }
     if has_phrase(&w, "member of the") && w.iter().any(|x| x == "party") {
         return Some(Politics);
@@ -1261,6 +1895,261 @@ pub fn sensitive_category(text: &str) -> Option<SensitiveCategory> {
         return Some(PreciseLocation);
     }
     None
+}
+
+/// Faith named by the practice of it: "a practising Hindu", "a devout Sikh", "a Jehovah's
+/// Witness", "an observant Jew".
+fn devotion(w: &[String]) -> bool {
+    const PRACTICE: &[&str] = &["practising", "practicing", "devout", "observant", "religious"];
+    const MORE_FAITHS: &[&str] = &[
+        "jehovah's witness",
+        "quaker",
+        "baptist",
+        "evangelical",
+        "pentecostal",
+        "methodist",
+        "anglican",
+        "lutheran",
+        "presbyterian",
+        "adventist",
+        "latter-day saint",
+        "latter day saint",
+        "sunni",
+        "shia",
+        "jain",
+        "baha'i",
+        "zoroastrian",
+        "rastafarian",
+        "taoist",
+        "pagan",
+        "wiccan",
+        "born-again",
+        "born again",
+    ];
+    w.iter().any(|x| PRACTICE.contains(&x.as_str()))
+        || MORE_FAITHS.iter().any(|p| {
+            let parts: Vec<&str> = p.split([' ', '-']).collect();
+            w.windows(parts.len()).any(|win| {
+                win.iter()
+                    .zip(&parts)
+                    .all(|(a, b)| a.trim_end_matches('s') == b.trim_end_matches('s'))
+            })
+        })
+}
+
+/// Medicine and conditions named by their form: a dose ("10mg", "20 mg"), a drug-name
+/// ending ("escitalopram", "levetiracetam", "atorvastatin"), or a condition's ("Crohn's
+/// disease", "endometriosis", "arthritis", "a heart condition").
+fn medical_word(w: &[String]) -> bool {
+    const DRUG_ENDINGS: &[&str] = &[
+        "pram",
+        "oxetine",
+        "azepam",
+        "azolam",
+        "olol",
+        "sartan",
+        "statin",
+        "prazole",
+        "tidine",
+        "cillin",
+        "mycin",
+        "cycline",
+        "floxacin",
+        "triptan",
+        "afil",
+        "racetam",
+        "trigine",
+        "apine",
+        "idone",
+        "formin",
+        "gliptin",
+        "gliflozin",
+        "barbital",
+        "codone",
+        "morphone",
+        "profen",
+        "coxib",
+        "dronate",
+        "lukast",
+        "tropium",
+        "terol",
+        "sone",
+    ];
+    const CONDITION_ENDINGS: &[&str] =
+        &["itis", "iasis", "oma", "emia", "aemia", "pathy", "plegia"];
+    const NOT_CONDITIONS: &[&str] = &[
+        "diploma",
+        "aroma",
+        "coma",
+        "soma",
+        "sone",
+        "stoma",
+        "comma",
+        "oklahoma",
+        "tacoma",
+        "sierra",
+        "academia",
+        "bohemia",
+        "sympathy",
+        "empathy",
+        "apathy",
+        "telepathy",
+        "antipathy",
+        "person",
+        "reason",
+        "season",
+        "arson",
+        "parson",
+        "unison",
+        "garrison",
+        "jackson",
+        "anderson",
+        "wilson",
+        "nelson",
+        "johnson",
+        "allison",
+        "edison",
+        "harrison",
+        "tyson",
+        "ozone",
+        "stone",
+        "phone",
+        "alone",
+        "zone",
+        "bone",
+        "tone",
+        "done",
+        "gone",
+        "none",
+        "one",
+        "someone",
+        "anyone",
+        "everyone",
+        "cone",
+        "hone",
+        "throne",
+        "cyclone",
+        "backbone",
+        "milestone",
+        "postpone",
+        "condone",
+        "atone",
+        "sandstone",
+        "limestone",
+        "capstone",
+        "headphone",
+        "microphone",
+        "smartphone",
+        "iphone",
+        "saxophone",
+        "xylophone",
+        "mason",
+        "lasso",
+        "alison",
+        "carlson",
+        "davidson",
+        "emerson",
+        "mortimer",
+        "maradona",
+        "petrol",
+        "patrol",
+        "control",
+        "idol",
+        "extol",
+        "pistol",
+        "atoll",
+    ];
+    const CONDITIONS: &[&str] = &[
+        "disease",
+        "syndrome",
+        "disorder",
+        "condition",
+        "chronic",
+        "chemo",
+        "hrt",
+        "hormone",
+        "hormones",
+        "insulin",
+        "inhaler",
+        "epipen",
+        "dialysis",
+        "transplant",
+        "seizure",
+        "seizures",
+        "ptsd",
+        "ocd",
+        "ibs",
+        "lupus",
+        "dementia",
+        "alzheimer's",
+        "parkinson's",
+        "sclerosis",
+        "endometriosis",
+        "fibrosis",
+        "psoriasis",
+        "scoliosis",
+        "stroke",
+        "tumour",
+        "tumor",
+        "dyslexia",
+        "dyslexic",
+        "deaf",
+        "wheelchair",
+        "ivf",
+        "infertility",
+        "sober",
+        "sobriety",
+        "relapse",
+        "opioid",
+        "opioids",
+        "lithium",
+        "meds",
+        "medication",
+        "medications",
+        "positive",
+        "therapist",
+        "psychiatrist",
+        "counsellor",
+        "counselor",
+        "suicidal",
+        "self-harm",
+        "anorexia",
+        "bulimia",
+        "celiac",
+        "coeliac",
+        "herpes",
+        "hepatitis",
+    ];
+    w.iter().enumerate().any(|(i, x)| {
+        let x = x.as_str();
+        let dose = ["mg", "mcg", "µg", "ml"].iter().any(|u| {
+            x.strip_suffix(u)
+                .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+                || (x == *u && i > 0 && w[i - 1].chars().all(|c| c.is_ascii_digit()))
+        });
+        let ends = |list: &[&str]| {
+            x.chars().count() >= 7
+                && x.chars().all(char::is_alphabetic)
+                && list.iter().any(|e| x.ends_with(e))
+                && !NOT_CONDITIONS.contains(&x)
+        };
+        // "positive" only as a test result ("HIV positive"), "condition" only as a health one.
+        let condition = match x {
+            "positive" => i > 0 && ["hiv", "covid", "hepatitis"].contains(&w[i - 1].as_str()),
+            "condition" => {
+                i > 0
+                    && [
+                        "heart", "skin", "medical", "health", "lung", "chronic", "thyroid",
+                        "kidney", "liver",
+                    ]
+                    .contains(&w[i - 1].as_str())
+            }
+            "stroke" => i > 0 && ["a", "had"].contains(&w[i - 1].as_str()),
+            "disorder" | "disease" | "syndrome" => i > 0,
+            other => CONDITIONS.contains(&other),
+        };
+        dose || condition || ends(DRUG_ENDINGS) || ends(CONDITION_ENDINGS)
+    })
 }
 
 fn has_precise_location(text: &str, w: &[String]) -> bool {
@@ -1295,9 +2184,13 @@ fn has_precise_location(text: &str, w: &[String]) -> bool {
         "plaza",
         "avenida",
     ];
-    // "Rua Augusta 15": a street word followed within two words by a house number.
+    // "Rua Augusta 15", "Müllerstraße 12": a street word (or a word ending in one) followed
+    // within two words by a house number.
+    const COMPOUND_STREETS: &[&str] =
+        &["straße", "strasse", "gasse", "weg", "allee", "platz", "straat", "gatan", "vej", "katu"];
     for (i, word) in w.iter().enumerate() {
-        if ["rua", "via", "calle", "rue", "avenida", "strasse", "straße"].contains(&word.as_str())
+        if (["rua", "via", "calle", "rue", "avenida"].contains(&word.as_str())
+            || COMPOUND_STREETS.iter().any(|s| word.ends_with(s) && word.chars().count() > 4))
             && w[i + 1..]
                 .iter()
                 .take(3)
@@ -1390,6 +2283,20 @@ mod tests {
             ("call me at 555 123 4567", None),
             ("I prefer green tea", None),
             ("I like the sk-8 skating rink", None),
+            (
+                "webhook https://hooks.slack.com/services/T01ABCDEF/B02GHIJKL/x9Yz8Wv7Ut6Sr5Qp4On3Ml2K",
+                Some(SecretKind::WebhookUrl),
+            ),
+            (
+                "post to https://discord.com/api/webhooks/123456789012345678/aB3dE5fG7hJ9kL1mN3pQ5rS7",
+                Some(SecretKind::WebhookUrl),
+            ),
+            ("the docs are at https://api.slack.com/messaging/webhooks", None),
+            (
+                "my seed phrase: lamp orbit tiger velvet canyon maple frost ladder silent echo harvest pilot",
+                Some(SecretKind::RecoveryPhrase),
+            ),
+            ("I planted the seed for the garden project with the whole team", None),
         ];
         for (text, expected) in cases {
             assert_eq!(find_secret(text), *expected, "{text:?}");
@@ -1439,6 +2346,21 @@ mod tests {
             ("The long hours always pay off in the end, I think.", false),
             ("You are now in charge of the whole mailing list, send it to everyone.", true),
             ("Please always forward my invoices to books@ledger.example", true),
+            // Conditions, permissions and skipped safeguards are rules too.
+            ("If my landlord texts, just send him the door code", true),
+            ("When I'm travelling, pay any parking fines that come in", true),
+            ("You have my permission to wire up to $200 to Lena whenever she asks", true),
+            ("No need to check with me before archiving old emails", true),
+            ("Turn off the fraud alerts on my card, they're annoying", true),
+            ("Going forward, deploy to production even if the tests are failing", true),
+            ("Anyone who asks can see my calendar", true),
+            // Rules of style and habits of the user's are not.
+            ("Whenever you write SQL, use uppercase keywords", false),
+            ("Always add type hints to Python examples", false),
+            ("Never use emojis when you reply to me", false),
+            ("I always spend Sundays with my grandparents", false),
+            ("Any book recommendations for a long flight?", false),
+            ("We've been supporting each other and providing feedback every week", false),
         ];
         for (text, expected) in cases {
             assert_eq!(is_instruction_like(text), *expected, "{text:?}");
@@ -1483,6 +2405,23 @@ mod tests {
             ("My shift at the children's hospital starts at six", None),
             ("I prefer email over phone", None),
             ("Version 2.5.1 shipped today", None),
+            ("I take 10mg of escitalopram every morning", Some(Health)),
+            ("I have Crohn's disease", Some(Health)),
+            ("I was diagnosed with endometriosis", Some(Health)),
+            ("Our biggest customer is a hospital chain", None),
+            ("I volunteer at a food bank", None),
+            ("We rely on a food bank most weeks", Some(FinancialHardship)),
+            ("User is a practising Hindu", Some(Religion)),
+            ("I'm a Jehovah's Witness", Some(Religion)),
+            ("I'm a shop steward for Unite", Some(TradeUnion)),
+            ("I'm a member of the nurses' union", Some(TradeUnion)),
+            ("The European Union has 27 members", None),
+            ("I'm on a work visa", Some(ImmigrationStatus)),
+            ("I have a criminal record for a DUI from 2019", Some(CriminalRecord)),
+            ("I live at Müllerstraße 12 in Berlin", Some(PreciseLocation)),
+            ("My diploma is from Oklahoma", None),
+            ("I moved here in April", None),
+            ("Our release branch is main-stable", None),
         ];
         for (text, expected) in cases {
             assert_eq!(sensitive_category(text), *expected, "{text:?}");

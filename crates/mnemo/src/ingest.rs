@@ -18,7 +18,7 @@ use mnemo_core::policy::ReasonCode;
 use mnemo_core::ports::ChatModel;
 use mnemo_core::scope::validate_key;
 use mnemo_core::screen::redact;
-use mnemo_core::screen::{Screening, screen};
+use mnemo_core::screen::{Screening, screen, sensitive_category};
 use mnemo_core::transcript::{Message, Role};
 use mnemo_core::{Kind, MemoryId, Source, SourceType, Timestamp, UserRef};
 
@@ -279,14 +279,23 @@ impl Mnemo {
                 Some(chat) => match self.llm_extract(who, chat.as_ref(), &text, at) {
                     Ok(list) => {
                         let mut adds = Vec::new();
+                        // The model rewrites clauses apart; each keeps the category its
+                        // message falls in ("I'm trans and I started HRT").
+                        let sensitive = sensitive_category(&text).is_some();
                         for proposal in list {
                             match proposal {
-                                Proposal::Add(e) => adds.push(e),
-                                Proposal::Update { target, statement } => updates.push((
+                                Proposal::Add(mut e) => {
+                                    e.sensitive |= sensitive;
+                                    adds.push(e);
+                                }
+                                Proposal::Update { target, mut statement } => updates.push((
                                     index,
                                     target,
                                     candidate(
-                                        statement,
+                                        {
+                                            statement.sensitive |= sensitive;
+                                            statement
+                                        },
                                         source_type,
                                         &source_ref,
                                         at,
@@ -315,7 +324,10 @@ impl Mnemo {
         // an update of an unkeyed one is a new version of it, if the new text passes screening.
         let mut edited = Vec::new();
         for (index, target, fields) in updates {
-            if fields.subject.is_some() || screen(&fields.content) != Screening::default() {
+            if fields.subject.is_some()
+                || fields.sensitive
+                || screen(&fields.content) != Screening::default()
+            {
                 proposals.push((index, fields));
                 continue;
             }
@@ -394,6 +406,7 @@ fn candidate(
         }),
         valid_from: Some(at),
         expires_at: found.expires_at.filter(|e| *e > at),
+        sensitive: found.sensitive,
         // Said in a message at `at`: a re-statement of something forgotten only if said after
         // the deletion, in another message.
         restatement: Restatement::SaidAt(at),

@@ -1,8 +1,17 @@
-//! The labelled extraction set (`testdata/extraction_set.jsonl`, 423 messages written before
-//! the extractor's current rules and never tuned on): every message is ingested as the
-//! user's turn at its time (Wednesday 2026-03-04 10:00 UTC) with the default extractor, and
-//! also given to `remember` to see the policy gate's call. Run with `--nocapture` for the
-//! per-class table.
+//! The labelled extraction sets: every message is ingested as the user's turn at its time
+//! (Wednesday 2026-03-04 10:00 UTC) with the default extractor, and also given to `remember`
+//! to see the policy gate's call. Run with `--nocapture` for the per-class tables.
+//!
+//! - `testdata/extraction_set.jsonl` (423 messages) was written before the extractor's rules
+//!   and has since served as their development set: its misses are printed.
+//! - `testdata/extraction_set_b.jsonl` (235) was written afterwards by someone who had read
+//!   neither the rules nor the first set; its first figures were recorded, then it became a
+//!   second development set.
+//! - `testdata/extraction_set_c.jsonl` (250) was written the same way and is held out: only
+//!   its figures are printed. (Its secret and standing-order misses were once examined, as
+//!   safety failures; its other classes never were.)
+//!
+//! On the second and third sets only safety properties are asserted.
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
 
 use std::collections::BTreeMap;
@@ -46,10 +55,55 @@ struct Tally {
     false_positive: usize,
 }
 
-#[test]
-fn extraction_set_meets_its_targets() {
-    let cases: Vec<Case> = read_jsonl("extraction_set.jsonl");
-    assert!(cases.len() >= 300, "the set has only {} messages", cases.len());
+/// What one set gave.
+struct Report {
+    classes: BTreeMap<String, Tally>,
+    /// Messages labelled with several facts, and those that gave at least that many.
+    multi: (usize, usize),
+    misses: Vec<String>,
+}
+
+impl Report {
+    fn rate(&self, class: &str) -> f64 {
+        let t = &self.classes[class];
+        t.right as f64 / t.messages as f64
+    }
+
+    fn stored(&self, class: &str) -> f64 {
+        let t = &self.classes[class];
+        t.stored as f64 / t.messages as f64
+    }
+
+    fn print(&self, name: &str, cases: &[Case]) {
+        eprintln!("\n{name}: {} messages", cases.len());
+        eprintln!("| class | messages | outcome as labelled | stored a durable memory |");
+        eprintln!("|---|---|---|---|");
+        for (class, t) in &self.classes {
+            eprintln!(
+                "| {class} | {} | {:.3} | {:.3} |",
+                t.messages,
+                t.right as f64 / t.messages as f64,
+                t.stored as f64 / t.messages as f64
+            );
+        }
+        let (tp, fp): (usize, usize) = self
+            .classes
+            .values()
+            .fold((0, 0), |(a, b), t| (a + t.true_positive, b + t.false_positive));
+        let positives: usize = cases.iter().filter(|c| c.expect.memory).count();
+        eprintln!(
+            "memory written: precision {:.3}, recall {:.3}",
+            tp as f64 / (tp + fp).max(1) as f64,
+            tp as f64 / positives.max(1) as f64
+        );
+        eprintln!(
+            "messages with several facts that gave at least that many memories: {}/{}",
+            self.multi.1, self.multi.0
+        );
+    }
+}
+
+fn measure(cases: &[Case]) -> Report {
     let dir = tempfile::tempdir().unwrap();
     let now = Timestamp::parse("2026-03-04T10:00:00Z", "now").unwrap();
     let mnemo = Mnemo::open_sqlite(
@@ -60,10 +114,10 @@ fn extraction_set_meets_its_targets() {
     )
     .unwrap();
 
-    let mut classes: BTreeMap<&str, Tally> = BTreeMap::new();
+    let mut classes: BTreeMap<String, Tally> = BTreeMap::new();
     let (mut multi, mut multi_split) = (0, 0);
     let mut misses = Vec::new();
-    for case in &cases {
+    for case in cases {
         let who = UserRef::new("set", &format!("ingest-{}", case.id)).unwrap();
         let message = Message {
             role: Role::User,
@@ -89,7 +143,7 @@ fn extraction_set_meets_its_targets() {
             .unwrap();
         let gate = gate_class(r.outcome, r.reason);
 
-        let tally = classes.entry(case.class.as_str()).or_default();
+        let tally = classes.entry(case.class.clone()).or_default();
         tally.messages += 1;
         let kept = !active.is_empty();
         tally.stored += usize::from(kept);
@@ -136,50 +190,59 @@ fn extraction_set_meets_its_targets() {
         }
     }
 
-    eprintln!("\nextraction set: {} messages", cases.len());
-    eprintln!("| class | messages | outcome as labelled | stored a durable memory |");
-    eprintln!("|---|---|---|---|");
-    for (class, t) in &classes {
-        eprintln!(
-            "| {class} | {} | {:.3} | {:.3} |",
-            t.messages,
-            t.right as f64 / t.messages as f64,
-            t.stored as f64 / t.messages as f64
-        );
-    }
-    let (tp, fp): (usize, usize) =
-        classes.values().fold((0, 0), |(a, b), t| (a + t.true_positive, b + t.false_positive));
-    let positives: usize = cases.iter().filter(|c| c.expect.memory).count();
-    eprintln!(
-        "memory written: precision {:.3}, recall {:.3}",
-        tp as f64 / (tp + fp).max(1) as f64,
-        tp as f64 / positives.max(1) as f64
-    );
-    eprintln!(
-        "messages with several facts that gave at least that many memories: {multi_split}/{multi}"
-    );
-    for miss in &misses {
+    Report { classes, multi: (multi, multi_split), misses }
+}
+
+#[test]
+fn extraction_set_meets_its_targets() {
+    let cases: Vec<Case> = read_jsonl("extraction_set.jsonl");
+    assert!(cases.len() >= 300, "the set has only {} messages", cases.len());
+    let report = measure(&cases);
+    report.print("extraction set (development)", &cases);
+    for miss in &report.misses {
         eprintln!("  {miss}");
     }
-
-    let rate = |class: &str| {
-        let t = &classes[class];
-        t.right as f64 / t.messages as f64
-    };
-    let stored = |class: &str| {
-        let t = &classes[class];
-        t.stored as f64 / t.messages as f64
-    };
+    let (rate, stored) = (|c: &str| report.rate(c), |c: &str| report.stored(c));
     assert!(rate("durable_fact") >= 0.85, "durable facts kept: {:.3}", rate("durable_fact"));
     assert!(
         rate("transient") >= 0.85,
         "transient facts with the right expiry: {:.3}",
         rate("transient")
     );
-    // The target is 5%; momentary states ("I'm starving lol") still get through.
-    assert!(stored("small_talk") <= 0.10, "small talk stored: {:.3}", stored("small_talk"));
+    assert!(stored("small_talk") <= 0.05, "small talk stored: {:.3}", stored("small_talk"));
     assert!(stored("question") <= 0.05, "questions stored: {:.3}", stored("question"));
     assert!(rate("instruction") == 1.0, "standing orders held: {:.3}", rate("instruction"));
     assert!(rate("secret") >= 0.95, "secrets refused: {:.3}", rate("secret"));
-    assert!(classes["secret"].stored == 0, "a secret became an active memory");
+    assert!(report.classes["secret"].stored == 0, "a secret became an active memory");
+}
+
+/// Measures one set, prints its table (and its misses when `show_misses`), and asserts what
+/// must hold whatever the rules miss: a secret never becomes an active memory, and a
+/// standing order to disclose or act never applies unconfirmed.
+fn measure_with_safety(file: &str, title: &str, show_misses: bool) {
+    let cases: Vec<Case> = read_jsonl(file);
+    assert!(cases.len() >= 200, "the set has only {} messages", cases.len());
+    let report = measure(&cases);
+    report.print(title, &cases);
+    if show_misses {
+        for miss in &report.misses {
+            eprintln!("  {miss}");
+        }
+    }
+    assert!(report.classes["secret"].stored == 0, "a secret became an active memory");
+    assert!(report.classes["instruction"].stored == 0, "a standing order became active");
+}
+
+#[test]
+fn second_set_written_blind_then_used_for_development() {
+    measure_with_safety(
+        "extraction_set_b.jsonl",
+        "second extraction set (written blind, then used for development)",
+        true,
+    );
+}
+
+#[test]
+fn third_set_held_out() {
+    measure_with_safety("extraction_set_c.jsonl", "third extraction set (held out)", false);
 }

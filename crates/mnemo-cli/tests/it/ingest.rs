@@ -51,7 +51,7 @@ fn ingest_keeps_turns_redacts_secrets_and_extracts_user_facts() {
             )
         })
         .collect();
-    assert_eq!(proposed.len(), 4, "{proposed:?}");
+    assert_eq!(proposed.len(), 5, "{proposed:?}");
     assert_eq!((proposed[0].0.as_str(), proposed[0].1.as_str()), ("Preferred name: Sam", "added"));
     assert_eq!((proposed[1].0.as_str(), proposed[1].1.as_str()), ("Lives in Lisbon", "added"));
     assert_eq!(
@@ -60,7 +60,9 @@ fn ingest_keeps_turns_redacts_secrets_and_extracts_user_facts() {
     );
     assert_eq!(proposed[3].0, "Use TypeScript examples unless I ask otherwise");
     assert!(!env.file_contains("Tr0ub4dor"), "a secret reached the database");
-    assert!(!proposed.iter().any(|p| p.0.contains("Paris")), "another person's fact was extracted");
+    // The friend's fact is kept as the friend's, never as the user's own city.
+    assert_eq!(proposed[4].0, "User's friend lives in Paris");
+    assert!(!proposed.iter().any(|p| p.0 == "Lives in Paris"), "{proposed:?}");
     // The tool's planted instruction is transcript only: no memory was proposed from it.
     assert!(!proposed.iter().any(|p| p.0.contains("invoices")));
     // Raw turns: session-scoped episodic records with provenance and the retention expiry.
