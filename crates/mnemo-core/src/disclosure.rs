@@ -138,7 +138,7 @@ pub struct TrainConfig {
 
 impl Default for TrainConfig {
     fn default() -> Self {
-        Self { l2: 0.3, learning_rate: 0.1, steps: 300, threshold: 0.4 }
+        Self { l2: 0.3, learning_rate: 0.1, steps: 300, threshold: 0.42 }
     }
 }
 

@@ -189,7 +189,44 @@ fn clauses(sentence: &str) -> Vec<String> {
     }
     out.push(sentence[from..].trim().to_owned());
     out.retain(|c| !c.is_empty());
-    out
+    out.into_iter().flat_map(|c| with_elided_subject(&c)).collect()
+}
+
+/// Verbs that, after "and" in a first-person clause, start a second statement with the same
+/// subject: "I've got a 3D printer and print props with it", "I'm 34 and live near Lyon".
+#[rustfmt::skip]
+const SHARED_SUBJECT_VERBS: &[&str] = &[
+    "live", "work", "love", "like", "have", "speak", "play", "teach", "study", "run", "own",
+    "use", "prefer", "enjoy", "manage", "write", "print", "restore", "build", "cook", "drive",
+    "ride", "read", "travel", "volunteer", "coach", "sing", "paint", "make", "grow", "keep",
+    "go", "visit", "watch", "hate", "lead", "moved", "grew", "started", "joined", "left", "got",
+    "collect", "brew", "bake", "knit", "climb", "swim", "surf", "hike", "foster", "raise",
+    "mentor", "host", "organise", "organize", "practise", "practice", "train", "support",
+];
+
+/// Splits "I've got a Bambu P1S and print props with it" into "I've got a Bambu P1S" and
+/// "I print props with it": a first-person clause whose "and" runs into a verb of its own.
+fn with_elided_subject(clause: &str) -> Vec<String> {
+    let lower = clause.to_ascii_lowercase();
+    let subject = match lower.split_whitespace().next() {
+        Some("i" | "i'm" | "i've" | "im") => "I",
+        Some("we" | "we're" | "we've") => "we",
+        _ => return vec![clause.to_owned()],
+    };
+    for join in [", and ", " and "] {
+        let mut from = 0;
+        while let Some(k) = lower[from..].find(join).map(|k| k + from) {
+            let rest = &lower[k + join.len()..];
+            let verb = rest.split_whitespace().next().unwrap_or_default();
+            if SHARED_SUBJECT_VERBS.contains(&verb) {
+                let first = clause[..k].trim().to_owned();
+                let second = format!("{subject} {}", clause[k + join.len()..].trim());
+                return vec![first, second];
+            }
+            from = k + join.len();
+        }
+    }
+    vec![clause.to_owned()]
 }
 
 fn starts_with_word(lower: &str, prefix: &str) -> bool {
@@ -255,6 +292,35 @@ fn fact(kind: Kind, key: Option<(String, String)>, content: String) -> Extracted
     Extracted { kind, key, content, expires_at: None, sensitive: false }
 }
 
+/// Whether a capitalised word names a nationality, people or faith rather than a person
+/// ("I'm Brazilian", "I'm Jewish", "I'm Catholic"), so it is not taken for a name.
+fn belonging(word: &str) -> bool {
+    #[rustfmt::skip]
+    const PEOPLES: &[&str] = &[
+        "american", "canadian", "mexican", "brazilian", "argentinian", "argentine", "chilean",
+        "colombian", "peruvian", "venezuelan", "cuban", "british", "english", "scottish", "welsh",
+        "irish", "french", "german", "dutch", "belgian", "swiss", "austrian", "italian", "spanish",
+        "portuguese", "greek", "turkish", "polish", "czech", "slovak", "hungarian", "romanian",
+        "bulgarian", "serbian", "croatian", "ukrainian", "russian", "belarusian", "lithuanian",
+        "latvian", "estonian", "finnish", "swedish", "norwegian", "danish", "icelandic",
+        "chinese", "japanese", "korean", "vietnamese", "thai", "filipino", "filipina",
+        "indonesian", "malaysian", "singaporean", "indian", "pakistani", "bangladeshi",
+        "sri lankan", "nepali", "afghan", "iranian", "iraqi", "syrian", "lebanese", "israeli",
+        "palestinian", "jordanian", "saudi", "emirati", "egyptian", "moroccan", "algerian",
+        "tunisian", "nigerian", "ghanaian", "kenyan", "ethiopian", "somali", "ugandan",
+        "tanzanian", "rwandan", "south african", "zimbabwean", "australian", "kiwi", "latina",
+        "latino", "latinx", "hispanic", "asian", "african", "european", "arab", "kurdish",
+        "persian", "punjabi", "tamil", "bengali", "catalan", "basque", "muslim", "christian",
+        "jewish", "hindu", "buddhist", "sikh", "catholic", "protestant", "mormon", "atheist",
+        "agnostic", "orthodox", "vegan", "vegetarian", "pescatarian", "coeliac", "celiac",
+        "deaf", "blind", "autistic", "diabetic", "gay", "lesbian", "bisexual", "trans", "queer",
+        "nonbinary", "non-binary", "asexual", "married", "single", "divorced", "retired",
+        "pregnant", "left-handed", "right-handed",
+    ];
+    let lower = word.to_lowercase();
+    PEOPLES.contains(&lower.as_str()) || lower.ends_with("ese") || lower.ends_with("ish")
+}
+
 /// Keyed facts in less formulaic phrasings: "I'm Priyanka", "I'm on Pacific time", "been at
 /// Deloitte for six years", "employed by Siemens", "I'm at Stripe now", "home is Glasgow",
 /// "I teach chemistry", "I'm the product owner for…", "went back to being an engineer".
@@ -265,7 +331,8 @@ fn more_keyed(sentence: &str, l: &str) -> Option<Extracted> {
         && let Some(name) = words.get(1)
     {
         let bare = name.trim_end_matches([',', '.', '!']);
-        if bare.chars().next().is_some_and(char::is_uppercase)
+        if !belonging(bare)
+            && bare.chars().next().is_some_and(char::is_uppercase)
             && bare.chars().all(char::is_alphabetic)
             && bare.len() > 1
             && words.len() <= 10
@@ -678,6 +745,25 @@ fn time_in(lower: &str, at: Timestamp) -> Option<Timestamp> {
             "tomorrow" => found.push(end_of_day(at, 1)),
             "week" if prev == Some("next") => found.push(end_of_day(at, 7 - weekday(at) + 6)),
             "week" if prev == Some("this") => found.push(end_of_day(at, 6 - weekday(at))),
+            // "for the rest of the week".
+            "week"
+                if prev == Some("the")
+                    && i >= 3
+                    && words[i - 2] == "of"
+                    && words[i - 3] == "rest" =>
+            {
+                found.push(end_of_day(at, 6 - weekday(at)));
+            }
+            // "until the end of Q1".
+            "q1" | "q2" | "q3" | "q4"
+                if prev == Some("of") || prev == Some("until") || prev == Some("through") =>
+            {
+                let quarter = i32::from(w.as_bytes()[1] - b'0');
+                let month = u8::try_from(quarter * 3).unwrap_or(12);
+                let year =
+                    if month < u8::from(today.month()) { today.year() + 1 } else { today.year() };
+                found.extend(end_of_month(year, month));
+            }
             "weekend" => found.push(end_of_day(at, (6 - weekday(at)).max(0))),
             "month" if prev == Some("this") || prev == Some("the") => {
                 found.extend(end_of_month(today.year(), u8::from(today.month())));
@@ -691,7 +777,9 @@ fn time_in(lower: &str, at: Timestamp) -> Option<Timestamp> {
             }
             _ => {}
         }
-        if let Some(day) = WEEKDAYS.iter().position(|d| d == w) {
+        if let Some(day) = WEEKDAYS.iter().position(|d| d == w)
+            && !words[i.saturating_sub(2)..i].iter().any(|p| *p == "every" || *p == "each")
+        {
             found.push(end_of_day(at, (day as i64 - weekday(at)).rem_euclid(7)));
         }
         // "for a week", "for a month".
@@ -730,7 +818,8 @@ fn time_in(lower: &str, at: Timestamp) -> Option<Timestamp> {
         // "until September", "until the end of March".
         let end_of = prev == Some("of") && i >= 2 && words[i - 2] == "end";
         if let Some(month) = crate::retrieval::MONTH_NAMES.iter().position(|m| m == w)
-            && (matches!(prev, Some("until" | "till" | "through")) || end_of)
+            && (matches!(prev, Some("until" | "till" | "through" | "during" | "throughout"))
+                || end_of)
             && !next.is_some_and(|n| {
                 n.trim_end_matches(['s', 't', 'n', 'd', 'r', 'h']).parse::<u8>().is_ok()
             })
@@ -850,15 +939,10 @@ fn first_person(lower: &str) -> bool {
     }
 }
 
-/// A transient state: a first-person (or subjectless) sentence naming a future time.
-fn transient(sentence: &str, lower: &str, at: Timestamp) -> Option<Extracted> {
-    let opening: Vec<&str> = lower.split_whitespace().take(4).collect();
-    let subjectless =
-        ["travelling", "traveling", "currently", "deadline", "right", "flying", "off"]
-            .iter()
-            .any(|w| opening.first() == Some(w))
-            || (opening.first() == Some(&"the")
-                && opening.iter().any(|w| ["trip", "deadline", "launch", "flight"].contains(w)));
+/// Whether a sentence names a bounded period ("until Friday", "this week", "for the next two
+/// weeks", "on Sunday"), not a bare date ("my birthday is 12 October") or a recurrence
+/// ("every other Tuesday").
+fn bounded(lower: &str) -> bool {
     // A bounded period ("until Friday", "this week", "for the next two weeks"), not a bare
     // date ("my birthday is 12 October").
     const BOUNDS: &[&str] = &[
@@ -866,7 +950,12 @@ fn transient(sentence: &str, lower: &str, at: Timestamp) -> Option<Extracted> {
         "till",
         "through",
         "for the next",
-        "for a ",
+        "for a day",
+        "for a week",
+        "for a fortnight",
+        "for a month",
+        "for a few days",
+        "for a couple of",
         "for the rest",
         "this week",
         "next week",
@@ -895,20 +984,36 @@ fn transient(sentence: &str, lower: &str, at: Timestamp) -> Option<Extracted> {
         "by friday",
         "by monday",
         "by the",
+        "during ",
+        "rest of the week",
     ];
     // An upcoming day named relative to now ("on Sunday", "from the 3rd to the 10th") bounds
     // the statement too; a calendar date alone ("12 October") may recur and does not.
     let words: Vec<&str> =
         lower.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
     let relative_day = words.iter().enumerate().any(|(i, w)| {
-        (WEEKDAYS.contains(w) && (i == 0 || words[i - 1] != "every"))
+        // "every Tuesday", "every other Tuesday": a recurrence, not a bound.
+        (WEEKDAYS.contains(w)
+            && !words[i.saturating_sub(2)..i].iter().any(|p| *p == "every" || *p == "each"))
             || (i > 0
                 && matches!(words[i - 1], "the" | "by")
                 && ["st", "nd", "rd", "th"]
                     .iter()
                     .any(|s| w.strip_suffix(s).is_some_and(|d| d.parse::<u8>().is_ok())))
     });
-    let bounded = relative_day || BOUNDS.iter().any(|b| lower.contains(b));
+    relative_day || BOUNDS.iter().any(|b| lower.contains(b))
+}
+
+/// A transient state: a first-person (or subjectless) sentence naming a future time.
+fn transient(sentence: &str, lower: &str, at: Timestamp) -> Option<Extracted> {
+    let opening: Vec<&str> = lower.split_whitespace().take(4).collect();
+    let subjectless =
+        ["travelling", "traveling", "currently", "deadline", "right", "flying", "off"]
+            .iter()
+            .any(|w| opening.first() == Some(w))
+            || (opening.first() == Some(&"the")
+                && opening.iter().any(|w| ["trip", "deadline", "launch", "flight"].contains(w)));
+    let bounded = bounded(lower);
     let speaks_of_self = crate::disclosure::speaks_of_self(lower);
     let about_user = first_person(lower)
         || subjectless
@@ -1208,6 +1313,9 @@ const FORMULAE: &[&str] = &[
     "never mind",
     "nevermind",
     "nvm",
+    "sorry for",
+    "sorry about",
+    "apologies for",
     "no worries",
     "no problem",
     "all good",
@@ -1225,7 +1333,16 @@ fn small_talk(lower: &str) -> bool {
     let opener = |f: &&str| {
         plain == *f
             || (starts_with_word(&plain, f)
-                && (words.len() <= 4 || ["never mind", "nevermind", "nvm"].contains(f)))
+                && (words.len() <= 4
+                    || [
+                        "never mind",
+                        "nevermind",
+                        "nvm",
+                        "sorry for",
+                        "sorry about",
+                        "apologies for",
+                    ]
+                    .contains(f)))
     };
     if FORMULAE.iter().any(opener) {
         return true;
@@ -1233,10 +1350,40 @@ fn small_talk(lower: &str) -> bool {
     if FEELINGS.iter().any(|f| starts_with_word(lower, f.trim_end())) {
         return true;
     }
+    // Laughing about a moment ("my coffee went cold again lol").
+    let laughing = words.iter().any(|w| ["lol", "lmao", "haha", "hahaha", "rofl"].contains(w))
+        || lower.contains(['\u{1f602}', '\u{1f605}', '\u{1f923}', '\u{1f62d}', '\u{1f629}']);
+    if laughing && MOMENTARY.iter().any(|m| lower.contains(m)) {
+        return true;
+    }
     let rest: &[&str] = match words.as_slice() {
         ["i'm" | "im" | "i’m", rest @ ..] => rest,
         ["i", "am" | "feel" | "was", rest @ ..] => rest,
         ["feeling", rest @ ..] => rest,
+        // "so tired today, slept like 4 hours", "bored out of my mind in this meeting": a
+        // passing state with its subject dropped opens the message.
+        [first, ..] if STATE_FILLERS.contains(first) || PASSING_STATES.contains(first) => {
+            let opening: Vec<&&str> =
+                words.iter().take_while(|w| STATE_FILLERS.contains(w)).collect();
+            let state = opening.len();
+            let not_states = [
+                "good", "great", "fine", "ok", "okay", "back", "here", "done", "ready", "lost",
+                "away",
+            ];
+            // The state ends its clause or runs into a filler or a preposition ("cold brew
+            // is my favourite" is not a state).
+            let ends = words.get(state + 1).is_none_or(|n| {
+                STATE_FILLERS.contains(n)
+                    || ["out", "from", "after", "in", "at", "with"].contains(n)
+            }) || lower
+                .split(',')
+                .next()
+                .is_some_and(|c| c.split_whitespace().count() <= state + 2);
+            return words
+                .get(state)
+                .is_some_and(|w| PASSING_STATES.contains(w) && !not_states.contains(w))
+                && ends;
+        }
         _ => return false,
     };
     let content: Vec<&&str> = rest.iter().filter(|w| !STATE_FILLERS.contains(w)).collect();
@@ -1258,6 +1405,8 @@ const STYLE_STARTS: &[&str] = &[
     "never",
     "always",
     "when you",
+    "when i ask",
+    "if i ask",
     "whenever",
     "for anything",
     "for all",
@@ -1412,14 +1561,19 @@ fn durable_statement(
     // unkeyed (they never take the user's own keys). "My manager told us to…" reports
     // someone else's words, and is not.
     let someone_else = opens_with_relation(lower) && reports_someone(lower);
-    // "Here's my .env, what's wrong with it": something handed over, not a fact.
-    let handing_over = ["here's", "here is", "here are", "heres", "attached is", "below is"]
-        .iter()
-        .any(|p| starts_with_word(lower, p));
-    if !about_user || someone_else || handing_over || imperative(lower) || small_talk(lower) {
+    if !about_user || someone_else || handing_over(lower) || imperative(lower) || small_talk(lower)
+    {
         return None;
     }
     Some(fact(Kind::Semantic, None, about_the_user(sentence)))
+}
+
+/// Whether a sentence hands something over ("Here's my .env, what's wrong with it", "here's
+/// the token for CI"): material for the task, not a fact about the user.
+fn handing_over(lower: &str) -> bool {
+    ["here's", "here is", "here are", "heres", "attached is", "below is"]
+        .iter()
+        .any(|p| starts_with_word(lower, p))
 }
 
 /// Things of a workplace or a product that a user names with "the" as their own ("the
@@ -1780,6 +1934,23 @@ fn capitalize(text: &str) -> String {
 /// other first-person statements are kept only when the message discloses something.
 pub fn extract(message: &str, at: Timestamp, discloses: bool) -> Vec<Extracted> {
     let mut found = Vec::new();
+    // "Summarise this: <text>", "can u proofread: <text>": what follows the colon of a
+    // request is material handed over, not the user speaking about themselves.
+    let message = match message.split_once(':') {
+        Some((request, _))
+            if {
+                let lower = request.trim().to_lowercase();
+                imperative(&lower)
+                    || QUESTION_STARTS.iter().any(|q| starts_with_word(&lower, q))
+                    || ["pls", "plz", "can u", "could u", "here's", "here is"]
+                        .iter()
+                        .any(|p| starts_with_word(&lower, p))
+            } =>
+        {
+            request
+        }
+        _ => message,
+    };
     let all = sentences(message);
     // A short message (a line or two) states its facts directly.
     let short = message.split_whitespace().count() <= 20;
@@ -1796,6 +1967,16 @@ pub fn extract(message: &str, at: Timestamp, discloses: bool) -> Vec<Extracted> 
             if let Some(mut e) = from_clause(&clause, *question, at, discloses, short) {
                 e.sensitive |= sensitive;
                 drawn.push(e);
+            }
+        }
+        // "Office is closed until Monday so I'm remote": an unkeyed statement drawn from a
+        // sentence that names a bounded period holds until then.
+        let lower_sentence = sentence.to_lowercase();
+        if bounded(&lower_sentence)
+            && let Some(until) = time_in(&lower_sentence, at)
+        {
+            for e in drawn.iter_mut().filter(|e| e.key.is_none() && e.kind == Kind::Semantic) {
+                e.expires_at.get_or_insert(until);
             }
         }
         // A standing order is one statement, held or confirmed whole: its clauses ("…just
@@ -1834,12 +2015,17 @@ pub fn extract(message: &str, at: Timestamp, discloses: bool) -> Vec<Extracted> 
                     && !QUESTION_STARTS.iter().any(|q| starts_with_word(&lower, q))
                     && !imperative(&lower)
                     && !small_talk(&lower)
+                    && !handing_over(&lower)
                     && !HYPOTHETICAL_STARTS.iter().any(|h| starts_with_word(&lower, h))
             })
             .max_by_key(|(s, _)| s.split_whitespace().count());
         if let Some((s, _)) = statement {
             let mut e = fact(Kind::Semantic, None, format!("User said: {}", about_the_user(s)));
             e.sensitive = crate::screen::sensitive_category(s).is_some();
+            let lower = s.to_lowercase();
+            if bounded(&lower) {
+                e.expires_at = time_in(&lower, at);
+            }
             found.push(e);
         }
     }
@@ -1894,6 +2080,10 @@ fn from_clause(
     if HYPOTHETICAL_STARTS.iter().any(|h| starts_with_word(&lower, h)) || lower.contains(" if i ") {
         return None;
     }
+    // "sorry for the typos, on my phone": small talk before any opener is taken off.
+    if !explicit && small_talk(&lower) {
+        return None;
+    }
     for prefix in CORRECTION_STARTS {
         if starts_with_word(&lower, prefix.trim_end_matches([',', ':'])) {
             s = s[prefix.trim_end_matches([',', ':']).len()..]
@@ -1905,6 +2095,26 @@ fn from_clause(
     // A sentence that held a secret is not worth keeping once the secret is gone.
     if s.is_empty() || s.contains(crate::screen::REDACTED) {
         return None;
+    }
+    // "prefer short answers", "love hiking": a message that opens with a first-person verb
+    // that is no request to the assistant, its "I" dropped.
+    const SUBJECTLESS: &[&str] = &["prefer", "love", "hate", "enjoy", "am", "adore", "loathe"];
+    let with_subject;
+    // "Love it!", "love that you did this": a reaction to what was said, not a preference.
+    let object = lower.split_whitespace().nth(1).unwrap_or_default();
+    let reaction = [
+        "it", "that", "this", "these", "those", "the", "your", "yours", "you", "how", "what",
+        "when", "seeing", "hearing", "reading", "him", "her", "them", "it!", "that!", "this!",
+    ]
+    .contains(&object.trim_end_matches(['!', '.', ',']));
+    if whole_message
+        && lower.split_whitespace().next().is_some_and(|w| SUBJECTLESS.contains(&w))
+        && !reaction
+        && !question
+    {
+        with_subject = format!("I {s}");
+        s = &with_subject;
+        lower = s.to_ascii_lowercase();
     }
     let found = statement(s, at)
         .or_else(|| transient(s, &lower, at))
@@ -2089,6 +2299,52 @@ mod tests {
         assert!(flags.len() >= 2, "{flags:?}");
         assert!(flags.iter().filter(|(_, c)| !c.contains("chess")).all(|(s, _)| *s), "{flags:?}");
         assert!(flags.iter().filter(|(_, c)| c.contains("chess")).all(|(s, _)| !*s), "{flags:?}");
+    }
+
+    #[test]
+    fn an_and_that_runs_into_a_verb_shares_the_subject() {
+        let contents: Vec<String> =
+            extract("I've got a Bambu P1S and print cosplay props with it", wednesday(), true)
+                .into_iter()
+                .map(|e| e.content)
+                .collect();
+        assert_eq!(contents, ["User has got a Bambu P1S", "User prints cosplay props with it"]);
+        // A nationality or faith after "I'm" is not a name.
+        let found = extract("I'm Brazilian", wednesday(), true);
+        assert!(found.iter().all(|e| e.key.is_none()), "{found:?}");
+        assert_eq!(found.first().map(|e| e.content.as_str()), Some("User is Brazilian"));
+    }
+
+    #[test]
+    fn a_bounded_sentence_bounds_the_statements_drawn_from_it() {
+        // Sunday 2026-03-08 is the end of the week of Wednesday 2026-03-04.
+        for (text, until) in [
+            ("Office is closed for renovations until Monday so I'm remote", "2026-03-09"),
+            ("We're in a hiring freeze until the end of Q1", "2026-03-31"),
+            ("During April I'll be working out of our Austin office", "2026-04-30"),
+            ("Doing a no-sugar thing for the rest of the week", "2026-03-08"),
+        ] {
+            let found = extract(text, wednesday(), true);
+            assert!(!found.is_empty(), "{text:?}");
+            for e in &found {
+                let at = e.expires_at.map(|t| t.to_string()).unwrap_or_default();
+                assert!(at.starts_with(until), "{text:?}: {e:?}");
+            }
+        }
+        // A recurrence is no bound.
+        let found = extract("We ship a release every other Tuesday", wednesday(), true);
+        assert!(found.iter().all(|e| e.expires_at.is_none()), "{found:?}");
+    }
+
+    #[test]
+    fn material_handed_over_after_a_request_is_not_the_user_speaking() {
+        for text in [
+            "can u summarise this in 3 bullets: Revenue grew 12%. We expect to hit breakeven in Q3.",
+            "here's the config for CI: I run the tests nightly and we deploy on Fridays",
+            "proofread: I am a nurse in Oslo",
+        ] {
+            assert_eq!(extract(text, wednesday(), true), vec![], "{text:?}");
+        }
     }
 
     #[test]

@@ -1201,9 +1201,12 @@ pub fn is_instruction_like(text: &str) -> bool {
         "asks", "ask", "requests", "request", "wants", "needs", "flags", "flag", "fails", "fail",
         "sends", "emails", "messages", "calls", "texts",
     ];
+    // Someone else's ask; "when I ask for X, give…" is the user's own.
     let triggered = w.iter().enumerate().any(|(i, x)| {
         matches!(x.as_str(), "if" | "when" | "whenever")
-            && w[i + 1..].iter().take(7).any(|t| TRIGGERS.contains(&t.as_str()))
+            && w[i + 1..].iter().take(7).position(|t| TRIGGERS.contains(&t.as_str())).is_some_and(
+                |k| !w[i + 1..i + 1 + k].iter().any(|s| matches!(s.as_str(), "i" | "we" | "me")),
+            )
     });
     let unchecked = unchecked || triggered;
     let addressed_to_assistant =
@@ -1314,7 +1317,7 @@ mod orders {
     /// What access verbs hand over.
     pub(super) const ACCESS_WORDS: &[&str] = &[
         "access", "admin", "administrator", "owner", "permissions", "permission", "login",
-        "logins", "password", "passwords", "key", "keys", "in", "entry", "door", "credentials",
+        "logins", "password", "passwords", "key", "keys", "entry", "door", "credentials",
         "account", "rights", "privileges", "control",
     ];
     /// Spending from what the user holds: "use my card for anything under $50".
@@ -1389,9 +1392,12 @@ fn standing_order(text: &str) -> bool {
         "asks", "ask", "requests", "request", "wants", "needs", "emails", "messages", "texts",
         "calls", "pings", "contacts", "reaches",
     ];
+    // "When I ask for recipes, give quantities in grams": the user asks, and receives.
     let asked = w.iter().enumerate().any(|(i, x)| {
         matches!(x.as_str(), "if" | "when" | "whenever" | "once" | "who")
-            && w[i + 1..].iter().take(8).any(|t| ASKING.contains(&t.as_str()))
+            && w[i + 1..].iter().take(8).position(|t| ASKING.contains(&t.as_str())).is_some_and(
+                |k| !w[i + 1..i + 1 + k].iter().any(|s| matches!(s.as_str(), "i" | "we" | "me")),
+            )
     });
     let in_text = |list: &[&str]| w.iter().any(|x| list.contains(&x.as_str()));
     let data = in_text(DATA);
@@ -1528,7 +1534,8 @@ fn standing_order(text: &str) -> bool {
         let is = |list: &[&str]| (opening && base(list)) || ing(list);
         let next =
             |list: &[&str], n: usize| w[i + 1..].iter().take(n).any(|t| list.contains(&t.as_str()));
-        let access = is(ACCESS) && next(ACCESS_WORDS, 6);
+        // "let them in", "give them access".
+        let access = (is(ACCESS) && next(ACCESS_WORDS, 6)) || (is(&["let"]) && next(&["in"], 3));
         // "use my card", "spend up to $50": the user's money.
         let spend = (is(&["use"]) && next(FUNDS, 3))
             || (is(&["spend"])
@@ -1753,6 +1760,17 @@ pub fn sensitive_category(text: &str) -> Option<SensitiveCategory> {
         "barely afford",
         "losing my job",
         "credit card debt",
+        "universal credit",
+        "food stamps",
+        "on benefits",
+        "on welfare",
+        "money is tight",
+        "money is really tight",
+        "money's tight",
+        "tight on money",
+        "struggling financially",
+        "can't make rent",
+        "barely making rent",
         "of debt",
         "drowning in debt",
         "in debt",
@@ -1866,7 +1884,25 @@ pub fn sensitive_category(text: &str) -> Option<SensitiveCategory> {
         "sex offender",
         "charged with",
         "pleaded guilty",
+        "locked up",
+        "behind bars",
+        "went to prison",
+        "went to jail",
+        "did time",
+        "drink driving",
+        "drunk driving",
     ];
+    // "I did 18 months for possession": a sentence served.
+    let served = w.windows(4).any(|p| {
+        matches!(p[0].as_str(), "did" | "served" | "got")
+            && (p[1].chars().all(|c| c.is_ascii_digit())
+                || ["two", "three", "four", "five", "six", "ten"].contains(&p[1].as_str()))
+            && matches!(p[2].as_str(), "months" | "years")
+            && p[3] == "for"
+    });
+    if served {
+        return Some(CriminalRecord);
+    }
     if any(CRIMINAL) {
         return Some(CriminalRecord);
     }
@@ -2059,6 +2095,55 @@ fn medical_word(w: &[String]) -> bool {
         "pistol",
         "atoll",
     ];
+    // Medicines often named by brand.
+    const BRANDS: &[&str] = &[
+        "ozempic",
+        "wegovy",
+        "mounjaro",
+        "zepbound",
+        "adderall",
+        "ritalin",
+        "concerta",
+        "vyvanse",
+        "prozac",
+        "zoloft",
+        "lexapro",
+        "paxil",
+        "celexa",
+        "wellbutrin",
+        "effexor",
+        "cymbalta",
+        "xanax",
+        "valium",
+        "ativan",
+        "klonopin",
+        "ambien",
+        "seroquel",
+        "abilify",
+        "lamictal",
+        "keppra",
+        "lipitor",
+        "crestor",
+        "synthroid",
+        "eliquis",
+        "xarelto",
+        "humira",
+        "truvada",
+        "suboxone",
+        "methadone",
+        "naltrexone",
+        "accutane",
+        "epipen",
+        "ventolin",
+        "viagra",
+        "cialis",
+        "metformin",
+        "insulin",
+        "warfarin",
+    ];
+    if w.iter().any(|x| BRANDS.contains(&x.as_str())) {
+        return true;
+    }
     const CONDITIONS: &[&str] = &[
         "disease",
         "syndrome",
@@ -2184,6 +2269,30 @@ fn has_precise_location(text: &str, w: &[String]) -> bool {
         "plaza",
         "avenida",
     ];
+    // "my address is 2207 Larkin St", "our home address is 14 Elm Grove".
+    if w.windows(3).any(|p| {
+        p[0] == "address" && p[1] == "is" && p[2].chars().next().is_some_and(|c| c.is_ascii_digit())
+    }) {
+        return true;
+    }
+    // A UK or Canadian postcode ("M20 6RT", "SG11 2AB", "M5V 2T6") after other words.
+    let tokens: Vec<&str> =
+        text.split(|c: char| c.is_whitespace() || c == ',').filter(|t| !t.is_empty()).collect();
+    let postcode = tokens.windows(2).any(|p| {
+        let (a, b) = (p[0], p[1].trim_end_matches(['.', ',']));
+        let outward = (2..=4).contains(&a.len())
+            && a.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+            && a.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+            && a.chars().any(|c| c.is_ascii_digit());
+        let inward = b.len() == 3
+            && b.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+            && b.chars().next().is_some_and(|c| c.is_ascii_digit())
+            && b.chars().skip(1).any(|c| c.is_ascii_uppercase());
+        outward && inward
+    });
+    if postcode && tokens.len() >= 4 {
+        return true;
+    }
     // "Rua Augusta 15", "Müllerstraße 12": a street word (or a word ending in one) followed
     // within two words by a house number.
     const COMPOUND_STREETS: &[&str] =
@@ -2297,6 +2406,8 @@ mod tests {
                 Some(SecretKind::RecoveryPhrase),
             ),
             ("I planted the seed for the garden project with the whole team", None),
+            ("my GitHub recovery codes: 7f3a9-c21bd 0e8d4-51fa7", Some(SecretKind::RecoveryPhrase)),
+            ("where do I find my recovery codes?", None),
         ];
         for (text, expected) in cases {
             assert_eq!(find_secret(text), *expected, "{text:?}");
@@ -2422,6 +2533,14 @@ mod tests {
             ("My diploma is from Oklahoma", None),
             ("I moved here in April", None),
             ("Our release branch is main-stable", None),
+            ("I'm on Ozempic for my weight", Some(Health)),
+            ("I did 18 months for possession back in 2014", Some(CriminalRecord)),
+            (
+                "our home address is 14 Elm Grove, Didsbury, Manchester M20 6RT",
+                Some(PreciseLocation),
+            ),
+            ("we're on Universal Credit and money is really tight", Some(FinancialHardship)),
+            ("Order SG11 is on its way", None),
         ];
         for (text, expected) in cases {
             assert_eq!(sensitive_category(text), *expected, "{text:?}");
