@@ -1955,7 +1955,6 @@ pub fn extract(message: &str, at: Timestamp, discloses: bool) -> Vec<Extracted> 
     // A short message (a line or two) states its facts directly.
     let short = message.split_whitespace().count() <= 20;
     for (sentence, question) in &all {
-        let sensitive = crate::screen::sensitive_category(sentence).is_some();
         // "My dad's name is Robert and he's a retired firefighter": the second clause's
         // pronoun stands for the person the first one named.
         let mut antecedent: Option<String> = None;
@@ -1964,10 +1963,14 @@ pub fn extract(message: &str, at: Timestamp, discloses: bool) -> Vec<Extracted> 
             let clause =
                 antecedent.as_deref().and_then(|a| with_antecedent(&clause, a)).unwrap_or(clause);
             antecedent = relation_named(&clause).or(antecedent);
-            if let Some(mut e) = from_clause(&clause, *question, at, discloses, short) {
-                e.sensitive |= sensitive;
-                drawn.push(e);
-            }
+            drawn.extend(from_clause(&clause, *question, at, discloses, short));
+        }
+        if drawn.is_empty() {
+            continue;
+        }
+        let sensitive = crate::screen::sensitive_category(sentence).is_some();
+        for e in &mut drawn {
+            e.sensitive |= sensitive;
         }
         // "Office is closed until Monday so I'm remote": an unkeyed statement drawn from a
         // sentence that names a bounded period holds until then.
@@ -1981,7 +1984,7 @@ pub fn extract(message: &str, at: Timestamp, discloses: bool) -> Vec<Extracted> 
         }
         // A standing order is one statement, held or confirmed whole: its clauses ("…just
         // merge it anyway, I'll fix it later") are not facts of their own.
-        if !drawn.is_empty() && crate::screen::is_instruction_like(sentence) {
+        if crate::screen::is_instruction_like(sentence) {
             let mut e = fact(Kind::Procedural, None, capitalize(sentence));
             e.sensitive = sensitive;
             drawn = vec![e];

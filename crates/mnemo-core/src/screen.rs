@@ -119,8 +119,22 @@ fn clause_starts(text: &str) -> Vec<bool> {
 
 /// Whether `phrase` (space-separated words) occurs in `words` as consecutive words.
 fn has_phrase(words: &[String], phrase: &str) -> bool {
-    let parts: Vec<&str> = phrase.split(' ').collect();
-    words.windows(parts.len()).any(|w| w.iter().zip(&parts).all(|(a, b)| a == b))
+    let (first, rest) = phrase.split_once(' ').unwrap_or((phrase, ""));
+    words.iter().enumerate().any(|(i, w)| {
+        w == first
+            && (rest.is_empty()
+                || rest
+                    .split(' ')
+                    .enumerate()
+                    .all(|(k, p)| words.get(i + 1 + k).is_some_and(|x| x == p)))
+    })
+}
+
+/// Whether `phrase` occurs in `flat` (words joined by single spaces, with a space at each
+/// end) as whole words.
+fn has_words(flat: &str, phrase: &str) -> bool {
+    flat.match_indices(phrase)
+        .any(|(k, _)| flat[..k].ends_with(' ') && flat[k + phrase.len()..].starts_with(' '))
 }
 
 fn luhn(digits: &[u32]) -> bool {
@@ -1355,16 +1369,15 @@ mod orders {
     ];
 }
 
-/// The -ing forms of a verb: "delete" → "deleting", "drop" → "dropping", "pay" → "paying".
-fn ing_form(verb: &str) -> Vec<String> {
-    let mut forms = vec![format!("{verb}ing")];
-    if let Some(stem) = verb.strip_suffix('e').filter(|s| !s.ends_with('e')) {
-        forms.push(format!("{stem}ing"));
-    }
-    if let Some(last) = verb.chars().last().filter(|c| !"aeiouwxy".contains(*c)) {
-        forms.push(format!("{verb}{last}ing"));
-    }
-    forms
+/// Whether `word` is an -ing form of `verb`: "deleting" of "delete", "dropping" of "drop",
+/// "paying" of "pay".
+fn is_ing_form(word: &str, verb: &str) -> bool {
+    let Some(stem) = word.strip_suffix("ing") else { return false };
+    stem == verb
+        || verb.strip_suffix('e').is_some_and(|v| v == stem && !v.ends_with('e'))
+        || stem.strip_prefix(verb).is_some_and(|last| {
+            last.len() == 1 && verb.ends_with(last) && !"aeiouwxy".contains(last)
+        })
 }
 
 /// Whether the text is a standing order to act on the user's behalf in a way that matters
@@ -1376,7 +1389,7 @@ fn standing_order(text: &str) -> bool {
     use orders::*;
     let w: Vec<String> = words(text).into_iter().map(|x| x.replace('\u{2019}', "'")).collect();
     let flat = format!(" {} ", w.join(" "));
-    let has = |x: &str| flat.contains(&format!(" {x} "));
+    let has = |x: &str| has_words(&flat, x);
     let starts = clause_starts(text);
     // A condition makes a rule: "if anyone asks, …", "when I'm away, …", "any recruiter
     // who asks can …".
@@ -1525,11 +1538,10 @@ fn standing_order(text: &str) -> bool {
             );
         let base = |list: &[&str]| list.contains(&x);
         let ing = |list: &[&str]| {
-            list.iter().any(|v| ing_form(v).iter().any(|f| f == x))
-                && matches!(
-                    before,
-                    Some("before" | "after" | "without" | "bulk" | "auto" | "keep" | "start")
-                )
+            matches!(
+                before,
+                Some("before" | "after" | "without" | "bulk" | "auto" | "keep" | "start")
+            ) && list.iter().any(|v| is_ing_form(x, v))
         };
         let is = |list: &[&str]| (opening && base(list)) || ing(list);
         let next =

@@ -1,13 +1,13 @@
 //! mnemo's embedded default store: one SQLite file in WAL mode holding records, their
-//! versions, a contentless FTS5 index, vectors, settings and the audit log.
+//! versions, vectors, settings and the audit log. Lexical and vector search run in the
+//! per-user in-memory index derived from these rows (`vector_index.rs`).
 //!
 //! Every query filters on `tenant` and `user_id` in SQL. Writes run in `BEGIN IMMEDIATE`
 //! transactions with a busy timeout, so several processes can share one file. Deletion is
-//! complete: `secure_delete` zeroes freed pages, FTS5 `secure-delete` removes index terms, and
-//! the write-ahead log is checkpointed and truncated once a deletion commits.
+//! complete: `secure_delete` zeroes freed pages, and the write-ahead log is checkpointed and
+//! truncated once a deletion commits.
 
 mod codec;
-mod fts;
 mod ledger;
 mod migrate;
 mod vector_index;
@@ -36,7 +36,6 @@ use codec::{
     MEMORY_COLUMNS, MEMORY_FROM, blob_to_vector, content_hash, memory_from_row, to_json,
     vector_to_blob,
 };
-use fts::SessionDocs;
 pub use migrate::LATEST_VERSION as SCHEMA_VERSION;
 use mnemo_index::{ScanFilter, cosine_of, quantize};
 use vector_index::VectorIndex;
@@ -598,18 +597,6 @@ fn put_vector(tx: &Transaction<'_>, rowid: i64, embedded: &Embedded) -> Result<(
     Ok(())
 }
 
-/// Inserts a full record row (as given, including status and timestamps) and its index
-/// entries; returns the new rowid.
-fn insert_memory(
-    tx: &Transaction<'_>,
-    docs: &mut SessionDocs,
-    memory: &Memory,
-    vector: Option<&Embedded>,
-) -> Result<i64> {
-    let session = fts::key(&memory.tenant, &memory.user_id, memory.session_id.as_deref());
-    docs.insert(tx, session, || insert_row(tx, memory, vector))
-}
-
 /// Inserts the record row and its vector; returns the new rowid.
 fn insert_row(tx: &Transaction<'_>, memory: &Memory, vector: Option<&Embedded>) -> Result<i64> {
     let consent = memory.consent.as_ref().map(to_json).transpose()?;
@@ -685,7 +672,7 @@ fn insert_row(tx: &Transaction<'_>, memory: &Memory, vector: Option<&Embedded>) 
 }
 
 /// Deletes records and everything derived from them, by rowid; returns what went.
-fn purge(tx: &Transaction<'_>, docs: &mut SessionDocs, rowids: &[i64]) -> Result<Removed> {
+fn purge(tx: &Transaction<'_>, rowids: &[i64]) -> Result<Removed> {
     let mut removed = Removed::default();
     for rowid in rowids {
         // Links from and to the record go with it.
@@ -697,21 +684,17 @@ fn purge(tx: &Transaction<'_>, docs: &mut SessionDocs, rowids: &[i64]) -> Result
                      (SELECT tenant, user_id, id FROM memories WHERE rowid = ?1)",
             )?
             .execute([rowid])? as u64;
-        docs.change(tx, *rowid, || {
-            removed.vectors += tx
-                .prepare_cached("DELETE FROM memory_vectors WHERE memory_rowid = ?1")?
-                .execute([rowid])? as u64;
-            removed.versions += tx
-                .prepare_cached("DELETE FROM memory_versions WHERE memory_rowid = ?1")?
-                .execute([rowid])? as u64;
-            let gone = tx
-                .prepare_cached("DELETE FROM memories WHERE rowid = ?1")?
-                .execute([rowid])? as u64;
-            removed.records += gone;
-            // Each record has one entry in the full-text index, removed with it.
-            removed.index_entries += gone;
-            Ok(())
-        })?;
+        removed.vectors += tx
+            .prepare_cached("DELETE FROM memory_vectors WHERE memory_rowid = ?1")?
+            .execute([rowid])? as u64;
+        removed.versions += tx
+            .prepare_cached("DELETE FROM memory_versions WHERE memory_rowid = ?1")?
+            .execute([rowid])? as u64;
+        let gone =
+            tx.prepare_cached("DELETE FROM memories WHERE rowid = ?1")?.execute([rowid])? as u64;
+        removed.records += gone;
+        // Each record has one entry in its user's search index, which is rebuilt without it.
+        removed.index_entries += gone;
     }
     Ok(removed)
 }
@@ -862,7 +845,6 @@ impl SqliteStore {
     fn write_one(
         &self,
         tx: &Transaction<'_>,
-        docs: &mut SessionDocs,
         who: &UserRef,
         record: &NewRecord,
         now: Timestamp,
@@ -916,7 +898,7 @@ impl SqliteStore {
                     )?;
                 }
                 memory.embedding = None;
-                touched.push(insert_memory(tx, docs, &memory, record.embedding.as_ref())?);
+                touched.push(insert_row(tx, &memory, record.embedding.as_ref())?);
                 Some(memory.id)
             }
         };
@@ -975,15 +957,12 @@ impl Store for SqliteStore {
     ) -> Result<Vec<WriteReceipt>, PortError> {
         let result = self.write_tx(who.tenant(), who.user_id(), |tx| {
             let mut receipts = Vec::with_capacity(records.len());
-            let mut docs = SessionDocs::default();
             for record in &records {
-                let (receipt, touched) =
-                    self.write_one(tx, &mut docs, who, record, now, actor, decide)?;
+                let (receipt, touched) = self.write_one(tx, who, record, now, actor, decide)?;
                 // Later records of the batch must see this one as a neighbour.
                 self.vectors().refresh(tx, who.tenant(), who.user_id(), &touched)?;
                 receipts.push(receipt);
             }
-            docs.flush(tx)?;
             Ok((receipts, Touched::Nothing))
         });
         if result.is_err() {
@@ -1088,24 +1067,19 @@ impl Store for SqliteStore {
                 "INSERT INTO memory_versions (memory_rowid, version, snapshot) VALUES (?1, ?2, ?3)",
                 params![rowid, memory.version, to_json(&snapshot)?],
             )?;
-            let mut docs = SessionDocs::default();
-            docs.change(tx, rowid, || {
-                tx.execute(
-                    "UPDATE memories SET content = ?1, content_hash = ?2, version = version + 1,
-                            updated_at = ?3, status = ?4, sensitivity = ?5
-                      WHERE rowid = ?6",
-                    params![
-                        edit.content,
-                        content_hash(&edit.content),
-                        now.as_millis(),
-                        edit.hold.map_or(memory.status, |_| Status::Pending).as_str(),
-                        edit.sensitivity.unwrap_or(memory.sensitivity).as_str(),
-                        rowid
-                    ],
-                )?;
-                Ok(())
-            })?;
-            docs.flush(tx)?;
+            tx.execute(
+                "UPDATE memories SET content = ?1, content_hash = ?2, version = version + 1,
+                        updated_at = ?3, status = ?4, sensitivity = ?5
+                  WHERE rowid = ?6",
+                params![
+                    edit.content,
+                    content_hash(&edit.content),
+                    now.as_millis(),
+                    edit.hold.map_or(memory.status, |_| Status::Pending).as_str(),
+                    edit.sensitivity.unwrap_or(memory.sensitivity).as_str(),
+                    rowid
+                ],
+            )?;
             match &edit.embedding {
                 Some(embedded) => put_vector(tx, rowid, embedded)?,
                 None => {
@@ -1181,9 +1155,7 @@ impl Store for SqliteStore {
                 return Err(StoreError::Conflict(refusal));
             }
             let tombstones = ledger::bury(tx, who, &self.ledger, &[rowid], request)?;
-            let mut docs = SessionDocs::default();
-            let removed = purge(tx, &mut docs, &[rowid])?;
-            docs.flush(tx)?;
+            let removed = purge(tx, &[rowid])?;
             ledger::save_receipt(
                 tx,
                 who,
@@ -1220,9 +1192,7 @@ impl Store for SqliteStore {
             let doomed = chain(tx, rowid, true)?;
             let rowids: Vec<i64> = doomed.iter().map(|(r, _, _)| *r).collect();
             let tombstones = ledger::bury(tx, who, &self.ledger, &rowids, request)?;
-            let mut docs = SessionDocs::default();
-            let mut removed = purge(tx, &mut docs, &rowids)?;
-            docs.flush(tx)?;
+            let mut removed = purge(tx, &rowids)?;
             removed.superseded = history.saturating_sub(1);
             removed.derived = (doomed.len() as u64).saturating_sub(history);
             for (_, gone, _) in &doomed {
@@ -1263,9 +1233,7 @@ impl Store for SqliteStore {
                 rows.collect::<Result<_, _>>()?
             };
             let tombstones = ledger::bury(tx, who, &self.ledger, &rowids, request)?;
-            let mut docs = SessionDocs::default();
-            let mut removed = purge(tx, &mut docs, &rowids)?;
-            docs.flush(tx)?;
+            let mut removed = purge(tx, &rowids)?;
             // Working memory goes with the rest of the user's data.
             removed.runs = tx
                 .prepare_cached("DELETE FROM runs WHERE tenant = ?1 AND user_id = ?2")?
@@ -1318,11 +1286,10 @@ impl Store for SqliteStore {
                 rows.collect::<Result<_, _>>()?
             };
             let mut removed = Vec::new();
-            let mut docs = SessionDocs::default();
             for rowid in expired {
                 let doomed = chain(tx, rowid, false)?;
                 let rowids: Vec<i64> = doomed.iter().map(|(r, _, _)| *r).collect();
-                purge(tx, &mut docs, &rowids)?;
+                purge(tx, &rowids)?;
                 for (_, gone, owner) in doomed {
                     Auditor { tenant, user_id: &owner, now, actor }.log(
                         tx,
@@ -1333,7 +1300,6 @@ impl Store for SqliteStore {
                     removed.push(gone);
                 }
             }
-            docs.flush(tx)?;
             let touched = if removed.is_empty() { Touched::Nothing } else { Touched::Tenant };
             Ok((removed, touched))
         })?)
@@ -1372,7 +1338,6 @@ impl Store for SqliteStore {
             // step, then link them (superseded_by may name a record imported later).
             let mut ordered = records;
             ordered.sort_by_key(|r| r.memory.status == Status::Active);
-            let mut docs = SessionDocs::default();
             for record in &ordered {
                 let mut memory = record.memory.clone();
                 memory.tenant = who.tenant().to_owned();
@@ -1396,7 +1361,7 @@ impl Store for SqliteStore {
                     },
                     None => None,
                 };
-                let rowid = insert_memory(tx, &mut docs, &memory, embedded.as_ref())?;
+                let rowid = insert_row(tx, &memory, embedded.as_ref())?;
                 for version in &record.history {
                     tx.execute(
                         "INSERT INTO memory_versions (memory_rowid, version, snapshot)
@@ -1411,7 +1376,6 @@ impl Store for SqliteStore {
                     None,
                 )?;
             }
-            docs.flush(tx)?;
             Ok((imported, Touched::User))
         })?)
     }
