@@ -155,10 +155,12 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Any text tokenizes to ids inside the vocabulary and embeds to a finite vector of
-        /// the model's width, unit length or all zeros.
+        /// Any text (control and format characters, NUL, zero-width joiners, combining
+        /// marks, right-to-left scripts and emoji included) tokenizes to ids inside the
+        /// vocabulary and embeds to a finite vector of the model's width, unit length or all
+        /// zeros.
         #[test]
-        fn any_text_tokenizes_and_embeds(text in "\\PC{0,80}") {
+        fn any_text_tokenizes_and_embeds(text in "(?s).{0,80}") {
             let model = StaticModel::builtin().unwrap();
             let ids = model.tokenizer().encode(&text);
             proptest::prop_assert!(ids.iter().all(|&id| (id as usize) < model.tokenizer().len()));
