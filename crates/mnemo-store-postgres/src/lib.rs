@@ -314,7 +314,7 @@ impl PostgresStore {
         let Conn { client, statements } = &mut *pooled;
         let mut tx = client.transaction()?;
         let begin = statements.get(&mut tx, BEGIN_WRITE_SQL)?;
-        let epoch: i64 = tx.query_one(&begin, &[&who.0, &who.1])?.get(0);
+        let epoch: i64 = tx.query_one(&begin, &[&who.0, &who.1])?.try_get(0)?;
         if epoch % PRUNE_EVERY == 0 {
             // Keep twice the catch-up window, so a node whose copy lags by up to
             // `DELTA_EPOCHS` finds every tombstone it needs even while a prune runs.
@@ -461,7 +461,11 @@ fn read_epoch(
 ) -> Result<i64> {
     let statement = statements
         .get(client, "SELECT epoch FROM user_epochs WHERE tenant = $1 AND user_id = $2")?;
-    Ok(client.query_opt(&statement, &[&who.0, &who.1])?.map(|row| row.get(0)).unwrap_or(0))
+    Ok(client
+        .query_opt(&statement, &[&who.0, &who.1])?
+        .map(|row| row.try_get(0))
+        .transpose()?
+        .unwrap_or(0))
 }
 
 const ROW_SQL: &str = "SELECT m.rowid, m.kind, m.scope, m.status, m.sensitivity, m.expires_at,
@@ -586,7 +590,8 @@ fn read_settings(client: &mut impl GenericClient, who: &UserRef) -> Result<UserS
             "SELECT memory_enabled FROM user_settings WHERE tenant = $1 AND user_id = $2",
             &[&who.tenant(), &who.user_id()],
         )?
-        .map(|r| r.get(0));
+        .map(|r| r.try_get(0))
+        .transpose()?;
     Ok(enabled.map(|memory_enabled| UserSettings { memory_enabled }).unwrap_or_default())
 }
 
@@ -734,7 +739,7 @@ fn insert_with<S: postgres::ToStatement + ?Sized>(
         ],
     );
     match inserted {
-        Ok(row) => Ok(row.get(0)),
+        Ok(row) => Ok(row.try_get(0)?),
         Err(e) if e.code() == Some(&postgres::error::SqlState::UNIQUE_VIOLATION) => {
             Err(StoreError::Conflict(format!(
                 "memory {} conflicts with a stored record (same id, or a second active record \
@@ -805,11 +810,10 @@ fn chain(
              ) next
          )
          SELECT rowid, id FROM chain";
-    Ok(tx
-        .query(sql, &[&who.0, &who.1, &rowid, &derived])?
+    tx.query(sql, &[&who.0, &who.1, &rowid, &derived])?
         .iter()
-        .map(|r| (r.get(0), MemoryId(r.get(1))))
-        .collect())
+        .map(|r| Ok((r.try_get(0)?, MemoryId(r.try_get(1)?))))
+        .collect()
 }
 
 /// How many nearest records a write compares itself with.
@@ -1054,7 +1058,8 @@ impl Batch<'_> {
                                 &old.0,
                             ],
                         )?
-                        .map(|r| r.get(0));
+                        .map(|r| r.try_get(0))
+                        .transpose()?;
                     if let Some(rowid) = rowid {
                         index.deactivate(rowid);
                     }
@@ -1310,7 +1315,6 @@ impl Store for PostgresStore {
                 return Err(StoreError::Conflict(refusal));
             }
             let log = Auditor::for_user(who, now, actor);
-            let mut touched = vec![rowid];
             let mut superseded = Vec::new();
             if let Some((subject, attribute)) = memory.key() {
                 let scope = memory.scope.to_string();
@@ -1328,7 +1332,6 @@ impl Store for PostgresStore {
                         &[&id.0, &now.as_millis(), &old_rowid, &who.tenant(), &who.user_id()],
                     )?;
                     log.log(tx, AuditAction::Superseded, Some(&old.id), None)?;
-                    touched.push(old_rowid);
                     superseded.push(old.id);
                 }
             }
@@ -1481,8 +1484,9 @@ impl Store for PostgresStore {
             )
             .map_err(StoreError::from)?
             .iter()
-            .map(|r| r.get(0))
-            .collect();
+            .map(|r| r.try_get(0))
+            .collect::<Result<_, _>>()
+            .map_err(StoreError::from)?;
         let begin = statements.get(&mut tx, BEGIN_WRITE_SQL).map_err(StoreError::from)?;
         let mut removed = Vec::new();
         for user in &users {
@@ -1497,8 +1501,9 @@ impl Store for PostgresStore {
                 )
                 .map_err(StoreError::from)?
                 .iter()
-                .map(|r| r.get(0))
-                .collect();
+                .map(|r| r.try_get(0))
+                .collect::<Result<_, _>>()
+                .map_err(StoreError::from)?;
             let mut gone: Vec<(i64, MemoryId)> = Vec::new();
             for rowid in expired {
                 if gone.iter().any(|(r, _)| *r == rowid) {
@@ -1619,8 +1624,9 @@ impl Store for PostgresStore {
             .map_err(StoreError::from)?;
         let mut out = Vec::with_capacity(rows.len());
         for row in rows {
-            let action: String = row.get(1);
-            let reason: Option<String> = row.get(3);
+            let column = |e: postgres::Error| PortError::internal("bad audit row", e);
+            let action: String = row.try_get(1).map_err(column)?;
+            let reason: Option<String> = row.try_get(3).map_err(column)?;
             let action = serde_json::from_value(serde_json::Value::String(action))
                 .map_err(|e| PortError::internal("bad audit action", e))?;
             let reason = reason
@@ -1628,12 +1634,12 @@ impl Store for PostgresStore {
                 .transpose()
                 .map_err(|e| PortError::internal("bad audit reason", e))?;
             out.push(AuditEntry {
-                at: Timestamp::from_millis(row.get(0)),
+                at: Timestamp::from_millis(row.try_get(0).map_err(column)?),
                 action,
-                memory_id: row.get::<_, Option<String>>(2).map(MemoryId),
+                memory_id: row.try_get::<_, Option<String>>(2).map_err(column)?.map(MemoryId),
                 reason,
-                actor: row.get(4),
-                run_id: row.get(5),
+                actor: row.try_get(4).map_err(column)?,
+                run_id: row.try_get(5).map_err(column)?,
             });
         }
         Ok(out)
@@ -1694,8 +1700,8 @@ impl Store for PostgresStore {
         Ok(rows
             .iter()
             .filter_map(|row| {
-                let status: String = row.get(0);
-                let n: i64 = row.get(1);
+                let status: String = row.try_get(0).ok()?;
+                let n: i64 = row.try_get(1).ok()?;
                 status.parse().ok().map(|s| (s, u64::try_from(n).unwrap_or(0)))
             })
             .collect())
@@ -1833,7 +1839,7 @@ impl Store for PostgresStore {
             .map_err(StoreError::from)?;
         Ok(rows
             .iter()
-            .map(|r| serde_json::from_str(r.get::<_, &str>(0)).map_err(StoreError::Json))
+            .map(|r| serde_json::from_str(r.try_get::<_, &str>(0)?).map_err(StoreError::Json))
             .collect::<Result<_>>()?)
     }
 
@@ -1911,5 +1917,6 @@ fn read_run(client: &mut impl GenericClient, who: &UserRef, id: &str) -> Result<
         "SELECT state FROM runs WHERE tenant = $1 AND user_id = $2 AND id = $3",
         &[&who.tenant(), &who.user_id(), &id],
     )?;
-    row.map(|r| serde_json::from_str(r.get::<_, &str>(0)).map_err(StoreError::Json)).transpose()
+    row.map(|r| serde_json::from_str(r.try_get::<_, &str>(0)?).map_err(StoreError::Json))
+        .transpose()
 }

@@ -32,7 +32,7 @@ pub(crate) fn current_version(client: &mut Client) -> Result<u32, StoreError> {
          )",
     )?;
     let version: Option<i32> =
-        client.query_one("SELECT max(version) FROM schema_migrations", &[])?.get(0);
+        client.query_one("SELECT max(version) FROM schema_migrations", &[])?.try_get(0)?;
     Ok(version.and_then(|v| u32::try_from(v).ok()).unwrap_or(0))
 }
 

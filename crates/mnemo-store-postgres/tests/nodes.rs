@@ -85,7 +85,7 @@ fn nodes_starting_together_migrate_once_and_refuse_a_newer_schema() {
         .query("SELECT version FROM schema_migrations ORDER BY version", &[])
         .unwrap()
         .iter()
-        .map(|row| row.get(0))
+        .map(|row| row.try_get(0).unwrap())
         .collect();
     let expected: Vec<i32> = (1..=mnemo_store_postgres::SCHEMA_VERSION as i32).collect();
     assert_eq!(applied, expected);

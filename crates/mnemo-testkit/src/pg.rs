@@ -70,15 +70,17 @@ impl Scratch {
             .query("SELECT tablename FROM pg_tables WHERE schemaname = $1", &[&self.schema])
             .map_err(|e| fail("list tables", &e))?
             .iter()
-            .map(|r| r.get(0))
-            .collect();
+            .map(|r| r.try_get(0))
+            .collect::<Result<_, _>>()
+            .map_err(|e| fail("table name", &e))?;
         // VACUUM FULL keeps a deleted row while any transaction that began before the
         // deletion committed might still see it (other tests run in parallel on the same
         // server): wait until every such transaction has ended.
         let started: std::time::SystemTime = client
             .query_one("SELECT clock_timestamp()", &[])
             .map_err(|e| fail("clock", &e))?
-            .get(0);
+            .try_get(0)
+            .map_err(|e| fail("clock", &e))?;
         for _ in 0..500 {
             let older: i64 = client
                 .query_one(
@@ -88,7 +90,8 @@ impl Scratch {
                     &[&started],
                 )
                 .map_err(|e| fail("activity", &e))?
-                .get(0);
+                .try_get(0)
+                .map_err(|e| fail("activity", &e))?;
             if older == 0 {
                 break;
             }
@@ -103,7 +106,8 @@ impl Scratch {
         let data_dir: String = client
             .query_one("SELECT current_setting('data_directory')", &[])
             .map_err(|e| fail("data directory", &e))?
-            .get(0);
+            .try_get(0)
+            .map_err(|e| fail("data directory", &e))?;
         // The schema's relations, their TOAST tables, and the indexes of both.
         let files: Vec<String> = client
             .query(
@@ -123,7 +127,11 @@ impl Scratch {
             )
             .map_err(|e| fail("list files", &e))?
             .iter()
-            .filter_map(|r| r.get::<_, Option<String>>(0))
+            .map(|r| r.try_get::<_, Option<String>>(0))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| fail("file path", &e))?
+            .into_iter()
+            .flatten()
             .collect();
         let mut bytes = Vec::new();
         for file in files {
