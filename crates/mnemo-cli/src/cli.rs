@@ -180,6 +180,9 @@ pub(crate) enum Command {
     },
     /// Print everything stored about --user as one JSON document.
     Export,
+    /// Show the store in use (file or server, schema version), how many memories it holds
+    /// by status, and the embedder and extractor this invocation would use.
+    Info,
     /// Restore an export document (a file, or - for standard input). Memories the user asked
     /// to forget are left out unless --allow-forgotten.
     Import {

@@ -157,6 +157,43 @@ fn embedder(cli: &Cli) -> anyhow::Result<Arc<dyn mnemo::core::ports::Embedder>> 
     }
 }
 
+/// `mnemo info`: the store in use, its schema version, counts by status, the embedder and
+/// the extractor.
+fn info(cli: &Cli, mnemo: &Mnemo, store: &(String, String, u32)) -> anyhow::Result<()> {
+    let (kind, location, schema) = store;
+    let counts = mnemo.store().count_by_status().context("cannot count the memories")?;
+    let total: u64 = counts.iter().map(|(_, n)| n).sum();
+    let embedder = mnemo.embedder_info();
+    let extractor = mnemo.extractor_info();
+    if cli.json {
+        return output::json_pretty(&serde_json::json!({
+            "store": {"kind": kind, "location": location, "schema_version": schema},
+            "memories": {
+                "total": total,
+                "by_status": counts
+                    .iter()
+                    .map(|(status, n)| (status.as_str().to_owned(), serde_json::json!(n)))
+                    .collect::<serde_json::Map<_, _>>(),
+            },
+            "embedder": embedder.as_ref().map(|(id, dims)| serde_json::json!({"id": id, "dims": dims})),
+            "extractor": extractor,
+        }));
+    }
+    println!("store      {kind} {location} (schema version {schema})");
+    let by_status: Vec<String> =
+        counts.iter().map(|(status, n)| format!("{n} {}", status.as_str())).collect();
+    println!(
+        "memories   {total} in all tenants{}",
+        if by_status.is_empty() { String::new() } else { format!(": {}", by_status.join(", ")) }
+    );
+    match embedder {
+        Some((id, dims)) => println!("embedder   {id} ({dims} dimensions)"),
+        None => println!("embedder   none (lexical search only)"),
+    }
+    println!("extractor  {extractor}");
+    Ok(())
+}
+
 fn user(cli: &Cli) -> anyhow::Result<UserRef> {
     let user = cli.user.as_deref().ok_or_else(|| {
         InvalidInput::new("--user", "is required for this command (or set MNEMO_USER)")
@@ -170,8 +207,11 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         None => Arc::new(SystemClock),
     };
     let embedder = embedder(cli)?;
+    // What `mnemo info` reports: the store and the schema version it was migrated to.
+    let store_in_use: (String, String, u32);
     let mut mnemo = match cli.store.as_deref() {
         Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+            store_in_use = ("postgres".into(), redact(url), mnemo::POSTGRES_SCHEMA_VERSION);
             Mnemo::open_postgres(url, Some(embedder), clock, ACTOR)
                 .with_context(|| format!("cannot open the PostgreSQL store at {}", redact(url)))?
         }
@@ -181,6 +221,8 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
                 (None, Some(path)) => path.clone(),
                 (None, None) => default_db_path()?,
             };
+            store_in_use =
+                ("sqlite".into(), db.display().to_string(), mnemo::SQLITE_SCHEMA_VERSION);
             match cli.max_db_mib {
                 Some(mib) => Mnemo::open_sqlite_limited(
                     &db,
@@ -335,6 +377,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
             }
         }
         Command::Export => output::json_pretty(&mnemo.export(&user(cli)?)?),
+        Command::Info => info(cli, &mnemo, &store_in_use),
         Command::Import { file, allow_forgotten } => import(cli, &mnemo, file, *allow_forgotten),
         Command::Deletions { limit } => {
             let deletions = mnemo.deletions(&user(cli)?, *limit)?;

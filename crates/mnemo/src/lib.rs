@@ -23,6 +23,16 @@ pub use ingest::{
 };
 pub use keys::{MAX_KEY_RATE, Principal};
 pub use mnemo_core as core;
+
+/// The schema version of the embedded SQLite store this build writes (a file is migrated to
+/// it when opened).
+#[cfg(feature = "sqlite")]
+pub const SQLITE_SCHEMA_VERSION: u32 = mnemo_store_sqlite::SCHEMA_VERSION;
+
+/// The schema version of the PostgreSQL store this build writes (a database is migrated to
+/// it when opened).
+#[cfg(feature = "postgres")]
+pub const POSTGRES_SCHEMA_VERSION: u32 = mnemo_store_postgres::SCHEMA_VERSION;
 use mnemo_core::context::{
     ContextBlock, Fill, Line, Section, TokenCounter, assemble_sections, render_line,
 };
@@ -200,6 +210,24 @@ impl Mnemo {
     pub fn with_compaction(mut self, compaction: CompactionConfig) -> Self {
         self.compaction = compaction;
         self
+    }
+
+    /// The embedder in use: its id and width, if one is configured.
+    pub fn embedder_info(&self) -> Option<(String, usize)> {
+        self.embedder.as_ref().map(|e| (e.id().to_owned(), e.dims()))
+    }
+
+    /// The extractor in use: the chat model's id for the LLM extractor, else the rule set's
+    /// name with the self-disclosure selector's threshold.
+    pub fn extractor_info(&self) -> String {
+        match &self.chat {
+            Some(chat) => format!("llm ({})", chat.id()),
+            None => format!(
+                "{} with the self-disclosure selector (threshold {})",
+                mnemo_core::extract::RULESET,
+                self.disclosure.threshold
+            ),
+        }
     }
 
     /// Extracts memories from conversations with this chat model (the LLM extractor)

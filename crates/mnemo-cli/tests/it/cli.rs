@@ -467,3 +467,26 @@ fn empty_answers_say_so() {
     let json = env.json(&["search", "--user", "u", "zzqx unrelated"]);
     assert_eq!(json["results"], serde_json::json!([]));
 }
+
+#[test]
+fn info_names_the_store_its_schema_counts_embedder_and_extractor() {
+    let env = Env::new();
+    env.remember("alice", "I prefer green tea");
+    env.remember("bob", "I live in Lisbon");
+    let info = env.json(&["info"]);
+    assert_eq!(info["store"]["kind"], "sqlite");
+    assert_eq!(info["store"]["location"], env.path().join("mnemo.db").display().to_string());
+    assert!(info["store"]["schema_version"].as_u64().is_some_and(|v| v >= 11), "{info}");
+    assert_eq!(info["memories"]["total"], 2);
+    assert_eq!(info["memories"]["by_status"]["active"], 2);
+    assert!(info["embedder"]["dims"].as_u64().is_some_and(|d| d > 0), "{info}");
+    assert!(info["extractor"].as_str().is_some_and(|e| e.starts_with("rules/")), "{info}");
+    // The plain form says the same in words.
+    let plain = env.run(&["info"]);
+    assert_eq!(plain.code, 0, "{}", plain.stderr);
+    assert!(
+        plain.stdout.contains("sqlite") && plain.stdout.contains("2 active"),
+        "{}",
+        plain.stdout
+    );
+}
