@@ -337,14 +337,20 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
             }
         }
         Command::Pending => {
-            let memories = mnemo.pending(&user(cli)?)?;
             if cli.json {
+                let memories = mnemo.pending(&user(cli)?)?;
                 output::json(&api::MemoryList { memories })
             } else {
-                if memories.is_empty() {
+                let held = mnemo.pending_with_reasons(&user(cli)?)?;
+                if held.is_empty() {
                     output::notice("nothing is waiting for confirmation");
                 }
-                output::lines(memories.iter().map(output::memory_line))
+                output::lines(held.iter().map(|(m, reason)| {
+                    let why = reason
+                        .map(|r| format!("\n       held: {} ({r})", r.explanation()))
+                        .unwrap_or_default();
+                    format!("{}{why}", output::memory_line(m))
+                }))
             }
         }
         Command::Confirm { id } => {

@@ -24,6 +24,10 @@ pub use ingest::{
 pub use keys::{MAX_KEY_RATE, Principal};
 pub use mnemo_core as core;
 
+/// How many of the user's latest audit entries are searched for the reasons pending
+/// memories were held.
+const PENDING_REASON_AUDIT_DEPTH: usize = 10_000;
+
 /// The schema version of the embedded SQLite store this build writes (a file is migrated to
 /// it when opened).
 #[cfg(feature = "sqlite")]
@@ -475,6 +479,27 @@ impl Mnemo {
     pub fn pending(&self, who: &UserRef) -> Result<Vec<Memory>> {
         let filter = ListFilter { status: Some(Status::Pending), ..Default::default() };
         Ok(self.store.list(who, &filter, self.now())?)
+    }
+
+    /// The user's pending memories, each with the reason it was held (needs consent,
+    /// instruction-like, untrusted source, conflict), read from the audit trail: the latest
+    /// entry about the record that carries a reason.
+    pub fn pending_with_reasons(&self, who: &UserRef) -> Result<Vec<(Memory, Option<ReasonCode>)>> {
+        let pending = self.pending(who)?;
+        if pending.is_empty() {
+            return Ok(Vec::new());
+        }
+        let audit = self.store.audit(who, PENDING_REASON_AUDIT_DEPTH)?;
+        Ok(pending
+            .into_iter()
+            .map(|m| {
+                let reason = audit
+                    .iter()
+                    .find(|e| e.memory_id.as_ref() == Some(&m.id) && e.reason.is_some())
+                    .and_then(|e| e.reason);
+                (m, reason)
+            })
+            .collect())
     }
 
     /// Confirms a pending memory (it becomes active; a keyed one supersedes the old value).
