@@ -1388,6 +1388,28 @@ fn is_ing_form(word: &str, verb: &str) -> bool {
 fn standing_order(text: &str) -> bool {
     use orders::*;
     let w: Vec<String> = words(text).into_iter().map(|x| x.replace('\u{2019}', "'")).collect();
+    // Most texts name no action an order could take: done before any phrase is looked for.
+    let verbs: [&[&str]; 9] = [
+        DISCLOSE,
+        MONEY,
+        DESTROY,
+        DESTROY_DATA,
+        BYPASS,
+        SHIP,
+        ACCESS,
+        &["use", "spend"],
+        &["have", "get", "see", "access", "take", "view", "download"],
+    ];
+    let candidate = |x: &str| {
+        let x = x.strip_prefix("auto").filter(|v| v.len() > 2).unwrap_or(x);
+        let stem = x.strip_suffix("ing");
+        verbs
+            .iter()
+            .any(|list| list.iter().any(|v| *v == x || stem.is_some_and(|_| is_ing_form(x, v))))
+    };
+    if !w.iter().any(|x| candidate(x)) {
+        return false;
+    }
     let flat = format!(" {} ", w.join(" "));
     let has = |x: &str| has_words(&flat, x);
     let starts = clause_starts(text);
@@ -1606,7 +1628,12 @@ fn standing_order(text: &str) -> bool {
 pub fn sensitive_category(text: &str) -> Option<SensitiveCategory> {
     use SensitiveCategory::*;
     let w = words(text);
-    let any = |list: &[&str]| list.iter().any(|p| has_phrase(&w, p));
+    // The text's words, so a phrase whose first word is absent costs one lookup.
+    let present: std::collections::HashSet<&str> = w.iter().map(String::as_str).collect();
+    let any = |list: &[&str]| {
+        list.iter()
+            .any(|p| present.contains(p.split(' ').next().unwrap_or_default()) && has_phrase(&w, p))
+    };
     const HEALTH: &[&str] = &[
         "diagnosed",
         "diagnosis",
