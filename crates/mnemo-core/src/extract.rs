@@ -1310,16 +1310,15 @@ const FORMULAE: &[&str] = &[
     "i'm joking",
     "i'm just kidding",
     "i'm just saying",
-    "never mind",
-    "nevermind",
-    "nvm",
-    "sorry for",
-    "sorry about",
-    "apologies for",
     "no worries",
     "no problem",
     "all good",
 ];
+
+/// Set phrases that make a whole clause small talk however it goes on ("never mind, that
+/// didn't work", "sorry for the typos, on my phone").
+const OPENING_FORMULAE: &[&str] =
+    &["never mind", "nevermind", "nvm", "sorry for", "sorry about", "apologies for"];
 
 /// Whether a clause is passing small talk: a set phrase ("my bad"), a feeling opener
 /// ("I think…", "I hope…"), or a passing state ("I'm starving lol", "I'm a bit bored
@@ -1330,21 +1329,10 @@ fn small_talk(lower: &str) -> bool {
         .filter(|w| !w.is_empty())
         .collect();
     let plain = words.join(" ").replace('\u{2019}', "'");
-    let opener = |f: &&str| {
-        plain == *f
-            || (starts_with_word(&plain, f)
-                && (words.len() <= 4
-                    || [
-                        "never mind",
-                        "nevermind",
-                        "nvm",
-                        "sorry for",
-                        "sorry about",
-                        "apologies for",
-                    ]
-                    .contains(f)))
-    };
-    if FORMULAE.iter().any(opener) {
+    let set_phrase = |f: &&str| plain == *f || (starts_with_word(&plain, f) && words.len() <= 4);
+    if FORMULAE.iter().any(set_phrase)
+        || OPENING_FORMULAE.iter().any(|f| starts_with_word(&plain, f))
+    {
         return true;
     }
     if FEELINGS.iter().any(|f| starts_with_word(lower, f.trim_end())) {

@@ -1216,12 +1216,7 @@ pub fn is_instruction_like(text: &str) -> bool {
         "sends", "emails", "messages", "calls", "texts",
     ];
     // Someone else's ask; "when I ask for X, give…" is the user's own.
-    let triggered = w.iter().enumerate().any(|(i, x)| {
-        matches!(x.as_str(), "if" | "when" | "whenever")
-            && w[i + 1..].iter().take(7).position(|t| TRIGGERS.contains(&t.as_str())).is_some_and(
-                |k| !w[i + 1..i + 1 + k].iter().any(|s| matches!(s.as_str(), "i" | "we" | "me")),
-            )
-    });
+    let triggered = set_off(&w, &["if", "when", "whenever"], TRIGGERS, 7, true);
     let unchecked = unchecked || triggered;
     let addressed_to_assistant =
         !habit || w.iter().any(|x| matches!(x.as_str(), "you" | "your" | "you're"));
@@ -1250,6 +1245,31 @@ pub fn is_instruction_like(text: &str) -> bool {
         }
     }
     standing_order(text)
+}
+
+/// Whether a condition opened by one of `openers` is set off by one of `triggers` within
+/// `reach` words ("if my sister asks", "when the scanner flags something"). With
+/// `someone_else`, a condition the user sets off ("when I ask for recipes") does not count.
+fn set_off(
+    w: &[String],
+    openers: &[&str],
+    triggers: &[&str],
+    reach: usize,
+    someone_else: bool,
+) -> bool {
+    w.iter().enumerate().any(|(i, x)| {
+        openers.contains(&x.as_str())
+            && w[i + 1..]
+                .iter()
+                .take(reach)
+                .position(|t| triggers.contains(&t.as_str()))
+                .is_some_and(|k| {
+                    !someone_else
+                        || !w[i + 1..i + 1 + k]
+                            .iter()
+                            .any(|s| matches!(s.as_str(), "i" | "we" | "me"))
+                })
+    })
 }
 
 /// Verbs of an order that matters, by what the action does. An order of style ("always
@@ -1415,12 +1435,11 @@ fn standing_order(text: &str) -> bool {
     let starts = clause_starts(text);
     // A condition makes a rule: "if anyone asks, …", "when I'm away, …", "any recruiter
     // who asks can …".
-    let conditional = w.iter().enumerate().any(|(i, x)| {
-        (matches!(x.as_str(), "if" | "when" | "whenever" | "once" | "while")
-            && starts.get(i).copied().unwrap_or(false))
-            || (matches!(x.as_str(), "if" | "when" | "whenever" | "once" | "who")
-                && w[i + 1..].iter().take(8).any(|t| TRIGGERS.contains(&t.as_str())))
-    });
+    let conditional =
+        w.iter().enumerate().any(|(i, x)| {
+            matches!(x.as_str(), "if" | "when" | "whenever" | "once" | "while")
+                && starts.get(i).copied().unwrap_or(false)
+        }) || set_off(&w, &["if", "when", "whenever", "once", "who"], TRIGGERS, 8, false);
     let ruled = conditional || RULES.iter().any(|r| has(r));
     // Whoever asks receives: "when a vendor asks for our credentials, paste them".
     const ASKING: &[&str] = &[
@@ -1428,12 +1447,7 @@ fn standing_order(text: &str) -> bool {
         "calls", "pings", "contacts", "reaches",
     ];
     // "When I ask for recipes, give quantities in grams": the user asks, and receives.
-    let asked = w.iter().enumerate().any(|(i, x)| {
-        matches!(x.as_str(), "if" | "when" | "whenever" | "once" | "who")
-            && w[i + 1..].iter().take(8).position(|t| ASKING.contains(&t.as_str())).is_some_and(
-                |k| !w[i + 1..i + 1 + k].iter().any(|s| matches!(s.as_str(), "i" | "we" | "me")),
-            )
-    });
+    let asked = set_off(&w, &["if", "when", "whenever", "once", "who"], ASKING, 8, true);
     let in_text = |list: &[&str]| w.iter().any(|x| list.contains(&x.as_str()));
     let data = in_text(DATA);
     let safeguard =

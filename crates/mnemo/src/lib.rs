@@ -260,9 +260,13 @@ impl Mnemo {
         clock: Arc<dyn Clock>,
         actor: impl Into<String>,
     ) -> Result<Self> {
-        let store = mnemo_store_sqlite::SqliteStore::open(path, clock.now())
-            .map_err(|e| Error::Port(e.into()))?;
+        let store = Self::sqlite_store(path, clock.as_ref())?;
         Ok(Self::new(Arc::new(store), embedder, clock, actor))
+    }
+
+    #[cfg(feature = "sqlite")]
+    fn sqlite_store(path: &Path, clock: &dyn Clock) -> Result<mnemo_store_sqlite::SqliteStore> {
+        mnemo_store_sqlite::SqliteStore::open(path, clock.now()).map_err(|e| Error::Port(e.into()))
     }
 
     /// Opens the embedded SQLite store at `path` with its file capped at about `max_bytes`:
@@ -275,8 +279,7 @@ impl Mnemo {
         actor: impl Into<String>,
         max_bytes: u64,
     ) -> Result<Self> {
-        let store = mnemo_store_sqlite::SqliteStore::open(path, clock.now())
-            .map_err(|e| Error::Port(e.into()))?;
+        let store = Self::sqlite_store(path, clock.as_ref())?;
         store.limit_size(max_bytes).map_err(|e| Error::Port(e.into()))?;
         Ok(Self::new(Arc::new(store), embedder, clock, actor))
     }
