@@ -1,5 +1,5 @@
 //! Load benchmark of `mnemo serve` on loopback: N concurrent clients, each sending searches
-//! and writes (80% / 20%) over keep-alive HTTP/1.1 connections for a fixed time, against a
+//! and writes (80% / 20% unless `--write-percent` says otherwise) over keep-alive HTTP/1.1 connections for a fixed time, against a
 //! store seeded with M memories. Reports throughput, latency percentiles and errors, then
 //! checks that every acknowledged write is stored. With `--postgres URL --nodes N`, the store
 //! is PostgreSQL (a fresh schema, dropped afterwards) and N server nodes, each with its own
@@ -92,6 +92,7 @@ pub(crate) fn run(
     seconds: u64,
     postgres: Option<&str>,
     nodes: usize,
+    write_percent: u8,
 ) -> anyhow::Result<()> {
     anyhow::ensure!(nodes >= 1, "--nodes must be at least 1");
     anyhow::ensure!(nodes == 1 || postgres.is_some(), "several nodes need --postgres");
@@ -168,7 +169,8 @@ pub(crate) fn run(
                     i += 1;
                     let user = format!("user-{}", (c + i) % users);
                     let start = Instant::now();
-                    if i.is_multiple_of(5) {
+                    // Writes spread evenly: request i writes when the running share falls short.
+                    if (i * usize::from(write_percent)) / 100 > ((i - 1) * usize::from(write_percent)) / 100 {
                         let text = format!("client {c} wrote fact {i} about {}", WORDS[(c * 31 + i) % WORDS.len()]);
                         let body = serde_json::json!({"user_id": user, "content": text, "kind": "episodic", "source": {"type": "user_stated", "ref": format!("c{c}-{i}")}}).to_string();
                         match conn.post("/v1/memories", &key, &body).await {
@@ -221,7 +223,8 @@ pub(crate) fn run(
     let total = all.len();
     let store = if postgres.is_some() { "postgres" } else { "sqlite" };
     println!(
-        "load: {clients} clients, {seconds} s, {memories} memories over {users} users (80% search k=10 / 20% remember), {store}, {nodes} node(s)"
+        "load: {clients} clients, {seconds} s, {memories} memories over {users} users ({}% search k=10 / {write_percent}% remember), {store}, {nodes} node(s)",
+        100 - write_percent
     );
     println!("requests: {total} ok ({:.0}/s), {errors} errors", total as f64 / seconds as f64);
     println!(

@@ -71,6 +71,9 @@ enum Task {
         /// Server nodes sharing the store (more than one needs --postgres).
         #[arg(long, default_value_t = 1)]
         nodes: usize,
+        /// Percent of requests that write a memory; the rest search (0: search only).
+        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u8).range(0..=100))]
+        write_percent: u8,
     },
     /// Train the self-disclosure selector on LoCoMo's observations and write its weights.
     TrainDisclosure {
@@ -164,8 +167,8 @@ fn codegen(check: bool) -> anyhow::Result<()> {
 fn main() -> anyhow::Result<()> {
     match Cli::parse().task {
         Task::Codegen { check } => codegen(check),
-        Task::Load { clients, memories, seconds, postgres, nodes } => {
-            load::run(clients, memories, seconds, postgres.as_deref(), nodes)
+        Task::Load { clients, memories, seconds, postgres, nodes, write_percent } => {
+            load::run(clients, memories, seconds, postgres.as_deref(), nodes, write_percent)
         }
         Task::Eval { eval: Eval::Locomo { data, json, clock, via, mnemo } } => {
             locomo::run(&data, json.as_deref(), clock, via, &mnemo)

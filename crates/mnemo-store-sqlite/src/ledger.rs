@@ -5,7 +5,7 @@ use mnemo_core::ledger::{Counted, DeletionReceipt, ForgottenMatch, LedgerKey, Re
 use mnemo_core::lifecycle::Candidate;
 use mnemo_core::ports::DeletionRequest;
 use mnemo_core::{Memory, MemoryId, Timestamp, UserRef};
-use rusqlite::{Connection, OptionalExtension, Transaction, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::{Result, StoreError, to_json, versions};
 
@@ -60,7 +60,7 @@ pub(crate) fn import_forgotten(
 
 /// Leaves the tombstones of each record about to be removed (by rowid); returns how many.
 pub(crate) fn bury(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     who: &UserRef,
     key: &LedgerKey,
     rowids: &[i64],
@@ -109,7 +109,7 @@ fn store_remains(at: Timestamp) -> Vec<Remnant> {
 
 /// Stores the receipt of a deletion in the ledger and returns it.
 pub(crate) fn save_receipt(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     who: &UserRef,
     counted: Counted,
     request: &DeletionRequest<'_>,

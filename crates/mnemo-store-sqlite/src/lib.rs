@@ -2,8 +2,10 @@
 //! versions, vectors, settings and the audit log. Lexical and vector search run in the
 //! per-user in-memory index derived from these rows (`vector_index.rs`).
 //!
-//! Every query filters on `tenant` and `user_id` in SQL. Writes run in `BEGIN IMMEDIATE`
-//! transactions with a busy timeout, so several processes can share one file. Deletion is
+//! Every query filters on `tenant` and `user_id` in SQL. Writes run on one writer connection
+//! in `BEGIN IMMEDIATE` transactions shared by concurrent writes (group commit, `writer.rs`)
+//! with a busy timeout, so several processes can share one file; reads and searches use a
+//! pool of reader connections beside it. Deletion is
 //! complete: `secure_delete` zeroes freed pages, and the write-ahead log is checkpointed and
 //! truncated once a deletion commits.
 
@@ -11,9 +13,11 @@ mod codec;
 mod ledger;
 mod migrate;
 mod vector_index;
+mod writer;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -30,7 +34,7 @@ use mnemo_core::run::Run;
 use mnemo_core::{
     ErrorKind, Kind, Memory, MemoryId, MemoryVersion, Status, Timestamp, UserRef, lifecycle,
 };
-use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use codec::{
     MEMORY_COLUMNS, MEMORY_FROM, blob_to_vector, content_hash, memory_from_row, to_json,
@@ -38,7 +42,8 @@ use codec::{
 };
 pub use migrate::LATEST_VERSION as SCHEMA_VERSION;
 use mnemo_index::{ScanFilter, cosine_of, quantize};
-use vector_index::VectorIndex;
+use vector_index::{Change, IndexCache, Touched};
+use writer::Writer;
 
 /// How long a writer waits for another process's lock before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -148,34 +153,29 @@ impl From<StoreError> for PortError {
 
 type Result<T, E = StoreError> = std::result::Result<T, E>;
 
-/// The SQLite store. One connection per process, guarded by a mutex; other processes may open
+/// The SQLite store: one writer connection with group commit (`writer.rs`) and a pool of
+/// reader connections, so searches and reads run beside writes; other processes may open
 /// the same file concurrently.
 pub struct SqliteStore {
-    conn: Mutex<Connection>,
-    /// Lock order: `conn` first, then `vectors`.
-    vectors: Mutex<VectorIndex>,
+    /// Lock order: the writer, then the readers (in pool order), then the index cache.
+    writer: Writer,
+    readers: Vec<Mutex<Connection>>,
+    /// Where the next read looks for a free reader first.
+    next_reader: AtomicUsize,
+    index: IndexCache,
     path: PathBuf,
     /// The key of the deletion ledger's hashes.
     ledger: LedgerKey,
     /// The page cap set by [`SqliteStore::limit_size`] (0: none).
-    max_pages: std::sync::atomic::AtomicI64,
+    max_pages: AtomicI64,
 }
+
+/// Reader connections per store: searches and reads run in parallel up to this many.
+const READERS: usize = 4;
 
 /// Pages a deletion may use beyond the size cap (its tombstones, receipt and audit lines), so
 /// forgetting works on a full store.
 const DELETION_RESERVE_PAGES: i64 = 256;
-
-/// What a committed write changed, so the vector index can follow.
-enum Touched {
-    /// Nothing the index holds.
-    Nothing,
-    /// These rows of the acting user (inserted, changed or deleted).
-    Rows(Vec<i64>),
-    /// Any rows of the acting user.
-    User,
-    /// Any rows of the acting tenant.
-    Tenant,
-}
 
 impl std::fmt::Debug for SqliteStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -217,8 +217,6 @@ impl SqliteStore {
         let mut conn = Connection::open(path)
             .map_err(|source| StoreError::Open { path: path.to_owned(), source })?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
-        // A larger page cache and memory-mapped reads keep searches off read() syscalls.
-        conn.execute_batch("PRAGMA cache_size = -65536; PRAGMA mmap_size = 268435456;")?;
         // WAL for concurrent readers; FULL sync so an acknowledged commit survives power loss;
         // secure_delete so freed pages hold no old text.
         let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
@@ -235,17 +233,18 @@ impl SqliteStore {
         )?;
         migrate::migrate(&mut conn, now.as_millis())?;
         keep_reserve(path);
-        // Plans must not depend on bound values: otherwise SQLite compiles a statement whose plan
-        // might again on every run, which cost half of the write path (BENCHMARKS.md).
-        conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
-        conn.set_prepared_statement_cache_capacity(64);
+        tune(&conn)?;
         let ledger = ledger::read_key(&conn)?;
+        let readers =
+            (0..READERS).map(|_| open_reader(path).map(Mutex::new)).collect::<Result<_>>()?;
         Ok(Self {
-            conn: Mutex::new(conn),
-            vectors: Mutex::new(VectorIndex::default()),
+            writer: Writer::new(conn),
+            readers,
+            next_reader: AtomicUsize::new(0),
+            index: IndexCache::new(open_reader(path)?),
             path: path.to_owned(),
             ledger,
-            max_pages: std::sync::atomic::AtomicI64::new(0),
+            max_pages: AtomicI64::new(0),
         })
     }
 
@@ -253,11 +252,11 @@ impl SqliteStore {
     /// change that would grow it further fails as storage full and changes nothing, as on a
     /// full disk.
     pub fn limit_size(&self, bytes: u64) -> Result<()> {
-        let conn = self.lock();
-        let page_size: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
+        let writer = self.writer.exclusive();
+        let page_size: i64 = writer.conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
         let pages = i64::try_from(bytes / page_size.max(1) as u64).unwrap_or(i64::MAX).max(1);
-        set_max_pages(&conn, pages)?;
-        self.max_pages.store(pages, std::sync::atomic::Ordering::Relaxed);
+        set_max_pages(&writer.conn, pages)?;
+        self.max_pages.store(pages, Ordering::Relaxed);
         Ok(())
     }
 
@@ -268,17 +267,46 @@ impl SqliteStore {
 
     /// The schema version recorded in the file.
     pub fn schema_version(&self) -> Result<u32> {
-        migrate::current_version(&self.lock())
+        migrate::current_version(&self.reader())
     }
 
-    fn lock(&self) -> MutexGuard<'_, Connection> {
-        // A poisoned lock only means another thread panicked mid-call; SQLite rolled back any
-        // open transaction when its guard dropped, so the connection is still consistent.
-        self.conn.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    /// A reader connection: a free one if there is one, else the next in turn.
+    fn reader(&self) -> MutexGuard<'_, Connection> {
+        let start = self.next_reader.fetch_add(1, Ordering::Relaxed);
+        for offset in 0..self.readers.len() {
+            match self.readers[(start + offset) % self.readers.len()].try_lock() {
+                Ok(reader) => return reader,
+                Err(std::sync::TryLockError::Poisoned(poisoned)) => return poisoned.into_inner(),
+                Err(std::sync::TryLockError::WouldBlock) => {}
+            }
+        }
+        // A poisoned lock only means another thread panicked mid-read.
+        self.readers[start % self.readers.len()]
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn vectors(&self) -> MutexGuard<'_, VectorIndex> {
-        self.vectors.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    /// Every reader connection of this process, idle (a checkpoint that truncates the log
+    /// must not find one of them mid-read).
+    fn all_readers(&self) -> Vec<MutexGuard<'_, Connection>> {
+        self.readers
+            .iter()
+            .map(|reader| reader.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
+            .collect()
+    }
+
+    /// The user's index, current with every commit made before this call.
+    fn user_index(&self, who: &UserRef) -> Result<vector_index::SharedUserIndex> {
+        if !self.index.is_current()? {
+            // Another process committed, or this process's writer is following its commit.
+            self.index.account(&self.writer.any().conn)?;
+        }
+        let loaded = self.index.for_reader(&self.reader(), who.tenant(), who.user_id())?;
+        match loaded {
+            Some(index) => Ok(index),
+            // Commits kept landing while the rows were read: load as the writer sees them.
+            None => self.index.for_writer(&self.writer.any().conn, who.tenant(), who.user_id()),
+        }
     }
 
     /// Runs `body` in an immediate transaction, commits, and brings the vector index up to
@@ -287,9 +315,9 @@ impl SqliteStore {
         &self,
         tenant: &str,
         user: &str,
-        body: impl FnOnce(&Transaction<'_>) -> Result<(T, Touched)>,
+        body: impl FnOnce(&Connection) -> Result<(T, Touched)>,
     ) -> Result<T> {
-        self.commit_tx(tenant, user, false, body)
+        self.writer.join(&self.index, tenant, user, body)
     }
 
     /// Like [`Self::write_tx`] for deletions, then checkpoints and truncates the write-ahead
@@ -300,7 +328,7 @@ impl SqliteStore {
         &self,
         tenant: &str,
         user: &str,
-        body: impl Fn(&Transaction<'_>) -> Result<(T, Touched)>,
+        body: impl Fn(&Connection) -> Result<(T, Touched)>,
     ) -> Result<T> {
         match self.commit_tx(tenant, user, true, &body) {
             Err(error) if error.kind() == ErrorKind::StorageFull && self.release_reserve() => {
@@ -315,60 +343,79 @@ impl SqliteStore {
         std::fs::remove_file(reserve_path(&self.path)).is_ok()
     }
 
-    /// The transaction behind [`Self::write_tx`] and [`Self::delete_tx`], under one lock.
+    /// The transaction behind [`Self::delete_tx`]: alone on the writer, never batched.
     fn commit_tx<T>(
         &self,
         tenant: &str,
         user: &str,
         scrub: bool,
-        body: impl FnOnce(&Transaction<'_>) -> Result<(T, Touched)>,
+        body: impl FnOnce(&Connection) -> Result<(T, Touched)>,
     ) -> Result<T> {
-        let mut conn = self.lock();
+        let writer = self.writer.exclusive();
+        let conn = &writer.conn;
         // A deletion may go a little past the size cap, so forgetting works on a full store.
-        let cap = self.max_pages.load(std::sync::atomic::Ordering::Relaxed);
+        let cap = self.max_pages.load(Ordering::Relaxed);
         if scrub && cap > 0 {
-            set_max_pages(&conn, cap + DELETION_RESERVE_PAGES)?;
+            set_max_pages(conn, cap + DELETION_RESERVE_PAGES)?;
         }
-        let outcome: Result<(T, Touched)> = (|| {
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let (value, touched) = body(&tx)?;
-            tx.commit()?;
-            Ok((value, touched))
-        })();
-        let outcome = outcome.map(|(value, touched)| {
-            self.follow(&conn, tenant, user, touched);
+        let outcome = alone_in_transaction(conn, body).map(|(value, touched)| {
+            let change = Change { tenant: tenant.to_owned(), user: user.to_owned(), touched };
+            self.index.follow_commit(conn, &[change]);
             value
         });
         // The checkpoint that scrubs the log writes its pages into the file: still within
-        // the deletion's reserve.
-        let scrubbed = if scrub && outcome.is_ok() { scrub_wal(&conn) } else { Ok(()) };
+        // the deletion's reserve. This process's readers wait for it.
+        let scrubbed = if scrub && outcome.is_ok() {
+            let _idle = self.all_readers();
+            scrub_wal(conn)
+        } else {
+            Ok(())
+        };
         if scrub && cap > 0 {
-            set_max_pages(&conn, cap)?;
+            set_max_pages(conn, cap)?;
         }
         let value = outcome?;
         scrubbed?;
         Ok(value)
     }
+}
 
-    fn follow(&self, conn: &Connection, tenant: &str, user: &str, touched: Touched) {
-        let mut index = self.vectors();
-        let result = match touched {
-            Touched::Nothing => index.refresh(conn, tenant, user, &[]),
-            Touched::Rows(rowids) => index.refresh(conn, tenant, user, &rowids),
-            Touched::User => {
-                index.drop_user(tenant, user);
-                index.refresh(conn, tenant, user, &[])
-            }
-            Touched::Tenant => {
-                index.drop_tenant(tenant);
-                index.refresh(conn, tenant, user, &[])
-            }
-        };
-        if result.is_err() {
-            // The commit stands; an index that cannot follow is rebuilt from the file.
-            *index = VectorIndex::default();
-        }
+/// Runs `body` in an immediate transaction of its own: committed if it succeeds, rolled
+/// back otherwise.
+fn alone_in_transaction<T>(
+    conn: &Connection,
+    body: impl FnOnce(&Connection) -> Result<T>,
+) -> Result<T> {
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    let outcome = body(conn).and_then(|value| {
+        conn.execute_batch("COMMIT")?;
+        Ok(value)
+    });
+    if outcome.is_err() && !conn.is_autocommit() {
+        let _ = conn.execute_batch("ROLLBACK");
     }
+    outcome
+}
+
+/// Settings every connection of the store shares: a larger page cache and memory-mapped
+/// reads keep searches off read() syscalls; plans that do not depend on bound values (else
+/// SQLite compiles a statement again on every run, which cost half of the write path,
+/// BENCHMARKS.md); cached prepared statements.
+fn tune(conn: &Connection) -> Result<()> {
+    conn.execute_batch("PRAGMA cache_size = -65536; PRAGMA mmap_size = 268435456;")?;
+    conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
+    conn.set_prepared_statement_cache_capacity(64);
+    Ok(())
+}
+
+/// Opens a connection of the store's pool that only reads.
+fn open_reader(path: &Path) -> Result<Connection> {
+    let conn = Connection::open(path)
+        .map_err(|source| StoreError::Open { path: path.to_owned(), source })?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    tune(&conn)?;
+    conn.execute_batch("PRAGMA query_only = ON;")?;
+    Ok(conn)
 }
 
 /// Bytes kept in a file beside the database for deletions on a full disk.
@@ -471,7 +518,7 @@ impl<'a> Auditor<'a> {
     /// Appends one audit entry; it never holds memory content.
     fn log(
         &self,
-        tx: &Transaction<'_>,
+        tx: &Connection,
         action: AuditAction,
         memory_id: Option<&MemoryId>,
         reason: Option<ReasonCode>,
@@ -493,7 +540,7 @@ impl<'a> Auditor<'a> {
     }
 
     /// Appends one audit entry about a run; it never holds the run's content.
-    fn log_run(&self, tx: &Transaction<'_>, action: AuditAction, run_id: &str) -> Result<()> {
+    fn log_run(&self, tx: &Connection, action: AuditAction, run_id: &str) -> Result<()> {
         tx.prepare_cached(
             "INSERT INTO audit_log (tenant, user_id, at, action, actor, run_id)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -520,7 +567,7 @@ fn read_run(conn: &Connection, who: &UserRef, id: &str) -> Result<Option<Run>> {
 }
 
 /// Stores a run's whole state over its row.
-fn write_run(tx: &Transaction<'_>, who: &UserRef, run: &Run) -> Result<()> {
+fn write_run(tx: &Connection, who: &UserRef, run: &Run) -> Result<()> {
     let state = serde_json::to_string(run).map_err(StoreError::Json)?;
     tx.prepare_cached(
         "UPDATE runs SET state = ?1, updated_at = ?2 WHERE tenant = ?3 AND user_id = ?4 AND id = ?5",
@@ -582,7 +629,7 @@ fn check_vector(conn: &Connection, embedded: &Embedded) -> Result<()> {
     Ok(())
 }
 
-fn put_vector(tx: &Transaction<'_>, rowid: i64, embedded: &Embedded) -> Result<()> {
+fn put_vector(tx: &Connection, rowid: i64, embedded: &Embedded) -> Result<()> {
     check_vector(tx, embedded)?;
     tx.prepare_cached(
         "INSERT OR REPLACE INTO memory_vectors (memory_rowid, model, dims, vector)
@@ -598,7 +645,7 @@ fn put_vector(tx: &Transaction<'_>, rowid: i64, embedded: &Embedded) -> Result<(
 }
 
 /// Inserts the record row and its vector; returns the new rowid.
-fn insert_row(tx: &Transaction<'_>, memory: &Memory, vector: Option<&Embedded>) -> Result<i64> {
+fn insert_row(tx: &Connection, memory: &Memory, vector: Option<&Embedded>) -> Result<i64> {
     let consent = memory.consent.as_ref().map(to_json).transpose()?;
     let metadata = to_json(&memory.metadata)?;
     let derived_from =
@@ -672,7 +719,7 @@ fn insert_row(tx: &Transaction<'_>, memory: &Memory, vector: Option<&Embedded>) 
 }
 
 /// Deletes records and everything derived from them, by rowid; returns what went.
-fn purge(tx: &Transaction<'_>, rowids: &[i64]) -> Result<Removed> {
+fn purge(tx: &Connection, rowids: &[i64]) -> Result<Removed> {
     let mut removed = Removed::default();
     for rowid in rowids {
         // Links from and to the record go with it.
@@ -702,7 +749,7 @@ fn purge(tx: &Transaction<'_>, rowids: &[i64]) -> Result<Removed> {
 /// The rowids and ids of a record and of every record it superseded, transitively; with
 /// `derived`, also every record derived from any of them, with what those superseded: what
 /// forgetting a record removes.
-fn chain(tx: &Transaction<'_>, rowid: i64, derived: bool) -> Result<Vec<(i64, MemoryId, String)>> {
+fn chain(tx: &Connection, rowid: i64, derived: bool) -> Result<Vec<(i64, MemoryId, String)>> {
     let derived_step = if derived {
         "UNION
          SELECT m.rowid, m.id, m.tenant, m.user_id FROM memory_links l
@@ -752,7 +799,7 @@ impl SqliteStore {
     /// Reads the neighbours of a candidate that the consistency rules need.
     fn write_context(
         &self,
-        tx: &Transaction<'_>,
+        tx: &Connection,
         who: &UserRef,
         candidate: &Candidate,
         embedding: Option<&Embedded>,
@@ -816,11 +863,11 @@ impl SqliteStore {
                         scope: Some(&scope),
                         exclude_sensitive: false,
                     };
-                    let nearest = self.vectors().user(tx, tenant, user)?.nearest(
-                        &embedded.vector,
-                        filter,
-                        NEIGHBOURS,
-                    );
+                    let index = self.index.for_writer(tx, tenant, user)?;
+                    let nearest = index
+                        .read()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .nearest(&embedded.vector, filter, NEIGHBOURS);
                     for (rowid, similarity) in nearest {
                         let found = query_memories(tx, "m.rowid = ?1", &[&rowid])?;
                         similar.extend(found.into_iter().map(|(_, m)| (m, similarity)));
@@ -844,7 +891,7 @@ impl SqliteStore {
     #[allow(clippy::too_many_arguments)]
     fn write_one(
         &self,
-        tx: &Transaction<'_>,
+        tx: &Connection,
         who: &UserRef,
         record: &NewRecord,
         now: Timestamp,
@@ -923,7 +970,7 @@ impl Store for SqliteStore {
     }
 
     fn settings(&self, who: &UserRef) -> Result<UserSettings, PortError> {
-        Ok(read_settings(&self.lock(), who)?)
+        Ok(read_settings(&self.reader(), who)?)
     }
 
     fn set_settings(
@@ -955,21 +1002,18 @@ impl Store for SqliteStore {
         actor: &str,
         decide: &dyn Fn(&Candidate, &WriteContext) -> Decision,
     ) -> Result<Vec<WriteReceipt>, PortError> {
-        let result = self.write_tx(who.tenant(), who.user_id(), |tx| {
+        Ok(self.write_tx(who.tenant(), who.user_id(), |tx| {
             let mut receipts = Vec::with_capacity(records.len());
+            let mut all_touched = Vec::new();
             for record in &records {
                 let (receipt, touched) = self.write_one(tx, who, record, now, actor, decide)?;
                 // Later records of the batch must see this one as a neighbour.
-                self.vectors().refresh(tx, who.tenant(), who.user_id(), &touched)?;
+                self.index.follow_uncommitted(tx, who.tenant(), who.user_id(), &touched)?;
+                all_touched.extend(touched);
                 receipts.push(receipt);
             }
-            Ok((receipts, Touched::Nothing))
-        });
-        if result.is_err() {
-            // Rows indexed inside the rolled-back transaction do not exist.
-            self.vectors().drop_user(who.tenant(), who.user_id());
-        }
-        Ok(result?)
+            Ok((receipts, Touched::Rows(all_touched)))
+        })?)
     }
 
     fn get(
@@ -978,7 +1022,7 @@ impl Store for SqliteStore {
         id: &MemoryId,
         now: Timestamp,
     ) -> Result<Option<Memory>, PortError> {
-        let conn = self.lock();
+        let conn = self.reader();
         Ok(find(&conn, who, id)?.map(|(_, m)| m).filter(|m| !m.is_expired(now)))
     }
 
@@ -988,7 +1032,7 @@ impl Store for SqliteStore {
         filter: &ListFilter,
         now: Timestamp,
     ) -> Result<Vec<Memory>, PortError> {
-        let conn = self.lock();
+        let conn = self.reader();
         let [tenant, user] = owner_params(who);
         let kind = filter.kind.map(|k| k.as_str());
         let status = filter.status.map(|s| s.as_str());
@@ -1022,7 +1066,7 @@ impl Store for SqliteStore {
         id: &MemoryId,
         now: Timestamp,
     ) -> Result<Option<History>, PortError> {
-        let mut conn = self.lock();
+        let mut conn = self.reader();
         let tx = conn.transaction().map_err(StoreError::from)?;
         let Some((rowid, memory)) = find(&tx, who, id)? else { return Ok(None) };
         if memory.is_expired(now) {
@@ -1264,7 +1308,7 @@ impl Store for SqliteStore {
     }
 
     fn deletions(&self, who: &UserRef, limit: usize) -> Result<Vec<DeletionReceipt>, PortError> {
-        Ok(ledger::receipts(&self.lock(), who, limit)?)
+        Ok(ledger::receipts(&self.reader(), who, limit)?)
     }
 
     fn expire(
@@ -1306,7 +1350,7 @@ impl Store for SqliteStore {
     }
 
     fn export(&self, who: &UserRef) -> Result<Vec<ExportedMemory>, PortError> {
-        let mut conn = self.lock();
+        let mut conn = self.reader();
         let tx = conn.transaction().map_err(StoreError::from)?;
         let [tenant, user] = owner_params(who);
         let rows = query_memories(
@@ -1381,7 +1425,7 @@ impl Store for SqliteStore {
     }
 
     fn audit(&self, who: &UserRef, limit: usize) -> Result<Vec<AuditEntry>, PortError> {
-        let conn = self.lock();
+        let conn = self.reader();
         let mut stmt = conn
             .prepare_cached(
                 "SELECT at, action, memory_id, reason, actor, run_id FROM audit_log
@@ -1431,9 +1475,8 @@ impl Store for SqliteStore {
         now: Timestamp,
         select: &dyn Fn(&Signals<'_>) -> Vec<Fused>,
     ) -> Result<Vec<Found>, PortError> {
-        let conn = self.lock();
         if let Some(vector) = query.vector {
-            check_vector(&conn, vector)?;
+            check_vector(&self.reader(), vector)?;
         }
         let scope = query.filter.scope.as_ref().map(ToString::to_string);
         let scan = ScanFilter {
@@ -1442,13 +1485,15 @@ impl Store for SqliteStore {
             scope: scope.as_deref(),
             exclude_sensitive: query.filter.exclude_sensitive,
         };
-        let hits = self.vectors().user(&conn, who.tenant(), who.user_id())?.search(
+        let index = self.user_index(who)?;
+        let hits = index.read().unwrap_or_else(std::sync::PoisonError::into_inner).search(
             query.terms,
             query.vector.map(|v| v.vector.as_slice()),
             query.common,
             scan,
             select,
         );
+        let conn = self.reader();
         let wanted: Vec<i64> = hits.iter().map(|hit| hit.rowid).collect();
         let mut memories = memories_by_rowid(&conn, &wanted)?;
         Ok(hits
@@ -1466,34 +1511,32 @@ impl Store for SqliteStore {
         ids: &[MemoryId],
         now: Timestamp,
     ) -> Result<Vec<MemoryId>, PortError> {
-        let mut conn = self.lock();
+        let writer = self.writer.exclusive();
+        let conn = &writer.conn;
         // A lost last-used time is harmless, so this commit skips the fsync that writes of
         // memories pay (WAL with synchronous=NORMAL stays consistent after a crash).
-        set_synchronous(&conn, "NORMAL")?;
+        set_synchronous(conn, "NORMAL")?;
         let result = (|| -> Result<Vec<MemoryId>> {
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            conn.execute_batch("BEGIN IMMEDIATE")?;
             let mut missing = Vec::new();
-            {
-                let mut stmt = tx.prepare_cached(
-                    "UPDATE memories SET last_used_at = ?1
-                      WHERE tenant = ?2 AND user_id = ?3 AND id = ?4",
-                )?;
-                for id in ids {
-                    if stmt.execute(params![now.as_millis(), who.tenant(), who.user_id(), id.0])?
-                        == 0
-                    {
-                        missing.push(id.clone());
-                    }
+            let mut stmt = conn.prepare_cached(
+                "UPDATE memories SET last_used_at = ?1
+                  WHERE tenant = ?2 AND user_id = ?3 AND id = ?4",
+            )?;
+            for id in ids {
+                if stmt.execute(params![now.as_millis(), who.tenant(), who.user_id(), id.0])? == 0 {
+                    missing.push(id.clone());
                 }
             }
-            // All or nothing: dropping the transaction rolls it back.
-            if missing.is_empty() {
-                tx.commit()?;
-            }
+            // All or nothing.
+            conn.execute_batch(if missing.is_empty() { "COMMIT" } else { "ROLLBACK" })?;
             Ok(missing)
         })();
-        set_synchronous(&conn, "FULL")?;
-        self.follow(&conn, who.tenant(), who.user_id(), Touched::Nothing);
+        if result.is_err() && !conn.is_autocommit() {
+            let _ = conn.execute_batch("ROLLBACK");
+        }
+        set_synchronous(conn, "FULL")?;
+        self.index.follow_commit(conn, &[]);
         Ok(result?)
     }
 
@@ -1522,11 +1565,11 @@ impl Store for SqliteStore {
     }
 
     fn run(&self, who: &UserRef, id: &str) -> Result<Option<Run>, PortError> {
-        Ok(read_run(&self.lock(), who, id)?)
+        Ok(read_run(&self.reader(), who, id)?)
     }
 
     fn runs(&self, who: &UserRef) -> Result<Vec<Run>, PortError> {
-        let conn = self.lock();
+        let conn = self.reader();
         let mut stmt = conn
             .prepare_cached(
                 "SELECT state FROM runs WHERE tenant = ?1 AND user_id = ?2
@@ -1584,7 +1627,7 @@ impl Store for SqliteStore {
     }
 
     fn count_by_status(&self) -> Result<Vec<(Status, u64)>, PortError> {
-        let conn = self.lock();
+        let conn = self.reader();
         let mut stmt = conn
             .prepare_cached("SELECT status, count(*) FROM memories GROUP BY status ORDER BY status")
             .map_err(StoreError::from)?;
@@ -1621,7 +1664,7 @@ impl Store for SqliteStore {
     }
 
     fn find_key(&self, key_hash: &str) -> Result<Option<ApiKey>, PortError> {
-        let conn = self.lock();
+        let conn = self.reader();
         Ok(conn
             .prepare_cached(&format!("{KEY_COLUMNS} WHERE key_hash = ?1 AND revoked_at IS NULL"))
             .and_then(|mut stmt| stmt.query_row([key_hash], key_from_row).optional())
@@ -1629,7 +1672,7 @@ impl Store for SqliteStore {
     }
 
     fn list_keys(&self, tenant: &str) -> Result<Vec<ApiKey>, PortError> {
-        let conn = self.lock();
+        let conn = self.reader();
         let mut stmt = conn
             .prepare_cached(&format!(
                 "{KEY_COLUMNS} WHERE tenant = ?1 ORDER BY created_at DESC, id"
@@ -1660,13 +1703,14 @@ mod tests {
     fn cached_lookups_are_not_recompiled_per_binding() {
         let dir = tempfile::tempdir().unwrap();
         let store = SqliteStore::open(&dir.path().join("m.db"), Timestamp::from_millis(0)).unwrap();
-        let conn = store.lock();
+        let writer = store.writer.exclusive();
+        let conn = &writer.conn;
         let sql = format!("SELECT {MEMORY_COLUMNS} FROM {MEMORY_FROM} WHERE {SAME_CONTENT}");
         for i in 0..20_i64 {
             let hash = format!("hash-{i}");
             let tenant = format!("tenant-{i}");
             query_memories(
-                &conn,
+                conn,
                 SAME_CONTENT,
                 &[&tenant, &"user", &hash, &"semantic", &"user", &i],
             )
@@ -1675,5 +1719,74 @@ mod tests {
         let stmt = conn.prepare_cached(&sql).unwrap();
         let recompiled = stmt.get_status(rusqlite::StatementStatus::RePrepare);
         assert!(recompiled <= 1, "the duplicate lookup was compiled again {recompiled} times");
+    }
+
+    /// Concurrent writes share commits, every acknowledged one is stored, and a write that
+    /// fails inside a shared transaction fails alone.
+    #[test]
+    fn concurrent_writes_share_commits_and_a_failing_one_fails_alone() {
+        use mnemo_testkit::{T0, stated, who, write};
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("m.db"), T0).unwrap();
+        let alice = who("acme", "alice");
+        // The file's vectors are 64-dimensional from here on.
+        write(&store, &alice, "first", stated("The first statement"), T0);
+        let before = store.writer.commits();
+        let (threads, each) = (8, 25);
+        let failures = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..threads)
+                .map(|t| {
+                    let (store, alice) = (&store, &alice);
+                    scope.spawn(move || {
+                        let mut failed = 0;
+                        for i in 0..each {
+                            let text =
+                                format!("Thread {t} statement {i} about topic {}", t * each + i);
+                            if i % 5 == 4 {
+                                // A vector of the wrong size fails inside the transaction.
+                                let candidate = mnemo_core::lifecycle::Candidate::validate(
+                                    stated(&format!("A mismatched vector {t} {i}")),
+                                    T0,
+                                )
+                                .unwrap();
+                                let record = NewRecord {
+                                    id: MemoryId(format!("bad-{t}-{i}")),
+                                    candidate,
+                                    embedding: Some(Embedded {
+                                        model: "fake-64".into(),
+                                        vector: vec![0.5; 8],
+                                    }),
+                                };
+                                let outcome = store.write(alice, record, T0, "test", &|c, ctx| {
+                                    lifecycle::decide(c, ctx, T0)
+                                });
+                                assert!(outcome.is_err(), "a mismatched vector was accepted");
+                                failed += 1;
+                            } else {
+                                let receipt =
+                                    write(store, alice, &format!("m-{t}-{i}"), stated(&text), T0);
+                                assert!(receipt.id.is_some(), "{receipt:?}");
+                            }
+                        }
+                        failed
+                    })
+                })
+                .collect();
+            workers.into_iter().map(|w| w.join().unwrap()).sum::<usize>()
+        });
+        let writes = (threads * each) as u64;
+        let commits = store.writer.commits() - before;
+        assert_eq!(failures, threads * each / 5);
+        for t in 0..threads {
+            for i in 0..each {
+                let stored = store.get(&alice, &MemoryId(format!("m-{t}-{i}")), T0).unwrap();
+                assert_eq!(stored.is_some(), i % 5 != 4, "m-{t}-{i}");
+                let bad = store.get(&alice, &MemoryId(format!("bad-{t}-{i}")), T0).unwrap();
+                assert!(bad.is_none(), "a failed write left bad-{t}-{i}");
+            }
+        }
+        let listed = store.list(&alice, &ListFilter::default(), T0).unwrap();
+        assert_eq!(listed.len(), 1 + threads * each * 4 / 5);
+        assert!(commits < writes, "{writes} writes took {commits} commits: none was shared");
     }
 }

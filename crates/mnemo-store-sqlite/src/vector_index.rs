@@ -1,9 +1,19 @@
-//! The SQLite store's cache of [`UserIndex`]es: a user's entry is loaded from the file on
-//! first use, kept in step by this connection's writes (each write reports the rowids it
-//! touched), and dropped entirely when `PRAGMA data_version` shows that another connection
-//! committed.
+//! The SQLite store's cache of [`UserIndex`]es, shared by the writer and every reader.
+//!
+//! A user's entry is loaded from the file on first use and kept in step by this process's
+//! writes: each write reports the rowids it touched, and they are re-read after it commits.
+//! Searches read an entry under its own read lock, so they run in parallel with each other
+//! and with writes of other users.
+//!
+//! Commits by other processes are noticed through `PRAGMA data_version`, which changes on a
+//! connection when any *other* connection commits. The writer connection's value therefore
+//! changes only for foreign commits; a dedicated watch connection's value changes for every
+//! commit, this process's included. After each of its commits the writer records the watch
+//! value it left behind; a search whose watch value matches it knows nothing unaccounted for
+//! has been committed and uses the cache without touching the writer.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use mnemo_core::Kind;
 use mnemo_index::{IndexRow, UserIndex};
@@ -12,16 +22,12 @@ use rusqlite::{Connection, params_from_iter};
 use crate::StoreError;
 use crate::codec::blob_to_vector;
 
-/// The counter SQLite bumps when another connection commits.
+/// One user's index, shared between the cache and the searches reading it.
+pub(crate) type SharedUserIndex = Arc<RwLock<UserIndex>>;
+
+/// The counter SQLite changes when another connection commits.
 fn data_version(conn: &Connection) -> rusqlite::Result<i64> {
     conn.prepare_cached("PRAGMA data_version")?.query_row([], |r| r.get(0))
-}
-
-/// The index over all users this process has searched.
-#[derive(Debug, Default)]
-pub(crate) struct VectorIndex {
-    users: HashMap<(String, String), UserIndex>,
-    data_version: Option<i64>,
 }
 
 const ROW_SQL: &str = "SELECT m.rowid, m.kind, m.scope, m.status, m.sensitivity, m.expires_at,
@@ -49,55 +55,58 @@ fn read_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<IndexRow> {
     })
 }
 
-impl VectorIndex {
-    /// Drops every cached user if another connection has committed since the last check.
-    fn sync(&mut self, conn: &Connection) -> Result<(), StoreError> {
-        let version: i64 = data_version(conn)?;
-        if self.data_version != Some(version) {
+/// Reads a user's whole index through `conn`.
+fn load(conn: &Connection, tenant: &str, user: &str) -> Result<UserIndex, StoreError> {
+    let mut loaded = UserIndex::default();
+    let sql = format!("{ROW_SQL} WHERE m.tenant = ?1 AND m.user_id = ?2");
+    let mut stmt = conn.prepare_cached(&sql)?;
+    for row in stmt.query_map([tenant, user], read_row)? {
+        loaded.upsert_row(row?);
+    }
+    Ok(loaded)
+}
+
+/// What the cache holds and how far it has followed the file.
+#[derive(Debug, Default)]
+struct Cached {
+    users: HashMap<(String, String), SharedUserIndex>,
+    /// The writer connection's `data_version` when last accounted for.
+    writer_version: Option<i64>,
+    /// The watch connection's `data_version` after the last commit accounted for.
+    watch_version: Option<i64>,
+    /// Moves whenever committed rows were re-read: a load that read its rows before then
+    /// may have missed them and is not kept.
+    generation: u64,
+}
+
+impl Cached {
+    /// Brings the versions up to date through the writer connection, dropping every entry if
+    /// another process committed since they were last accounted for. The watch value is
+    /// read first, so a foreign commit that lands in between shows on the writer's value.
+    fn account(&mut self, writer: &Connection, watch: &Connection) -> Result<(), StoreError> {
+        let watched = data_version(watch)?;
+        let written = data_version(writer)?;
+        if self.writer_version != Some(written) {
             self.users.clear();
-            self.data_version = Some(version);
+            self.generation += 1;
+            self.writer_version = Some(written);
         }
+        self.watch_version = Some(watched);
         Ok(())
     }
 
-    /// The user's index, current with the file.
-    pub(crate) fn user(
-        &mut self,
-        conn: &Connection,
-        tenant: &str,
-        user: &str,
-    ) -> Result<&UserIndex, StoreError> {
-        self.sync(conn)?;
-        let key = (tenant.to_owned(), user.to_owned());
-        if !self.users.contains_key(&key) {
-            let mut loaded = UserIndex::default();
-            let sql = format!("{ROW_SQL} WHERE m.tenant = ?1 AND m.user_id = ?2");
-            let mut stmt = conn.prepare_cached(&sql)?;
-            for row in stmt.query_map([tenant, user], read_row)? {
-                loaded.upsert_row(row?);
-            }
-            self.users.insert(key.clone(), loaded);
-        }
-        Ok(self.users.entry(key).or_default())
-    }
-
-    /// Re-reads the given rows of one user after this connection changed them (inserted,
-    /// superseded, edited or deleted). A user not cached is left to load on first use.
-    pub(crate) fn refresh(
+    /// Re-reads the given rows of one user through `conn` (inserted, changed or deleted).
+    /// A user not cached is left to load on first use.
+    fn refresh(
         &mut self,
         conn: &Connection,
         tenant: &str,
         user: &str,
         rowids: &[i64],
     ) -> Result<(), StoreError> {
-        // Our own commit moved data_version too; account for it so the cache stays.
-        let version: i64 = data_version(conn)?;
-        if self.data_version.is_some_and(|v| v != version) {
-            self.users.clear();
-        }
-        self.data_version = Some(version);
         let key = (tenant.to_owned(), user.to_owned());
-        let Some(cached) = self.users.get_mut(&key) else { return Ok(()) };
+        let Some(cached) = self.users.get(&key) else { return Ok(()) };
+        let mut cached = cached.write().unwrap_or_else(std::sync::PoisonError::into_inner);
         for chunk in rowids.chunks(500) {
             let marks = vec!["?"; chunk.len()].join(",");
             let sql = format!("{ROW_SQL} WHERE m.rowid IN ({marks})");
@@ -115,14 +124,165 @@ impl VectorIndex {
         }
         Ok(())
     }
+}
 
-    /// Forgets a user's cached vectors (after bulk changes).
-    pub(crate) fn drop_user(&mut self, tenant: &str, user: &str) {
-        self.users.remove(&(tenant.to_owned(), user.to_owned()));
+/// What a committed write changed, so the index can follow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Touched {
+    /// Nothing the index holds.
+    Nothing,
+    /// These rows of the acting user (inserted, changed or deleted).
+    Rows(Vec<i64>),
+    /// Any rows of the acting user.
+    User,
+    /// Any rows of the acting tenant.
+    Tenant,
+}
+
+/// One write's changes to follow after its commit.
+#[derive(Debug)]
+pub(crate) struct Change {
+    pub(crate) tenant: String,
+    pub(crate) user: String,
+    pub(crate) touched: Touched,
+}
+
+/// The index over all users this process has searched or written.
+#[derive(Debug)]
+pub(crate) struct IndexCache {
+    cached: Mutex<Cached>,
+    /// A connection that only reads `data_version` (lock order: after the writer, before
+    /// `cached`).
+    watch: Mutex<Connection>,
+}
+
+impl IndexCache {
+    /// A cache watching the file through `watch`, a connection of its own.
+    pub(crate) fn new(watch: Connection) -> Self {
+        Self { cached: Mutex::new(Cached::default()), watch: Mutex::new(watch) }
     }
 
-    /// Forgets every cached user of a tenant.
-    pub(crate) fn drop_tenant(&mut self, tenant: &str) {
-        self.users.retain(|(t, _), _| t != tenant);
+    fn cached(&self) -> MutexGuard<'_, Cached> {
+        self.cached.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn watch(&self) -> MutexGuard<'_, Connection> {
+        self.watch.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Whether nothing has been committed since the cache last accounted for the file.
+    pub(crate) fn is_current(&self) -> Result<bool, StoreError> {
+        let watched = data_version(&self.watch())?;
+        Ok(self.cached().watch_version == Some(watched))
+    }
+
+    /// Accounts for every commit so far through the writer connection (the caller holds it).
+    pub(crate) fn account(&self, writer: &Connection) -> Result<(), StoreError> {
+        let watch = self.watch();
+        self.cached().account(writer, &watch)
+    }
+
+    /// The user's index as the writer sees it (its own uncommitted rows included); loads it
+    /// through the writer connection if missing.
+    pub(crate) fn for_writer(
+        &self,
+        writer: &Connection,
+        tenant: &str,
+        user: &str,
+    ) -> Result<SharedUserIndex, StoreError> {
+        let watch = self.watch();
+        let mut cached = self.cached();
+        cached.account(writer, &watch)?;
+        let key = (tenant.to_owned(), user.to_owned());
+        if let Some(found) = cached.users.get(&key) {
+            return Ok(found.clone());
+        }
+        let loaded = Arc::new(RwLock::new(load(writer, tenant, user)?));
+        cached.users.insert(key, loaded.clone());
+        Ok(loaded)
+    }
+
+    /// The user's index for a reader, loading it through `reader` if missing. `None` when
+    /// commits kept landing while it was read: the caller loads it through the writer.
+    pub(crate) fn for_reader(
+        &self,
+        reader: &Connection,
+        tenant: &str,
+        user: &str,
+    ) -> Result<Option<SharedUserIndex>, StoreError> {
+        let key = (tenant.to_owned(), user.to_owned());
+        for _ in 0..3 {
+            let generation = {
+                let cached = self.cached();
+                if let Some(found) = cached.users.get(&key) {
+                    return Ok(Some(found.clone()));
+                }
+                cached.generation
+            };
+            let loaded = load(reader, tenant, user)?;
+            let mut cached = self.cached();
+            if let Some(found) = cached.users.get(&key) {
+                return Ok(Some(found.clone()));
+            }
+            if cached.generation == generation {
+                let loaded = Arc::new(RwLock::new(loaded));
+                cached.users.insert(key, loaded.clone());
+                return Ok(Some(loaded));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Re-reads rows a write touched, before its transaction commits, so later writes of
+    /// the same transaction see them as neighbours.
+    pub(crate) fn follow_uncommitted(
+        &self,
+        writer: &Connection,
+        tenant: &str,
+        user: &str,
+        rowids: &[i64],
+    ) -> Result<(), StoreError> {
+        self.cached().refresh(writer, tenant, user, rowids)
+    }
+
+    /// Follows committed changes (the caller holds the writer): re-reads their rows and
+    /// accounts for the commit. An index that cannot follow is dropped and reloads later.
+    pub(crate) fn follow_commit(&self, writer: &Connection, changes: &[Change]) {
+        let watch = self.watch();
+        let mut cached = self.cached();
+        let followed = (|| -> Result<(), StoreError> {
+            cached.account(writer, &watch)?;
+            for change in changes {
+                match &change.touched {
+                    Touched::Nothing => {}
+                    Touched::Rows(rowids) => {
+                        cached.refresh(writer, &change.tenant, &change.user, rowids)?;
+                    }
+                    Touched::User => {
+                        cached.users.remove(&(change.tenant.clone(), change.user.clone()));
+                    }
+                    Touched::Tenant => cached.users.retain(|(t, _), _| *t != change.tenant),
+                }
+            }
+            Ok(())
+        })();
+        cached.generation += 1;
+        if followed.is_err() {
+            cached.users.clear();
+        }
+    }
+
+    /// Drops one user's entry (its rows were changed by a write that was rolled back).
+    pub(crate) fn drop_user(&self, tenant: &str, user: &str) {
+        let mut cached = self.cached();
+        cached.users.remove(&(tenant.to_owned(), user.to_owned()));
+        cached.generation += 1;
+    }
+
+    /// Drops every entry (a commit failed after writes had been followed).
+    pub(crate) fn clear(&self) {
+        let mut cached = self.cached();
+        cached.users.clear();
+        cached.generation += 1;
     }
 }

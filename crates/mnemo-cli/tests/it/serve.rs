@@ -103,6 +103,76 @@ fn an_acknowledged_write_survives_kill_9_and_sigterm_stops_cleanly() {
     assert!(exit.success(), "server exited with {exit:?} on SIGTERM");
 }
 
+/// Group commit under `kill -9`: many clients write at once, so writes share commits; the
+/// server is killed mid-stream, and every write it acknowledged is there after a restart.
+#[test]
+fn acknowledged_concurrent_writes_survive_kill_9() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+    let env = Env::new();
+    let key = env.json(&["keys", "create", "--tenant", "acme"])["key"].as_str().unwrap().to_owned();
+    let (mut server, addr) = start_with(&env, &["--rate-limit", "100000"]);
+    let acknowledged = Arc::new(Mutex::new(Vec::new()));
+    let count = Arc::new(AtomicUsize::new(0));
+    let writers: Vec<_> = (0..16)
+        .map(|client| {
+            let (addr, key) = (addr.clone(), key.clone());
+            let (acknowledged, count) = (acknowledged.clone(), count.clone());
+            std::thread::spawn(move || {
+                for n in 0.. {
+                    let body = serde_json::json!({
+                        "user_id": format!("user-{}", client % 4),
+                        "content": format!("Client {client} wrote note number {n} about the garden"),
+                    });
+                    // Once the server is gone, connecting or reading fails: stop.
+                    let Some((200, answer)) = try_http(&addr, "/v1/memories", &key, &body) else {
+                        return;
+                    };
+                    let id = answer["id"].as_str().unwrap().to_owned();
+                    acknowledged.lock().unwrap().push((client % 4, id));
+                    count.fetch_add(1, Ordering::SeqCst);
+                }
+            })
+        })
+        .collect();
+    while count.load(Ordering::SeqCst) < 300 {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    server.kill().unwrap(); // SIGKILL, with writes in flight.
+    server.wait().unwrap();
+    for writer in writers {
+        writer.join().unwrap();
+    }
+    let acknowledged = acknowledged.lock().unwrap().clone();
+    assert!(acknowledged.len() >= 300);
+    let (mut server, addr) = start_with(&env, &["--rate-limit", "100000"]);
+    for (user, id) in &acknowledged {
+        let (status, memory) =
+            http(&addr, "GET", &format!("/v1/memories/{id}?user_id=user-{user}"), &key, None);
+        assert_eq!(status, 200, "acknowledged write {id} of user-{user} is missing: {memory}");
+    }
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
+
+/// One POST like [`http`], or `None` when the server cannot be reached or hangs up.
+fn try_http(addr: &str, path: &str, key: &str, body: &Value) -> Option<(u16, Value)> {
+    let mut stream = TcpStream::connect(addr).ok()?;
+    let payload = body.to_string();
+    write!(
+        stream,
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {key}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{payload}",
+        payload.len()
+    )
+    .ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    let status = response.split_whitespace().nth(1)?.parse().ok()?;
+    let body = response.split("\r\n\r\n").nth(1)?;
+    let json = serde_json::from_str(body.get(body.find('{')?..=body.rfind('}')?)?).ok()?;
+    Some((status, json))
+}
+
 /// MCP over streamable HTTP at /mcp, spoken as raw JSON-RPC.
 #[test]
 fn mcp_over_streamable_http() {
