@@ -359,7 +359,12 @@ impl SqliteStore {
             set_max_pages(conn, cap + DELETION_RESERVE_PAGES)?;
         }
         let outcome = alone_in_transaction(conn, body).map(|(value, touched)| {
-            let change = Change { tenant: tenant.to_owned(), user: user.to_owned(), touched };
+            let change = Change {
+                tenant: tenant.to_owned(),
+                user: user.to_owned(),
+                touched,
+                followed: false,
+            };
             self.index.follow_commit(conn, &[change]);
             value
         });
@@ -1004,15 +1009,14 @@ impl Store for SqliteStore {
     ) -> Result<Vec<WriteReceipt>, PortError> {
         Ok(self.write_tx(who.tenant(), who.user_id(), |tx| {
             let mut receipts = Vec::with_capacity(records.len());
-            let mut all_touched = Vec::new();
             for record in &records {
                 let (receipt, touched) = self.write_one(tx, who, record, now, actor, decide)?;
                 // Later records of the batch must see this one as a neighbour.
+                let touched = Touched::Rows(touched);
                 self.index.follow_uncommitted(tx, who.tenant(), who.user_id(), &touched)?;
-                all_touched.extend(touched);
                 receipts.push(receipt);
             }
-            Ok((receipts, Touched::Rows(all_touched)))
+            Ok((receipts, Touched::Nothing))
         })?)
     }
 

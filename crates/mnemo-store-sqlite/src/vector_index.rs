@@ -12,7 +12,7 @@
 //! value it left behind; a search whose watch value matches it knows nothing unaccounted for
 //! has been committed and uses the cache without touching the writer.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use mnemo_core::Kind;
@@ -77,6 +77,16 @@ struct Cached {
     /// Moves whenever committed rows were re-read: a load that read its rows before then
     /// may have missed them and is not kept.
     generation: u64,
+    /// Users (or, with no user, whole tenants) with changes written but not yet committed:
+    /// a reader's load of them would miss those changes, so it is used but not kept.
+    pending: HashSet<(String, Option<String>)>,
+}
+
+impl Cached {
+    fn is_pending(&self, tenant: &str, user: &str) -> bool {
+        self.pending.contains(&(tenant.to_owned(), Some(user.to_owned())))
+            || self.pending.contains(&(tenant.to_owned(), None))
+    }
 }
 
 impl Cached {
@@ -145,6 +155,8 @@ pub(crate) struct Change {
     pub(crate) tenant: String,
     pub(crate) user: String,
     pub(crate) touched: Touched,
+    /// Whether the index already followed them before the commit ([`IndexCache::follow_uncommitted`]).
+    pub(crate) followed: bool,
 }
 
 /// The index over all users this process has searched or written.
@@ -224,6 +236,10 @@ impl IndexCache {
             if let Some(found) = cached.users.get(&key) {
                 return Ok(Some(found.clone()));
             }
+            if cached.is_pending(tenant, user) {
+                // Right for this read (what is committed), but about to change.
+                return Ok(Some(Arc::new(RwLock::new(loaded))));
+            }
             if cached.generation == generation {
                 let loaded = Arc::new(RwLock::new(loaded));
                 cached.users.insert(key, loaded.clone());
@@ -233,16 +249,34 @@ impl IndexCache {
         Ok(None)
     }
 
-    /// Re-reads rows a write touched, before its transaction commits, so later writes of
-    /// the same transaction see them as neighbours.
+    /// Follows a write before its transaction commits, so later writes of the same
+    /// transaction see its rows as neighbours; until the commit is followed, readers do not
+    /// cache the user.
     pub(crate) fn follow_uncommitted(
         &self,
         writer: &Connection,
         tenant: &str,
         user: &str,
-        rowids: &[i64],
+        touched: &Touched,
     ) -> Result<(), StoreError> {
-        self.cached().refresh(writer, tenant, user, rowids)
+        let mut cached = self.cached();
+        match touched {
+            Touched::Nothing => Ok(()),
+            Touched::Rows(rowids) => {
+                cached.pending.insert((tenant.to_owned(), Some(user.to_owned())));
+                cached.refresh(writer, tenant, user, rowids)
+            }
+            Touched::User => {
+                cached.pending.insert((tenant.to_owned(), Some(user.to_owned())));
+                cached.users.remove(&(tenant.to_owned(), user.to_owned()));
+                Ok(())
+            }
+            Touched::Tenant => {
+                cached.pending.insert((tenant.to_owned(), None));
+                cached.users.retain(|(t, _), _| t != tenant);
+                Ok(())
+            }
+        }
     }
 
     /// Follows committed changes (the caller holds the writer): re-reads their rows and
@@ -255,6 +289,7 @@ impl IndexCache {
             for change in changes {
                 match &change.touched {
                     Touched::Nothing => {}
+                    Touched::Rows(_) if change.followed => {}
                     Touched::Rows(rowids) => {
                         cached.refresh(writer, &change.tenant, &change.user, rowids)?;
                     }
@@ -267,6 +302,7 @@ impl IndexCache {
             Ok(())
         })();
         cached.generation += 1;
+        cached.pending.clear();
         if followed.is_err() {
             cached.users.clear();
         }
@@ -283,6 +319,7 @@ impl IndexCache {
     pub(crate) fn clear(&self) {
         let mut cached = self.cached();
         cached.users.clear();
+        cached.pending.clear();
         cached.generation += 1;
     }
 }

@@ -254,17 +254,17 @@ fn run_in_savepoint<T>(
                 batch.broken.get_or_insert_with(|| CommitFailure::of(&error));
                 return Err(error);
             }
-            if let Touched::Rows(rowids) = &touched {
-                // Later writes of the batch must see these rows as neighbours.
-                if index.follow_uncommitted(conn, tenant, user, rowids).is_err() {
-                    index.drop_user(tenant, user);
-                }
+            // Later writes of the batch must see these rows as neighbours.
+            if index.follow_uncommitted(conn, tenant, user, &touched).is_err() {
+                index.drop_user(tenant, user);
             }
-            batch.changes.push(Change {
+            let change = Change {
                 tenant: tenant.to_owned(),
                 user: user.to_owned(),
                 touched,
-            });
+                followed: true,
+            };
+            batch.changes.push(change);
             Ok(value)
         }
         Err(error) => {
