@@ -73,6 +73,11 @@ pub(crate) struct Cli {
     #[arg(long, global = true, env = "MNEMO_LLM_MODEL", default_value = "llama3.1")]
     pub(crate) llm_model: String,
 
+    /// A file holding the embedded database's key (encryption at rest; the key may instead
+    /// be given in MNEMO_DB_KEY). A new database is created encrypted under it.
+    #[arg(long, global = true, env = "MNEMO_DB_KEY_FILE", value_name = "PATH")]
+    pub(crate) db_key_file: Option<PathBuf>,
+
     /// Caps the embedded database file at this many MiB: a write past it fails as storage
     /// full (exit 6, HTTP 507) and changes nothing, as on a full disk.
     #[arg(long, global = true, env = "MNEMO_MAX_DB_MIB", value_name = "MIB")]
@@ -183,6 +188,17 @@ pub(crate) enum Command {
     /// Show the store in use (file or server, schema version), how many memories it holds
     /// by status, and the embedder and extractor this invocation would use.
     Info,
+    /// Encrypt the embedded database under a new key, change its key, or (with --decrypt)
+    /// remove its encryption. The current key comes from MNEMO_DB_KEY or --db-key-file, the
+    /// new one from MNEMO_DB_NEW_KEY or --new-key-file. Nothing else may have the file open.
+    Rekey {
+        /// A file holding the new key.
+        #[arg(long, value_name = "PATH", conflicts_with = "decrypt")]
+        new_key_file: Option<PathBuf>,
+        /// Store the database unencrypted.
+        #[arg(long)]
+        decrypt: bool,
+    },
     /// Restore an export document (a file, or - for standard input). Memories the user asked
     /// to forget are left out unless --allow-forgotten.
     Import {

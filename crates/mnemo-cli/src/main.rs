@@ -194,6 +194,71 @@ fn info(cli: &Cli, mnemo: &Mnemo, store: &(String, String, u32)) -> anyhow::Resu
     Ok(())
 }
 
+/// The embedded database's path: `--store sqlite:PATH`, `--db`, or the default location.
+fn sqlite_path(cli: &Cli) -> anyhow::Result<PathBuf> {
+    Ok(match (cli.store.as_deref(), &cli.db) {
+        (Some(path), _) => PathBuf::from(path.strip_prefix("sqlite:").unwrap_or(path)),
+        (None, Some(path)) => path.clone(),
+        (None, None) => default_db_path()?,
+    })
+}
+
+/// A database key from `file` or else the environment variable `var` (none if neither).
+fn database_key(
+    file: Option<&std::path::Path>,
+    var: &str,
+    option: &str,
+) -> anyhow::Result<Option<mnemo::DatabaseKey>> {
+    let text = match (file, std::env::var(var).ok().filter(|v| !v.is_empty())) {
+        (Some(_), Some(_)) => {
+            return Err(
+                InvalidInput::new(option, format!("and {var} are both set: give one key")).into()
+            );
+        }
+        (Some(file), None) => std::fs::read_to_string(file)
+            .with_context(|| format!("cannot read the key file {}", file.display()))?,
+        (None, Some(text)) => text,
+        (None, None) => return Ok(None),
+    };
+    Ok(Some(mnemo::DatabaseKey::new(&text).map_err(|e| InvalidInput::new(option, e.to_string()))?))
+}
+
+/// `mnemo rekey`: rewrites the embedded database under a new key, or unencrypted.
+fn rekey(cli: &Cli, new_key_file: Option<&std::path::Path>, decrypt: bool) -> anyhow::Result<()> {
+    if cli.store.as_deref().is_some_and(|url| url.starts_with("postgres")) {
+        return Err(InvalidInput::new(
+            "--store",
+            "rekey applies to the embedded database; PostgreSQL encrypts at rest on its own server (docs/OPERATIONS.md)",
+        )
+        .into());
+    }
+    let db = sqlite_path(cli)?;
+    let old = database_key(cli.db_key_file.as_deref(), "MNEMO_DB_KEY", "--db-key-file")?;
+    let new = database_key(new_key_file, "MNEMO_DB_NEW_KEY", "--new-key-file")?;
+    if new.is_none() && !decrypt {
+        return Err(InvalidInput::new(
+            "--new-key-file",
+            "or MNEMO_DB_NEW_KEY is required (or --decrypt to store the database unencrypted)",
+        )
+        .into());
+    }
+    if new.is_some() && decrypt {
+        return Err(InvalidInput::new("--decrypt", "conflicts with MNEMO_DB_NEW_KEY").into());
+    }
+    mnemo::rekey_sqlite(&db, old.as_ref(), new.as_ref())
+        .map_err(|e| mnemo::Error::Port(e.into()))
+        .with_context(|| format!("cannot rekey {}", db.display()))?;
+    let encrypted = new.is_some();
+    if cli.json {
+        return output::json(
+            &serde_json::json!({"path": db.display().to_string(), "encrypted": encrypted}),
+        );
+    }
+    let state = if encrypted { "encrypted under the new key" } else { "unencrypted" };
+    println!("{} is now {state}", db.display());
+    Ok(())
+}
+
 fn user(cli: &Cli) -> anyhow::Result<UserRef> {
     let user = cli.user.as_deref().ok_or_else(|| {
         InvalidInput::new("--user", "is required for this command (or set MNEMO_USER)")
@@ -206,6 +271,9 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Some(now) => Arc::new(FixedClock(now)),
         None => Arc::new(SystemClock),
     };
+    if let Command::Rekey { new_key_file, decrypt } = &cli.command {
+        return rekey(cli, new_key_file.as_deref(), *decrypt);
+    }
     let embedder = embedder(cli)?;
     // What `mnemo info` reports: the store and the schema version it was migrated to.
     let store_in_use: (String, String, u32);
@@ -215,25 +283,16 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
             Mnemo::open_postgres(url, Some(embedder), clock, ACTOR)
                 .with_context(|| format!("cannot open the PostgreSQL store at {}", redact(url)))?
         }
-        store => {
-            let db = match (store, &cli.db) {
-                (Some(path), _) => PathBuf::from(path.strip_prefix("sqlite:").unwrap_or(path)),
-                (None, Some(path)) => path.clone(),
-                (None, None) => default_db_path()?,
-            };
+        _ => {
+            let db = sqlite_path(cli)?;
             store_in_use =
                 ("sqlite".into(), db.display().to_string(), mnemo::SQLITE_SCHEMA_VERSION);
-            match cli.max_db_mib {
-                Some(mib) => Mnemo::open_sqlite_limited(
-                    &db,
-                    Some(embedder),
-                    clock,
-                    ACTOR,
-                    mib.saturating_mul(1024 * 1024),
-                ),
-                None => Mnemo::open_sqlite(&db, Some(embedder), clock, ACTOR),
-            }
-            .with_context(|| format!("cannot open {}", db.display()))?
+            let options = mnemo::SqliteOptions {
+                key: database_key(cli.db_key_file.as_deref(), "MNEMO_DB_KEY", "--db-key-file")?,
+                max_bytes: cli.max_db_mib.map(|mib| mib.saturating_mul(1024 * 1024)),
+            };
+            Mnemo::open_sqlite_with(&db, Some(embedder), clock, ACTOR, &options)
+                .with_context(|| format!("cannot open {}", db.display()))?
         }
     };
     let retention = match cli.backup_retention.as_str() {
@@ -384,6 +443,8 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         }
         Command::Export => output::json_pretty(&mnemo.export(&user(cli)?)?),
         Command::Info => info(cli, &mnemo, &store_in_use),
+        // Handled before the store is opened.
+        Command::Rekey { .. } => Ok(()),
         Command::Import { file, allow_forgotten } => import(cli, &mnemo, file, *allow_forgotten),
         Command::Deletions { limit } => {
             let deletions = mnemo.deletions(&user(cli)?, *limit)?;

@@ -10,6 +10,7 @@
 //! truncated once a deletion commits.
 
 mod codec;
+mod encryption;
 mod ledger;
 mod migrate;
 mod vector_index;
@@ -40,6 +41,8 @@ use codec::{
     MEMORY_COLUMNS, MEMORY_FROM, blob_to_vector, content_hash, memory_from_row, to_json,
     vector_to_blob,
 };
+pub use encryption::{DatabaseKey, rekey};
+use encryption::{FileState, Unlock};
 pub use migrate::LATEST_VERSION as SCHEMA_VERSION;
 use mnemo_index::{ScanFilter, cosine_of, quantize};
 use vector_index::{Change, IndexCache, Touched};
@@ -98,6 +101,12 @@ pub enum StoreError {
     /// A vector's embedder or dimensions do not match the stored ones.
     #[error("{0}")]
     VectorMismatch(String),
+    /// The database key is missing, wrong or unusable, or encryption is not built in.
+    #[error("{0}")]
+    Key(String),
+    /// A file beside the database could not be written or renamed.
+    #[error("file: {0}")]
+    Io(std::io::Error),
     /// A deletion committed but the write-ahead log still holds old pages.
     #[error(
         "deleted, but the write-ahead log could not be scrubbed because another connection is \
@@ -128,7 +137,9 @@ impl StoreError {
                 ErrorKind::StorageFull
             }
             StoreError::Conflict(_) => ErrorKind::Conflict,
-            StoreError::VectorMismatch(_) | StoreError::Foreign { .. } => ErrorKind::InvalidInput,
+            StoreError::VectorMismatch(_) | StoreError::Foreign { .. } | StoreError::Key(_) => {
+                ErrorKind::InvalidInput
+            }
             StoreError::ScrubIncomplete => ErrorKind::Unavailable { retry_after: None },
             StoreError::SchemaTooNew { .. } | StoreError::Open { .. } => {
                 ErrorKind::Unavailable { retry_after: None }
@@ -185,7 +196,7 @@ impl std::fmt::Debug for SqliteStore {
 
 /// Refuses a file that exists, is not empty and is not a mnemo database, before anything is
 /// written to it (opening it read-only leaves it byte for byte as it was).
-fn refuse_foreign_file(path: &Path) -> Result<()> {
+fn refuse_foreign_file(path: &Path, unlock: Option<&Unlock>) -> Result<()> {
     let foreign = |why: String| StoreError::Foreign { path: path.to_owned(), why };
     let Ok(metadata) = std::fs::metadata(path) else { return Ok(()) };
     if metadata.len() == 0 {
@@ -196,10 +207,19 @@ fn refuse_foreign_file(path: &Path) -> Result<()> {
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .map_err(|source| StoreError::Open { path: path.to_owned(), source })?;
+    if let Some(unlock) = unlock {
+        unlock.apply(&conn)?;
+    }
     let tables: Vec<String> = conn
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
         .and_then(|mut stmt| stmt.query_map([], |r| r.get(0))?.collect())
-        .map_err(|_| foreign("not an SQLite database".to_owned()))?;
+        .map_err(|_| match (unlock, encryption::file_state(path)) {
+            (Some(_), _) => encryption::unreadable(path, true),
+            (None, FileState::Opaque) => {
+                foreign("not an SQLite database, or an encrypted one opened without its key".into())
+            }
+            (None, _) => foreign("not an SQLite database".to_owned()),
+        })?;
     if tables.is_empty() || tables.iter().any(|t| t == "schema_migrations") {
         return Ok(());
     }
@@ -211,11 +231,22 @@ fn refuse_foreign_file(path: &Path) -> Result<()> {
 }
 
 impl SqliteStore {
-    /// Opens (creating if needed) the database at `path` and applies pending migrations.
+    /// Opens (creating if needed) the unencrypted database at `path` and applies pending
+    /// migrations.
     pub fn open(path: &Path, now: Timestamp) -> Result<Self> {
-        refuse_foreign_file(path)?;
+        Self::open_with_key(path, now, None)
+    }
+
+    /// Opens (creating if needed) the database at `path`, encrypted under `key` when one is
+    /// given (a new file is created encrypted), and applies pending migrations.
+    pub fn open_with_key(path: &Path, now: Timestamp, key: Option<&DatabaseKey>) -> Result<Self> {
+        let unlock = key.map(|key| Unlock::for_file(path, key)).transpose()?;
+        refuse_foreign_file(path, unlock.as_ref())?;
         let mut conn = Connection::open(path)
             .map_err(|source| StoreError::Open { path: path.to_owned(), source })?;
+        if let Some(unlock) = &unlock {
+            unlock.apply(&conn)?;
+        }
         conn.busy_timeout(BUSY_TIMEOUT)?;
         // WAL for concurrent readers; FULL sync so an acknowledged commit survives power loss;
         // secure_delete so freed pages hold no old text.
@@ -235,13 +266,14 @@ impl SqliteStore {
         keep_reserve(path);
         tune(&conn)?;
         let ledger = ledger::read_key(&conn)?;
-        let readers =
-            (0..READERS).map(|_| open_reader(path).map(Mutex::new)).collect::<Result<_>>()?;
+        let readers = (0..READERS)
+            .map(|_| open_reader(path, unlock.as_ref()).map(Mutex::new))
+            .collect::<Result<_>>()?;
         Ok(Self {
             writer: Writer::new(conn),
             readers,
             next_reader: AtomicUsize::new(0),
-            index: IndexCache::new(open_reader(path)?),
+            index: IndexCache::new(open_reader(path, unlock.as_ref())?),
             path: path.to_owned(),
             ledger,
             max_pages: AtomicI64::new(0),
@@ -414,9 +446,12 @@ fn tune(conn: &Connection) -> Result<()> {
 }
 
 /// Opens a connection of the store's pool that only reads.
-fn open_reader(path: &Path) -> Result<Connection> {
+fn open_reader(path: &Path, unlock: Option<&Unlock>) -> Result<Connection> {
     let conn = Connection::open(path)
         .map_err(|source| StoreError::Open { path: path.to_owned(), source })?;
+    if let Some(unlock) = unlock {
+        unlock.apply(&conn)?;
+    }
     conn.busy_timeout(BUSY_TIMEOUT)?;
     tune(&conn)?;
     conn.execute_batch("PRAGMA query_only = ON;")?;

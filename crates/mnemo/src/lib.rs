@@ -103,6 +103,21 @@ pub struct ContextRequest {
     pub as_of: Option<Timestamp>,
 }
 
+/// How to open the embedded SQLite store.
+#[cfg(feature = "sqlite")]
+#[derive(Debug, Clone, Default)]
+pub struct SqliteOptions {
+    /// The key the file is encrypted under (feature `encryption`); a new file is created
+    /// encrypted. `None`: unencrypted.
+    pub key: Option<DatabaseKey>,
+    /// A cap on the file's size, in bytes: a write past it fails as storage full (HTTP 507,
+    /// exit 6) and changes nothing.
+    pub max_bytes: Option<u64>,
+}
+
+#[cfg(feature = "sqlite")]
+pub use mnemo_store_sqlite::{DatabaseKey, rekey as rekey_sqlite};
+
 /// A memory notebook over a store, an optional embedder and a clock.
 #[derive(Clone)]
 pub struct Mnemo {
@@ -252,7 +267,8 @@ impl Mnemo {
         &self.retrieval
     }
 
-    /// Opens the embedded SQLite store at `path` (created if missing).
+    /// Opens the embedded SQLite store at `path` (created if missing), unencrypted and
+    /// without a size cap.
     #[cfg(feature = "sqlite")]
     pub fn open_sqlite(
         path: &Path,
@@ -260,27 +276,25 @@ impl Mnemo {
         clock: Arc<dyn Clock>,
         actor: impl Into<String>,
     ) -> Result<Self> {
-        let store = Self::sqlite_store(path, clock.as_ref())?;
-        Ok(Self::new(Arc::new(store), embedder, clock, actor))
+        Self::open_sqlite_with(path, embedder, clock, actor, &SqliteOptions::default())
     }
 
+    /// Opens the embedded SQLite store at `path` (created if missing) with `options`: its key
+    /// (encryption at rest) and a cap on its file's size.
     #[cfg(feature = "sqlite")]
-    fn sqlite_store(path: &Path, clock: &dyn Clock) -> Result<mnemo_store_sqlite::SqliteStore> {
-        mnemo_store_sqlite::SqliteStore::open(path, clock.now()).map_err(|e| Error::Port(e.into()))
-    }
-
-    /// Opens the embedded SQLite store at `path` with its file capped at about `max_bytes`:
-    /// a write past it fails as storage full (HTTP 507, exit 6) and changes nothing.
-    #[cfg(feature = "sqlite")]
-    pub fn open_sqlite_limited(
+    pub fn open_sqlite_with(
         path: &Path,
         embedder: Option<Arc<dyn Embedder>>,
         clock: Arc<dyn Clock>,
         actor: impl Into<String>,
-        max_bytes: u64,
+        options: &SqliteOptions,
     ) -> Result<Self> {
-        let store = Self::sqlite_store(path, clock.as_ref())?;
-        store.limit_size(max_bytes).map_err(|e| Error::Port(e.into()))?;
+        let store =
+            mnemo_store_sqlite::SqliteStore::open_with_key(path, clock.now(), options.key.as_ref())
+                .map_err(|e| Error::Port(e.into()))?;
+        if let Some(max_bytes) = options.max_bytes {
+            store.limit_size(max_bytes).map_err(|e| Error::Port(e.into()))?;
+        }
         Ok(Self::new(Arc::new(store), embedder, clock, actor))
     }
 

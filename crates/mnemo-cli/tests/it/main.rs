@@ -3,6 +3,7 @@
 
 mod cli;
 mod deletion;
+mod encryption;
 mod ingest;
 mod isolation;
 mod mcp;
@@ -26,6 +27,7 @@ pub struct Env {
 }
 
 /// The result of one run.
+#[derive(Debug)]
 pub struct Run {
     pub code: i32,
     pub stdout: String,
