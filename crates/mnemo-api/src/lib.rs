@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use mnemo_core::context::ContextBlock;
 use mnemo_core::ledger::DeletionReceipt;
 use mnemo_core::lifecycle::Remembered;
-use mnemo_core::ports::{AuditEntry, History};
+use mnemo_core::ports::{ApiKey, AuditEntry, History};
 use mnemo_core::retrieval::Hit;
 use mnemo_core::run::Run;
 use mnemo_core::{ErrorKind, Memory, MemoryId};
@@ -189,6 +189,30 @@ impl From<DeletionReceipt> for ForgetResponse {
     fn from(receipt: DeletionReceipt) -> Self {
         Self { forgotten: receipt.removed_ids.clone(), receipt }
     }
+}
+
+/// A key just created: its record and, this once, its secret (`key`); only a hash is kept.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct KeyCreated {
+    /// The stored record.
+    #[serde(flatten)]
+    pub record: ApiKey,
+    /// The secret, to send as `Authorization: Bearer <key>`. It cannot be shown again.
+    pub key: String,
+}
+
+/// A tenant's keys, newest first: `{"keys":[...]}` (never their secrets or hashes).
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct KeyList {
+    /// The keys, revoked ones included.
+    pub keys: Vec<ApiKey>,
+}
+
+/// A revoked key: `{"revoked": id}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct KeyRevoked {
+    /// The key's id.
+    pub revoked: String,
 }
 
 /// A user's deletion receipts, newest first: `{"deletions":[...]}`.

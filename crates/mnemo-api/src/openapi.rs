@@ -8,14 +8,14 @@ use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
 use crate::requests::{
-    ContextBody, EditBody, IngestBody, RememberBody, RunEvidenceBody, RunStartBody, RunStatusBody,
-    RunStepBody, RunToolResultBody, SearchBody, SettingsBody,
+    ContextBody, EditBody, IngestBody, KeyCreateBody, RememberBody, RunEvidenceBody, RunStartBody,
+    RunStatusBody, RunStepBody, RunToolResultBody, SearchBody, SettingsBody,
 };
 use crate::{
     AuditResponse, ConfirmResponse, ContextResponse, DeletionsResponse, ErrorBody, ExpireResponse,
-    ForgetAllResponse, ForgetResponse, HistoryResponse, ImportResponse, IngestResponse, MemoryList,
-    RejectResponse, RememberResponse, RunEnded, RunList, SearchResponse, SettingsResponse,
-    UsedResponse,
+    ForgetAllResponse, ForgetResponse, HistoryResponse, ImportResponse, IngestResponse, KeyCreated,
+    KeyList, KeyRevoked, MemoryList, RejectResponse, RememberResponse, RunEnded, RunList,
+    SearchResponse, SettingsResponse, UsedResponse,
 };
 use mnemo_core::Memory;
 use mnemo_core::export::ExportDocument;
@@ -239,6 +239,30 @@ fn table(g: &mut SchemaGenerator) -> Vec<Operation> {
             &["limit"],
             None,
             schema::<DeletionsResponse>(g),
+        ),
+        op(
+            "post",
+            "/v1/keys",
+            "Create a key of the caller's tenant (admin key); its secret is shown once",
+            &[],
+            Some(schema::<KeyCreateBody>(g)),
+            schema::<KeyCreated>(g),
+        ),
+        op(
+            "get",
+            "/v1/keys",
+            "The tenant's keys, without secrets or hashes (admin key)",
+            &[],
+            None,
+            schema::<KeyList>(g),
+        ),
+        op(
+            "delete",
+            "/v1/keys/{id}",
+            "Revoke a key of the tenant (admin key); it is refused from then on",
+            &[],
+            None,
+            schema::<KeyRevoked>(g),
         ),
         op(
             "post",

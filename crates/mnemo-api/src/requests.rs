@@ -217,6 +217,21 @@ pub struct SettingsBody {
     pub memory_enabled: bool,
 }
 
+/// `POST /v1/keys`: a new key of the caller's tenant.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KeyCreateBody {
+    /// The only user the key may act for; absent for a tenant key.
+    #[serde(default)]
+    pub user_id: Option<String>,
+    /// Whether the key may manage the tenant (keys, whole users, import, tenant expiry).
+    #[serde(default)]
+    pub admin: bool,
+    /// Its own rate limit, in requests per second.
+    #[serde(default)]
+    pub rate: Option<f64>,
+}
+
 /// `POST /v1/runs`.
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -20,9 +20,9 @@ use mnemo::core::session::CompactionConfig;
 use mnemo::core::{ConsentReceipt, MemoryId, Source, SourceType, Timestamp, UserRef};
 use mnemo::{Mnemo, Principal};
 use mnemo_api::requests::{
-    ContextBody, DeletionsQuery, EditBody, ImportQuery, IngestBody, ListQuery, RememberBody,
-    RunEvidenceBody, RunStartBody, RunStatusBody, RunStepBody, RunToolResultBody, SearchBody,
-    SettingsBody, UserQuery,
+    ContextBody, DeletionsQuery, EditBody, ImportQuery, IngestBody, KeyCreateBody, ListQuery,
+    RememberBody, RunEvidenceBody, RunStartBody, RunStatusBody, RunStepBody, RunToolResultBody,
+    SearchBody, SettingsBody, UserQuery,
 };
 use mnemo_api::{self as api, ErrorBody, error_mapping};
 use serde::Serialize;
@@ -364,6 +364,8 @@ pub(crate) fn routes() -> Router<AppState> {
         .route("/v1/users/{user_id}/pending", get(pending))
         .route("/v1/users/{user_id}/audit", get(audit))
         .route("/v1/users/{user_id}/deletions", get(deletions))
+        .route("/v1/keys", post(create_key).get(list_keys))
+        .route("/v1/keys/{id}", axum::routing::delete(revoke_key))
         .route("/v1/runs", post(start_run).get(list_runs))
         .route("/v1/runs/{id}", get(show_run).delete(end_run))
         .route("/v1/runs/{id}/steps", post(add_run_step))
@@ -804,6 +806,43 @@ async fn deletions(
     let deletions =
         blocking(&state, &caller, move |mnemo| Ok(mnemo.deletions(&who, limit)?)).await?;
     json(api::DeletionsResponse { deletions })
+}
+
+/// `POST /v1/keys`: an admin key of a tenant creates another key of that tenant.
+async fn create_key(
+    State(state): State<AppState>,
+    caller: Caller,
+    body: Result<Json<KeyCreateBody>, JsonRejection>,
+) -> ApiResult<api::KeyCreated> {
+    let Json(body) = body?;
+    caller.admin("creating keys")?;
+    let tenant = caller.0.tenant.clone();
+    let (key, record) = blocking(&state, &caller, move |mnemo| {
+        Ok(mnemo.create_key(&tenant, body.user_id.as_deref(), body.admin, body.rate)?)
+    })
+    .await?;
+    json(api::KeyCreated { record, key })
+}
+
+/// `GET /v1/keys`: the tenant's keys, for an admin key.
+async fn list_keys(State(state): State<AppState>, caller: Caller) -> ApiResult<api::KeyList> {
+    caller.admin("listing keys")?;
+    let tenant = caller.0.tenant.clone();
+    let keys = blocking(&state, &caller, move |mnemo| Ok(mnemo.list_keys(&tenant)?)).await?;
+    json(api::KeyList { keys })
+}
+
+/// `DELETE /v1/keys/{id}`: revokes a key of the tenant, for an admin key.
+async fn revoke_key(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult<api::KeyRevoked> {
+    caller.admin("revoking keys")?;
+    let tenant = caller.0.tenant.clone();
+    let revoked = id.clone();
+    blocking(&state, &caller, move |mnemo| Ok(mnemo.revoke_key(&tenant, &id)?)).await?;
+    json(api::KeyRevoked { revoked })
 }
 
 async fn settings(

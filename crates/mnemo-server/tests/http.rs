@@ -971,6 +971,67 @@ async fn key_roles_and_audit_names_the_caller() {
     assert!(!audit.to_string().contains(&tenant), "the key itself is never logged");
 }
 
+/// Keys over HTTP: only an admin key of a tenant creates, lists and revokes keys, only of its
+/// own tenant; a created key works at once and a revoked one is refused at once.
+#[tokio::test]
+async fn admin_keys_manage_keys_over_http() {
+    let api = Api::new();
+    let admin = api.admin_key("acme");
+    let tenant = api.key("acme", None);
+    let user = api.key("acme", Some("ann"));
+    let other_admin = api.admin_key("globex");
+    let ask = json!({"user_id": "ben", "rate": 200.0});
+    for key in [&tenant, &user] {
+        let (status, body) = api.call("POST", "/v1/keys", Some(key), Some(ask.clone())).await;
+        assert_eq!((status, body["code"].as_str()), (StatusCode::FORBIDDEN, Some("forbidden")));
+        let (status, _) = api.call("GET", "/v1/keys", Some(key), None).await;
+        assert_eq!(status, StatusCode::FORBIDDEN);
+    }
+    let (status, created) = api.call("POST", "/v1/keys", Some(&admin), Some(ask)).await;
+    assert_eq!(status, StatusCode::OK, "{created}");
+    assert_eq!(
+        (created["tenant"].as_str(), created["user_id"].as_str()),
+        (Some("acme"), Some("ben"))
+    );
+    assert_eq!(created["rate"], 200.0);
+    let secret = created["key"].as_str().unwrap().to_owned();
+    let id = created["id"].as_str().unwrap().to_owned();
+    assert!(created.get("key_hash").is_none(), "{created}");
+
+    // The new key acts for its user, and only for them.
+    let remember = json!({"content": "Keeps a sourdough starter"});
+    let (status, _) = api.call("POST", "/v1/memories", Some(&secret), Some(remember)).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _) = api.call("GET", "/v1/memories?user_id=ann", Some(&secret), None).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+
+    let (status, listed) = api.call("GET", "/v1/keys", Some(&admin), None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(listed["keys"].as_array().unwrap().len(), 4, "{listed}");
+    assert!(!listed.to_string().contains(&secret) && !listed.to_string().contains("key_hash"));
+
+    // Another tenant's admin neither sees nor revokes acme's keys.
+    let (_, theirs) = api.call("GET", "/v1/keys", Some(&other_admin), None).await;
+    assert!(!theirs.to_string().contains(&id), "{theirs}");
+    let (status, _) = api.call("DELETE", &format!("/v1/keys/{id}"), Some(&other_admin), None).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+
+    let (status, revoked) = api.call("DELETE", &format!("/v1/keys/{id}"), Some(&admin), None).await;
+    assert_eq!((status, revoked["revoked"].as_str()), (StatusCode::OK, Some(id.as_str())));
+    let (status, _) = api.call("GET", "/v1/memories", Some(&secret), None).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+
+    // Bad requests: an admin key bound to a user, an unknown field, a rate out of range.
+    for bad in [
+        json!({"user_id": "ben", "admin": true}),
+        json!({"tenant": "globex"}),
+        json!({"rate": -1.0}),
+    ] {
+        let (status, body) = api.call("POST", "/v1/keys", Some(&admin), Some(bad.clone())).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad} -> {body}");
+    }
+}
+
 /// PATCH and mem0's update pass the policy gate: a secret is refused (409, nothing changed),
 /// an instruction-like text makes the memory pending.
 #[tokio::test]
