@@ -148,6 +148,9 @@ impl Tombstone {
 pub enum DeletionScope {
     /// One memory (`forget ID`), with its history and what was derived from it.
     Memory,
+    /// Several memories at once (mem0's delete of one agent's or run's memories), each with
+    /// its history and what was derived from it.
+    Selection,
     /// A pending memory the user rejected.
     Rejected,
     /// Every record of the user (`forget --all`).
@@ -227,7 +230,64 @@ pub struct Counted {
     pub tombstones: u64,
 }
 
+/// What a deletion of named records removes, gathered by [`select`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selection {
+    /// The named records that exist (in the order named; one already removed with another
+    /// named before it is left out).
+    pub named: Vec<MemoryId>,
+    /// How many records their histories hold (each named record included).
+    pub history: u64,
+    /// Everything removed, by a store's row handle: histories and what was derived from them,
+    /// each once.
+    pub doomed: Vec<(i64, MemoryId)>,
+}
+
+/// Gathers what forgetting `ids` removes. `find` gives a record's row handle (`None`: no such
+/// record of the user); `chain(row, derived)` gives the row's history (itself and the older
+/// records it superseded), with what was derived from them when `derived`. `None` when no
+/// named record exists.
+pub fn select<E>(
+    ids: &[MemoryId],
+    mut find: impl FnMut(&MemoryId) -> Result<Option<i64>, E>,
+    mut chain: impl FnMut(i64, bool) -> Result<Vec<(i64, MemoryId)>, E>,
+) -> Result<Option<Selection>, E> {
+    let mut selection = Selection { named: Vec::new(), history: 0, doomed: Vec::new() };
+    for id in ids {
+        let Some(row) = find(id)? else { continue };
+        if selection.doomed.iter().any(|(seen, _)| *seen == row) {
+            continue;
+        }
+        selection.named.push(id.clone());
+        selection.history += chain(row, false)?.len() as u64;
+        for (row, gone) in chain(row, true)? {
+            if !selection.doomed.iter().any(|(seen, _)| *seen == row) {
+                selection.doomed.push((row, gone));
+            }
+        }
+    }
+    Ok((!selection.named.is_empty()).then_some(selection))
+}
+
 impl Counted {
+    /// The count of forgetting a [`Selection`]: `removed` is what the store counted as it
+    /// purged its rows, `tombstones` how many it left.
+    pub fn of_selection(selection: Selection, removed: Removed, tombstones: u64) -> Self {
+        let Selection { named, history, doomed } = selection;
+        let (named_count, doomed_count) = (named.len() as u64, doomed.len() as u64);
+        Self {
+            scope: if named.len() == 1 { DeletionScope::Memory } else { DeletionScope::Selection },
+            memory_id: if named.len() == 1 { named.into_iter().next() } else { None },
+            removed_ids: doomed.into_iter().map(|(_, id)| id).collect(),
+            removed: Removed {
+                superseded: history.saturating_sub(named_count),
+                derived: doomed_count.saturating_sub(history),
+                ..removed
+            },
+            tombstones,
+        }
+    }
+
     /// The receipt of this deletion: `store` says what the store itself keeps after the
     /// commit, and backups are added from the request's retention.
     pub fn receipt(self, request: &DeletionRequest<'_>, store: Vec<Remnant>) -> DeletionReceipt {

@@ -343,8 +343,9 @@ pub struct WriteContext {
     pub forgotten: Option<ForgottenMatch>,
 }
 
-/// Why a store refuses an edit it is asked to apply while the user's memory is switched off
-/// (read in the edit's own transaction, so a switch made meanwhile is honoured).
+/// Why a store refuses an edit, a confirmation or a run's start or change while the user's
+/// memory is switched off (read in the change's own transaction, so a switch made meanwhile
+/// is honoured): nothing is written, not even an audit line.
 pub const MEMORY_OFF_EDIT: &str = "memory is switched off for this user: nothing was changed";
 
 /// The outcome of the consistency rules for one candidate.

@@ -391,6 +391,18 @@ pub trait Store: Send + Sync {
         who: &UserRef,
         id: &MemoryId,
         request: &DeletionRequest<'_>,
+    ) -> Result<Option<DeletionReceipt>, PortError> {
+        self.forget_each(who, std::slice::from_ref(id), request)
+    }
+
+    /// [`Store::forget`] for several records in one transaction: all of them go, or none;
+    /// one receipt (scope `memory` for one id, `selection` for several) covers them all.
+    /// Ids that do not exist are skipped; `Ok(None)` when none does.
+    fn forget_each(
+        &self,
+        who: &UserRef,
+        ids: &[MemoryId],
+        request: &DeletionRequest<'_>,
     ) -> Result<Option<DeletionReceipt>, PortError>;
 
     /// Completely deletes every record and run of the user, leaving tombstones and the

@@ -371,18 +371,15 @@ async fn delete_all(
         if agent.is_none() && run.is_none() {
             return Ok(mnemo.forget_all(&who)?.removed.records);
         }
-        // Only the memories of that agent or run: the user's others stay.
+        // Only the memories of that agent or run, all in one transaction: the user's others
+        // stay.
         let all = mnemo.list(&who, &ListFilter { include_expired: true, ..Default::default() })?;
-        let mut forgotten = 0;
-        for memory in all.iter().filter(|m| in_scope(m, agent.as_ref(), run.as_ref())) {
-            match mnemo.forget(&who, &memory.id) {
-                Ok(receipt) => forgotten += receipt.removed.records,
-                // Already gone with a record it was derived from or superseded by.
-                Err(mnemo::Error::NotFound(_)) => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-        Ok(forgotten)
+        let ids: Vec<MemoryId> = all
+            .into_iter()
+            .filter(|m| in_scope(m, agent.as_ref(), run.as_ref()))
+            .map(|m| m.id)
+            .collect();
+        Ok(mnemo.forget_each(&who, &ids)?.map_or(0, |receipt| receipt.removed.records))
     })
     .await?;
     Ok(Json(json!({ "message": "All relevant memories deleted", "deleted": forgotten })))

@@ -1314,6 +1314,9 @@ impl Store for PostgresStore {
             if let Some(refusal) = memory.review_refusal("confirmed") {
                 return Err(StoreError::Conflict(refusal));
             }
+            if !read_settings(tx, who)?.memory_enabled {
+                return Err(StoreError::Conflict(lifecycle::MEMORY_OFF_EDIT.into()));
+            }
             let log = Auditor::for_user(who, now, actor);
             let mut superseded = Vec::new();
             if let Some((subject, attribute)) = memory.key() {
@@ -1380,24 +1383,28 @@ impl Store for PostgresStore {
         })?)
     }
 
-    fn forget(
+    fn forget_each(
         &self,
         who: &UserRef,
-        id: &MemoryId,
+        ids: &[MemoryId],
         request: &DeletionRequest<'_>,
     ) -> Result<Option<DeletionReceipt>, PortError> {
         Ok(self.write_tx(owner(who), |tx, _, _, _| {
-            let Some((rowid, _)) = find(tx, who, id)? else {
+            // Both look-ups read through the one transaction.
+            let shared = std::cell::RefCell::new(&mut *tx);
+            let selection = mnemo_core::ledger::select(
+                ids,
+                |id| Ok::<_, StoreError>(find(*shared.borrow_mut(), who, id)?.map(|(row, _)| row)),
+                |row, derived| chain(*shared.borrow_mut(), owner(who), row, derived),
+            )?;
+            let Some(selection) = selection else {
                 return Ok(None);
             };
-            let history = chain(tx, owner(who), rowid, false)?.len() as u64;
-            let doomed = chain(tx, owner(who), rowid, true)?;
-            let rowids: Vec<i64> = doomed.iter().map(|(r, _)| *r).collect();
+            let rowids: Vec<i64> = selection.doomed.iter().map(|(r, _)| *r).collect();
             let tombstones = ledger::bury(tx, who, &self.ledger, &rowids, request)?;
-            let mut removed = purge(tx, owner(who), &rowids)?;
-            removed.superseded = history.saturating_sub(1);
-            removed.derived = (doomed.len() as u64).saturating_sub(history);
-            for (_, gone) in &doomed {
+            let removed = purge(tx, owner(who), &rowids)?;
+            let counted = Counted::of_selection(selection, removed, tombstones);
+            for gone in &counted.removed_ids {
                 Auditor::for_user(who, request.now, request.actor).log(
                     tx,
                     AuditAction::Forgotten,
@@ -1405,13 +1412,6 @@ impl Store for PostgresStore {
                     None,
                 )?;
             }
-            let counted = Counted {
-                scope: DeletionScope::Memory,
-                memory_id: Some(id.clone()),
-                removed_ids: doomed.into_iter().map(|(_, id)| id).collect(),
-                removed,
-                tombstones,
-            };
             Ok(Some(ledger::save_receipt(tx, who, counted, request)?))
         })?)
     }
@@ -1803,6 +1803,9 @@ impl Store for PostgresStore {
     fn create_run(&self, who: &UserRef, run: &Run, actor: &str) -> Result<(), PortError> {
         let state = serde_json::to_string(run).map_err(StoreError::Json)?;
         Ok(self.write_tx(owner(who), |tx, _, _, _| {
+            if !read_settings(tx, who)?.memory_enabled {
+                return Err(StoreError::Conflict(lifecycle::MEMORY_OFF_EDIT.into()));
+            }
             tx.execute(
                 "INSERT INTO runs (id, tenant, user_id, state, started_at, updated_at)
                  VALUES ($1, $2, $3, $4, $5, $6)",
@@ -1852,6 +1855,9 @@ impl Store for PostgresStore {
         let mut refused = None;
         let result = self.write_tx(owner(who), |tx, _, _, _| {
             let Some(mut run) = read_run(tx, who, id)? else { return Ok(None) };
+            if !read_settings(tx, who)?.memory_enabled {
+                return Err(StoreError::Conflict(lifecycle::MEMORY_OFF_EDIT.into()));
+            }
             if let Err(e) = change(&mut run) {
                 refused = Some(e);
                 // Returning an error rolls the transaction back.

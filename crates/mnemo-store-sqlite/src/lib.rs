@@ -1191,6 +1191,9 @@ impl Store for SqliteStore {
             if let Some(refusal) = memory.review_refusal("confirmed") {
                 return Err(StoreError::Conflict(refusal));
             }
+            if !read_settings(tx, who)?.memory_enabled {
+                return Err(StoreError::Conflict(lifecycle::MEMORY_OFF_EDIT.into()));
+            }
             let log = Auditor::for_user(who, now, actor);
             let mut touched = vec![rowid];
             let mut superseded = Vec::new();
@@ -1261,24 +1264,28 @@ impl Store for SqliteStore {
         })?)
     }
 
-    fn forget(
+    fn forget_each(
         &self,
         who: &UserRef,
-        id: &MemoryId,
+        ids: &[MemoryId],
         request: &DeletionRequest<'_>,
     ) -> Result<Option<DeletionReceipt>, PortError> {
         Ok(self.delete_tx(who.tenant(), who.user_id(), |tx| {
-            let Some((rowid, _)) = find(tx, who, id)? else {
+            let selection = mnemo_core::ledger::select(
+                ids,
+                |id| Ok::<_, StoreError>(find(tx, who, id)?.map(|(row, _)| row)),
+                |row, derived| {
+                    Ok(chain(tx, row, derived)?.into_iter().map(|(r, id, _)| (r, id)).collect())
+                },
+            )?;
+            let Some(selection) = selection else {
                 return Ok((None, Touched::Nothing));
             };
-            let history = chain(tx, rowid, false)?.len() as u64;
-            let doomed = chain(tx, rowid, true)?;
-            let rowids: Vec<i64> = doomed.iter().map(|(r, _, _)| *r).collect();
+            let rowids: Vec<i64> = selection.doomed.iter().map(|(r, _)| *r).collect();
             let tombstones = ledger::bury(tx, who, &self.ledger, &rowids, request)?;
-            let mut removed = purge(tx, &rowids)?;
-            removed.superseded = history.saturating_sub(1);
-            removed.derived = (doomed.len() as u64).saturating_sub(history);
-            for (_, gone, _) in &doomed {
+            let removed = purge(tx, &rowids)?;
+            let counted = Counted::of_selection(selection, removed, tombstones);
+            for gone in &counted.removed_ids {
                 Auditor::for_user(who, request.now, request.actor).log(
                     tx,
                     AuditAction::Forgotten,
@@ -1286,18 +1293,7 @@ impl Store for SqliteStore {
                     None,
                 )?;
             }
-            let receipt = ledger::save_receipt(
-                tx,
-                who,
-                Counted {
-                    scope: DeletionScope::Memory,
-                    memory_id: Some(id.clone()),
-                    removed_ids: doomed.into_iter().map(|(_, id, _)| id).collect(),
-                    removed,
-                    tombstones,
-                },
-                request,
-            )?;
+            let receipt = ledger::save_receipt(tx, who, counted, request)?;
             Ok((Some(receipt), Touched::Rows(rowids)))
         })?)
     }
@@ -1582,6 +1578,9 @@ impl Store for SqliteStore {
     fn create_run(&self, who: &UserRef, run: &Run, actor: &str) -> Result<(), PortError> {
         let state = serde_json::to_string(run).map_err(StoreError::Json)?;
         Ok(self.write_tx(who.tenant(), who.user_id(), |tx| {
+            if !read_settings(tx, who)?.memory_enabled {
+                return Err(StoreError::Conflict(lifecycle::MEMORY_OFF_EDIT.into()));
+            }
             tx.prepare_cached(
                 "INSERT INTO runs (id, tenant, user_id, state, started_at, updated_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -1635,6 +1634,9 @@ impl Store for SqliteStore {
         let mut refused = None;
         let result = self.write_tx(who.tenant(), who.user_id(), |tx| {
             let Some(mut run) = read_run(tx, who, id)? else { return Ok((None, Touched::Nothing)) };
+            if !read_settings(tx, who)?.memory_enabled {
+                return Err(StoreError::Conflict(lifecycle::MEMORY_OFF_EDIT.into()));
+            }
             if let Err(e) = change(&mut run) {
                 refused = Some(e);
                 // Returning an error rolls the transaction back.

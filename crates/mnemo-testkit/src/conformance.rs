@@ -51,6 +51,8 @@ macro_rules! conformance_tests {
             forgetting_a_turn_scrubs_it_from_its_neighbours,
             export_import_round_trips,
             edit_with_memory_off_changes_nothing,
+            confirm_and_runs_with_memory_off_write_nothing,
+            forget_each_deletes_a_selection_under_one_receipt,
             deletion_ledger_stops_recreation,
             deletion_receipts_say_what_went_and_outlive_the_account,
             edit_keeps_old_version_in_history,
@@ -537,6 +539,62 @@ pub fn edit_with_memory_off_changes_nothing(h: &dyn Harness) {
     assert!(err.message.contains("switched off"), "{}", err.message);
     let kept = store.get(&alice, &id("e1"), day(1)).unwrap().unwrap();
     assert_eq!((kept.content.as_str(), kept.version), ("Likes green tea", 1));
+}
+
+/// With memory off, confirming a held memory and starting or changing a run are refused in
+/// their own transactions and write nothing, not even an audit line; ending a run (a
+/// deletion) still works.
+pub fn confirm_and_runs_with_memory_off_write_nothing(h: &dyn Harness) {
+    let store = h.store();
+    let alice = who("acme", "confirm-off");
+    let web = from_source(stated("The user lives in Oslo"), SourceType::Web, T0);
+    let held = write(&*store, &alice, "p1", web, T0);
+    assert!(matches!(held.decision, Decision::Insert { status: Status::Pending, .. }), "{held:?}");
+    started_run(&*store, &alice, "r1", "Plan the move");
+    store.set_settings(&alice, UserSettings { memory_enabled: false }, day(1), "test").unwrap();
+    let audit_before = store.audit(&alice, 100).unwrap().len();
+
+    let refused = store.confirm(&alice, &id("p1"), day(1), "test").unwrap_err();
+    assert_eq!(refused.kind, mnemo_core::ErrorKind::Conflict, "{}", refused.message);
+    assert!(refused.message.contains("switched off"), "{}", refused.message);
+    assert_eq!(store.get(&alice, &id("p1"), day(1)).unwrap().unwrap().status, Status::Pending);
+
+    let run = Run::start("r2".to_owned(), "Another task", day(1)).unwrap();
+    let refused = store.create_run(&alice, &run, "test").unwrap_err();
+    assert_eq!(refused.kind, mnemo_core::ErrorKind::Conflict, "{}", refused.message);
+    let refused =
+        store.update_run(&alice, "r1", &change(RunChange::AddStep("Pack".into()))).unwrap_err();
+    assert_eq!(refused.kind, mnemo_core::ErrorKind::Conflict, "{}", refused.message);
+    let runs = store.runs(&alice).unwrap();
+    assert_eq!(
+        runs.iter().map(|r| (r.id.as_str(), r.steps.len())).collect::<Vec<_>>(),
+        [("r1", 0)]
+    );
+    assert_eq!(store.audit(&alice, 100).unwrap().len(), audit_before, "an audit line was written");
+
+    assert!(store.end_run(&alice, "r1", day(2), "test").unwrap().is_some());
+}
+
+/// Several records are forgotten in one transaction under one receipt, with their histories;
+/// unknown ids are skipped and the user's other records stay.
+pub fn forget_each_deletes_a_selection_under_one_receipt(h: &dyn Harness) {
+    let store = h.store();
+    let alice = who("acme", "selection");
+    write(&*store, &alice, "k1", keyed("Drinks tea", "user", "drink"), T0);
+    write(&*store, &alice, "k2", keyed("Drinks coffee", "user", "drink"), day(1));
+    write(&*store, &alice, "s1", stated("Sails on weekends"), T0);
+    write(&*store, &alice, "s2", stated("Plays the cello"), T0);
+    let ids = [id("k2"), id("s1"), id("nope")];
+    let receipt = store.forget_each(&alice, &ids, &deletion(day(2))).unwrap().unwrap();
+    let scope = serde_json::to_value(&receipt).unwrap()["scope"].clone();
+    assert_eq!(scope, "selection", "{receipt:?}");
+    assert_eq!((receipt.removed.records, receipt.removed.superseded), (3, 1), "{receipt:?}");
+    for gone in ["k1", "k2", "s1"] {
+        assert!(store.get(&alice, &id(gone), day(2)).unwrap().is_none(), "{gone} remains");
+    }
+    assert!(store.get(&alice, &id("s2"), day(2)).unwrap().is_some());
+    assert!(store.forget_each(&alice, &[id("nope")], &deletion(day(2))).unwrap().is_none());
+    assert_eq!(store.deletions(&alice, 10).unwrap().len(), 1);
 }
 
 /// `edit` writes a new version and keeps the old one in history.

@@ -544,6 +544,12 @@ impl Mnemo {
         self.store.forget(who, id, &self.deletion())?.ok_or_else(|| Error::NotFound(id.clone()))
     }
 
+    /// [`Mnemo::forget`] for several records at once, in one transaction: all go or none, under
+    /// one receipt. Ids that do not exist are skipped; `None` when none does.
+    pub fn forget_each(&self, who: &UserRef, ids: &[MemoryId]) -> Result<Option<DeletionReceipt>> {
+        Ok(self.store.forget_each(who, ids, &self.deletion())?)
+    }
+
     /// Completely deletes every record and run of the user (the deletion ledger keeps their
     /// tombstones and receipts); returns the receipt.
     pub fn forget_all(&self, who: &UserRef) -> Result<DeletionReceipt> {
