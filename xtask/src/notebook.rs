@@ -102,7 +102,7 @@ impl Notebook for Library {
                     metadata: turn
                         .speaker
                         .iter()
-                        .map(|s| ("speaker".to_owned(), s.clone()))
+                        .map(|s| ("speaker".to_owned(), s.clone().into()))
                         .collect::<BTreeMap<_, _>>(),
                     // The participants agreed to their conversations being kept; without a
                     // receipt, turns that touch health, religion and the like would wait

@@ -1,8 +1,6 @@
 //! Request bodies and query strings of the HTTP API. They mirror the CLI's options; fields
 //! are validated when they are turned into library calls, never trusted as-is.
 
-use std::collections::BTreeMap;
-
 use mnemo_core::transcript::Message;
 
 use super::Deserialize;
@@ -71,9 +69,9 @@ pub struct RememberBody {
     /// statement in the deletion ledger is refused as `forgotten` (a retry or a replay).
     #[serde(default)]
     pub restate: bool,
-    /// Caller metadata.
+    /// Caller metadata: any JSON value per name, returned as given.
     #[serde(default)]
-    pub metadata: BTreeMap<String, String>,
+    pub metadata: mnemo_core::Metadata,
 }
 
 /// `POST /v1/users/{user_id}/import`'s query.

@@ -634,7 +634,7 @@ fn remember(cli: &Cli, mnemo: &Mnemo, args: &RememberArgs) -> anyhow::Result<()>
         let (key, value) = pair
             .split_once('=')
             .ok_or_else(|| InvalidInput::new("--meta", format!("`{pair}` is not KEY=VALUE")))?;
-        metadata.insert(key.to_owned(), value.to_owned());
+        metadata.insert(key.to_owned(), value.into());
     }
     let fields = CandidateFields {
         kind: args.kind.as_deref().map(str::parse).transpose()?,

@@ -34,7 +34,7 @@ pub mod transcript;
 pub use clock::{Clock, FixedClock, ManualClock, Timestamp};
 pub use error::ErrorKind;
 pub use record::{
-    ConsentReceipt, EmbeddingInfo, Kind, Memory, MemoryId, MemoryVersion, Sensitivity, Source,
-    SourceType, Status,
+    ConsentReceipt, EmbeddingInfo, Kind, Memory, MemoryId, MemoryVersion, Metadata, Sensitivity,
+    Source, SourceType, Status,
 };
 pub use scope::{Scope, UserRef};

@@ -5,8 +5,6 @@
 //! The store calls [`decide`] inside its write transaction with the neighbours it read there,
 //! so the decision and the write are atomic: two writers of one key never both end active.
 
-use std::collections::BTreeMap;
-
 use crate::clock::Timestamp;
 use crate::error::InvalidInput;
 use crate::ledger::{ForgottenMatch, Restatement};
@@ -106,7 +104,7 @@ pub struct Candidate {
     /// Consent for sensitive content.
     pub consent: Option<ConsentReceipt>,
     /// Caller metadata.
-    pub metadata: BTreeMap<String, String>,
+    pub metadata: crate::record::Metadata,
     /// What content screening found (secrets, instructions, sensitive categories).
     pub screening: Screening,
     /// A raw conversation turn kept as transcript (see [`CandidateFields::transcript`]).
@@ -151,7 +149,7 @@ pub struct CandidateFields {
     /// Consent receipt.
     pub consent: Option<ConsentReceipt>,
     /// Caller metadata.
-    pub metadata: BTreeMap<String, String>,
+    pub metadata: crate::record::Metadata,
     /// A raw conversation turn kept as transcript (with a retention TTL and secrets already
     /// redacted) rather than a durable memory.
     pub transcript: bool,
@@ -221,7 +219,7 @@ impl Candidate {
         }
         for (name, value) in &fields.metadata {
             validate_key(name, "metadata key")?;
-            if value.len() > MAX_REF_BYTES {
+            if crate::record::metadata_text(value).len() > MAX_REF_BYTES {
                 return Err(InvalidInput::new(
                     format!("metadata.{name}"),
                     format!("longer than {MAX_REF_BYTES} bytes"),
@@ -543,14 +541,16 @@ pub fn decide_edit(
 /// A secret in metadata keys or values or in any of `others` (references, ids, subject and
 /// attribute), which the gate refuses as one in the content.
 fn secret_in_fields<'a>(
-    metadata: &'a BTreeMap<String, String>,
+    metadata: &'a crate::record::Metadata,
     others: impl Iterator<Item = &'a str>,
 ) -> Option<crate::screen::SecretKind> {
     metadata
         .iter()
-        .flat_map(|(k, v)| [k.as_str(), v.as_str()])
-        .chain(others)
-        .find_map(crate::screen::find_secret)
+        .find_map(|(k, v)| {
+            crate::screen::find_secret(k)
+                .or_else(|| crate::screen::find_secret(&crate::record::metadata_text(v)))
+        })
+        .or_else(|| others.into_iter().find_map(crate::screen::find_secret))
 }
 
 /// The policy gate applied to a record restored by import: an export file comes from outside,

@@ -12,6 +12,24 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use crate::clock::Timestamp;
+
+/// Caller metadata: names to JSON values (mem0 clients send numbers, booleans, lists and
+/// objects, and get them back with their types).
+pub type Metadata = BTreeMap<String, serde_json::Value>;
+
+/// A metadata value as text: a string as it is, anything else as compact JSON (what the
+/// screen reads and size limits count).
+pub fn metadata_text(value: &serde_json::Value) -> std::borrow::Cow<'_, str> {
+    match value {
+        serde_json::Value::String(text) => std::borrow::Cow::Borrowed(text),
+        other => std::borrow::Cow::Owned(other.to_string()),
+    }
+}
+
+/// A metadata value that is a string, as `&str` (`None` for other JSON values).
+pub fn metadata_str<'a>(metadata: &'a Metadata, name: &str) -> Option<&'a str> {
+    metadata.get(name).and_then(serde_json::Value::as_str)
+}
 use crate::error::InvalidInput;
 use crate::scope::Scope;
 
@@ -245,9 +263,9 @@ pub struct Memory {
     pub version: u32,
     /// Consent for a sensitive record.
     pub consent: Option<ConsentReceipt>,
-    /// Free-form caller metadata (string values).
+    /// Free-form caller metadata: any JSON value per key, kept as given.
     #[serde(default)]
-    pub metadata: BTreeMap<String, String>,
+    pub metadata: Metadata,
     /// A raw conversation turn kept as transcript for its retention period: shown in
     /// context only as part of its own session, never as a long-term memory.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

@@ -160,7 +160,7 @@ impl SessionView {
 
 /// A turn's role: its `speaker` metadata as ingestion records it.
 pub fn role_of(turn: &Memory) -> &str {
-    turn.metadata.get("speaker").map_or("user", String::as_str)
+    crate::record::metadata_str(&turn.metadata, "speaker").unwrap_or("user")
 }
 
 fn reference(turn: &Memory) -> String {
@@ -447,7 +447,7 @@ mod tests {
         let fields = CandidateFields {
             content: text.into(),
             session_id: Some("s1".into()),
-            metadata: BTreeMap::from([("speaker".to_owned(), role.to_owned())]),
+            metadata: BTreeMap::from([("speaker".to_owned(), role.into())]),
             source: Some(Source {
                 source_type: SourceType::UserStated,
                 source_ref: Some(format!("s1:{index}")),

@@ -109,7 +109,7 @@ fn item(m: &Memory) -> Value {
 /// The mem0 run a memory belongs to: its session, or the run recorded when it was drawn
 /// from a conversation.
 fn run_of(m: &Memory) -> Option<&str> {
-    m.session_id.as_deref().or_else(|| m.metadata.get(RUN_ID).map(String::as_str))
+    m.session_id.as_deref().or_else(|| mnemo::core::record::metadata_str(&m.metadata, RUN_ID))
 }
 
 /// Metadata key recording the mem0 `run_id` on memories drawn from a conversation.
@@ -145,12 +145,9 @@ async fn add(
     let Json(body) = body?;
     let who = caller.user(body.user_id.as_deref())?;
     let results = blocking(&state, &caller, move |mnemo| {
-        let metadata: std::collections::BTreeMap<String, String> = body
-            .metadata
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(k, v)| (k, v.as_str().map_or_else(|| v.to_string(), str::to_owned)))
-            .collect();
+        // Values keep their JSON types, as mem0 returns them.
+        let metadata: mnemo::core::Metadata =
+            body.metadata.unwrap_or_default().into_iter().collect();
         let expires_at = expiration(body.expiration_date.as_deref())?;
         let mut results = Vec::new();
         if body.infer {
@@ -172,7 +169,7 @@ async fn add(
                 .collect();
             let mut run_metadata = metadata.clone();
             if let Some(run) = &body.run_id {
-                run_metadata.insert(RUN_ID.to_owned(), run.clone());
+                run_metadata.insert(RUN_ID.to_owned(), run.clone().into());
             }
             let options = mnemo::IngestOptions {
                 session: body.run_id.clone().unwrap_or_else(|| "mem0".to_owned()),

@@ -1032,6 +1032,44 @@ async fn admin_keys_manage_keys_over_http() {
     }
 }
 
+/// mem0 metadata keeps its JSON types through add (raw and inferred), get and list; a secret
+/// inside a nested value is refused as one in the content; mnemo's own route keeps types too.
+#[tokio::test]
+async fn metadata_keeps_its_json_types() {
+    let api = Api::new();
+    let key = api.admin_key("acme");
+    let metadata = json!({"priority": 3, "score": 0.5, "pinned": true, "tags": ["travel", "food"],
+        "origin": {"app": "planner", "version": 2}, "note": "from the onboarding chat"});
+    for infer in [false, true] {
+        let user = format!("meta-{infer}");
+        let body = json!({"messages": [{"role": "user", "content": "I live in Lisbon"}],
+            "user_id": user, "metadata": metadata, "infer": infer});
+        let (status, added) = api.call("POST", "/memories", Some(&key), Some(body)).await;
+        assert_eq!(status, StatusCode::OK, "{added}");
+        let id = added["results"][0]["id"].as_str().unwrap().to_owned();
+        let (_, one) =
+            api.call("GET", &format!("/memories/{id}?user_id={user}"), Some(&key), None).await;
+        for (name, value) in metadata.as_object().unwrap() {
+            assert_eq!(&one["metadata"][name], value, "infer {infer}: {name} in {one}");
+        }
+        let (_, all) =
+            api.call("GET", &format!("/memories?user_id={user}"), Some(&key), None).await;
+        assert_eq!(all["results"][0]["metadata"]["tags"], json!(["travel", "food"]), "{all}");
+    }
+    let hidden = json!({"messages": [{"role": "user", "content": "I like sailing"}], "user_id": "meta-secret",
+        "metadata": {"integration": {"token": "sk-proj-8fK2mQ9xLrT4vB7nW1cZ5yH3jD6gA0eSuP"}}, "infer": false});
+    let (status, answer) = api.call("POST", "/memories", Some(&key), Some(hidden)).await;
+    let (_, all) = api.call("GET", "/memories?user_id=meta-secret", Some(&key), None).await;
+    assert!(!all.to_string().contains("sk-proj"), "{status} {answer} -> {all}");
+    let body = json!({"user_id": "meta-own", "content": "Prefers window seats", "metadata": {"rank": 1, "ok": false}});
+    let (status, added) = api.call("POST", "/v1/memories", Some(&key), Some(body)).await;
+    assert_eq!(status, StatusCode::OK, "{added}");
+    let id = added["id"].as_str().unwrap();
+    let (_, got) =
+        api.call("GET", &format!("/v1/memories/{id}?user_id=meta-own"), Some(&key), None).await;
+    assert_eq!(got["metadata"], json!({"rank": 1, "ok": false}), "{got}");
+}
+
 /// PATCH and mem0's update pass the policy gate: a secret is refused (409, nothing changed),
 /// an instruction-like text makes the memory pending.
 #[tokio::test]

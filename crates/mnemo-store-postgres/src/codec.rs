@@ -1,7 +1,5 @@
 //! Mapping between PostgreSQL rows and core records: the column list and enum spellings.
 
-use std::collections::BTreeMap;
-
 use mnemo_core::{ConsentReceipt, EmbeddingInfo, Memory, MemoryId, Scope, Source, Timestamp};
 use postgres::Row;
 
@@ -53,7 +51,7 @@ pub(crate) fn memory_from_row(row: &Row) -> Result<(i64, Memory), StoreError> {
             }
             _ => None,
         };
-    let metadata: BTreeMap<String, String> = json_column(row, 27)?.unwrap_or_default();
+    let metadata: mnemo_core::Metadata = json_column(row, 27)?.unwrap_or_default();
     let consent: Option<ConsentReceipt> = json_column(row, 26)?;
     let memory = Memory {
         id: MemoryId(row.try_get(0)?),

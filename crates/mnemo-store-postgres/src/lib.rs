@@ -908,7 +908,7 @@ fn index_row_of(rowid: i64, memory: &Memory, vector: Option<&Embedded>) -> Index
         expires_at: memory.expires_at.map(Timestamp::as_millis),
         vector: vector.map(|v| v.vector.clone()).unwrap_or_default(),
         text: memory.content.clone(),
-        speaker: memory.metadata.get("speaker").cloned(),
+        speaker: mnemo_core::record::metadata_str(&memory.metadata, "speaker").map(str::to_owned),
         session: memory.session_id.clone(),
         valid_from: memory.valid_from.as_millis(),
     }

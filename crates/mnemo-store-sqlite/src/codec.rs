@@ -1,8 +1,6 @@
 //! Mapping between database rows and core records: column lists, enum spellings, vector blobs
 //! and the content hash used for duplicate lookups.
 
-use std::collections::BTreeMap;
-
 use mnemo_core::{ConsentReceipt, EmbeddingInfo, Memory, MemoryId, Scope, Source, Timestamp};
 use rusqlite::Row;
 
@@ -62,7 +60,7 @@ pub(crate) fn memory_from_row(row: &Row<'_>) -> rusqlite::Result<(i64, Memory)> 
         (Some(model), Some(dims)) => Some(EmbeddingInfo { model, dims, vector: None }),
         _ => None,
     };
-    let metadata: BTreeMap<String, String> = json_column(row, 27)?.unwrap_or_default();
+    let metadata: mnemo_core::Metadata = json_column(row, 27)?.unwrap_or_default();
     let consent: Option<ConsentReceipt> = json_column(row, 26)?;
     let memory = Memory {
         id: MemoryId(row.get(0)?),

@@ -144,7 +144,7 @@ pub fn write_get_round_trips_every_field(h: &dyn Harness) {
     assert_eq!((m.created_at, m.updated_at, m.valid_from), (T0, T0, T0));
     assert_eq!((m.expires_at, m.review_after), (Some(day(30)), Some(day(10))));
     assert_eq!((m.superseded_by.clone(), m.version, m.last_used_at), (None, 1, None));
-    assert_eq!(m.metadata.get("lang").map(String::as_str), Some("en"));
+    assert_eq!(m.metadata.get("lang").and_then(serde_json::Value::as_str), Some("en"));
     let info = m.embedding.expect("vector recorded");
     assert_eq!((info.model.as_str(), info.dims, info.vector), ("fake-words", 64, None));
 }

@@ -69,7 +69,8 @@ impl Mnemo {
                 expires_at: memory.expires_at.map(Timestamp::as_millis),
                 vector,
                 text: memory.content.clone(),
-                speaker: memory.metadata.get("speaker").cloned(),
+                speaker: mnemo_core::record::metadata_str(&memory.metadata, "speaker")
+                    .map(str::to_owned),
                 session: memory.session_id.clone(),
                 valid_from: memory.valid_from.as_millis(),
             });

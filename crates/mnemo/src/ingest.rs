@@ -73,7 +73,7 @@ pub struct IngestOptions {
     /// The agent the conversation was with, recorded on its turns and memories.
     pub agent_id: Option<String>,
     /// Caller metadata recorded on the turns and memories (the turns' `speaker` aside).
-    pub metadata: BTreeMap<String, String>,
+    pub metadata: mnemo_core::Metadata,
 }
 
 impl IngestOptions {
@@ -259,7 +259,7 @@ impl Mnemo {
                             [("speaker", message.role.as_str())]
                                 .into_iter()
                                 .chain(options.incognito.then_some((INCOGNITO, "true")))
-                                .map(|(k, v)| (k.to_owned(), v.to_owned())),
+                                .map(|(k, v)| (k.to_owned(), v.into())),
                         )
                         .collect(),
                     transcript: true,
@@ -350,7 +350,7 @@ impl Mnemo {
         let drawn = proposals.iter().map(|(i, _)| *i).chain(edited.iter().map(|e| e.message));
         for index in drawn.chain(model_deletes.iter().map(|(i, _)| *i)) {
             if let Some(turn) = turn_of_message.get(&index).and_then(|t| turns.get_mut(*t)) {
-                turn.metadata.insert(EXTRACTED.to_owned(), "true".to_owned());
+                turn.metadata.insert(EXTRACTED.to_owned(), "true".into());
             }
         }
         let turn_count = turns.len();

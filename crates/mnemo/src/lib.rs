@@ -572,6 +572,10 @@ impl Mnemo {
     /// which keeps them fresh in the blend's recency). Fails with not found, changing
     /// nothing, when any of them is not the user's.
     pub fn mark_used(&self, who: &UserRef, ids: &[MemoryId]) -> Result<Timestamp> {
+        // Memory off: nothing is read or written, a last-used time included.
+        if !self.store.settings(who)?.memory_enabled {
+            return Err(Error::MemoryOff("marked used"));
+        }
         let now = self.now();
         match self.store.mark_used(who, ids, now)?.into_iter().next() {
             Some(missing) => Err(Error::NotFound(missing)),

@@ -183,8 +183,11 @@ impl Mnemo {
         let now = self.now();
         // Summaries are episodic records of their session: one listing finds both.
         let held = self.held(who, only)?;
-        let summarised: Vec<String> =
-            held.iter().filter_map(|m| m.metadata.get(SUMMARY_OF).cloned()).collect();
+        let summarised: Vec<String> = held
+            .iter()
+            .filter_map(|m| mnemo_core::record::metadata_str(&m.metadata, SUMMARY_OF))
+            .map(str::to_owned)
+            .collect();
         let mut report = ConsolidationReport {
             sessions: vec![],
             summaries: vec![],
@@ -228,7 +231,7 @@ impl Mnemo {
                 content: summary.lines().join("\n"),
                 source: Some(source(format!("session:{session}"))),
                 valid_from: Some(last.valid_from),
-                metadata: BTreeMap::from([(SUMMARY_OF.to_owned(), session.clone())]),
+                metadata: BTreeMap::from([(SUMMARY_OF.to_owned(), session.clone().into())]),
                 derived_from: summary.source_ids.clone(),
                 ..Default::default()
             }];

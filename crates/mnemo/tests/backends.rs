@@ -33,7 +33,7 @@ fn conversation() -> (Vec<CandidateFields>, Vec<String>) {
             let Some(text) = turn["text"].as_str() else { continue };
             let mut metadata = BTreeMap::new();
             if let Some(speaker) = turn["speaker"].as_str() {
-                metadata.insert("speaker".to_owned(), speaker.to_owned());
+                metadata.insert("speaker".to_owned(), speaker.into());
             }
             // Distinct days per session, so recency and dates are part of the comparison.
             let date = Timestamp::from_millis(1_700_000_000_000 + session * 86_400_000 + i as i64);

@@ -329,3 +329,17 @@ fn an_as_of_search_at_the_present_ranks_as_the_current_one() {
     }
     assert!(compared > 400, "{compared}");
 }
+
+/// With memory switched off nothing is written, not even a last-used time.
+#[test]
+fn marking_used_with_memory_off_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mnemo, _) = open(&dir);
+    let who = UserRef::new("t", "off").unwrap();
+    let id = mnemo.remember(&who, said("I keep bees on the roof")).unwrap().id.unwrap();
+    mnemo.set_settings(&who, mnemo::core::policy::UserSettings { memory_enabled: false }).unwrap();
+    let refused = mnemo.mark_used(&who, std::slice::from_ref(&id)).unwrap_err();
+    assert_eq!(refused.kind(), mnemo::core::ErrorKind::Conflict, "{refused}");
+    assert!(refused.to_string().contains("switched off"), "{refused}");
+    assert_eq!(mnemo.get(&who, &id).unwrap().last_used_at, None);
+}
