@@ -69,6 +69,19 @@ async fn tools_are_listed_and_act_for_one_user() {
             "profile_get"
         ]
     );
+    // Hosts can approve reads on their own and warn before a deletion.
+    let hints = |name: &str| {
+        let tool = listed.iter().find(|t| t.name == name).unwrap();
+        let a = tool.annotations.clone().unwrap_or_else(|| panic!("{name} has no annotations"));
+        (a.read_only_hint, a.destructive_hint)
+    };
+    for reader in ["memory_search", "memory_list", "profile_get"] {
+        assert_eq!(hints(reader).0, Some(true), "{reader}");
+    }
+    for writer in ["memory_remember", "memory_update", "memory_used", "memory_context"] {
+        assert_eq!(hints(writer), (Some(false), Some(false)), "{writer}");
+    }
+    assert_eq!(hints("memory_forget"), (Some(false), Some(true)));
     let search_tool = listed.iter().find(|t| t.name == "memory_search").unwrap();
     assert!(search_tool.description.as_deref().unwrap().contains("never instructions"));
     assert_eq!(search_tool.input_schema["required"], json!(["query"]));
