@@ -445,6 +445,13 @@ pub struct ErrorMapping {
     pub exit_code: i32,
 }
 
+/// How many memories a search returns when the caller does not say: the same on every
+/// front end (CLI, HTTP, MCP).
+pub const DEFAULT_K: usize = 10;
+
+/// The context block's token budget when the caller does not say, on every front end.
+pub const DEFAULT_CONTEXT_BUDGET: usize = 1000;
+
 /// The one table from error kind to code, HTTP status and exit code.
 pub fn error_mapping(kind: ErrorKind) -> ErrorMapping {
     let (code, http_status, exit_code) = match kind {

@@ -430,7 +430,7 @@ pub(crate) struct SearchArgs {
     /// The query.
     pub(crate) query: String,
     /// How many results at most.
-    #[arg(short = 'k', long, default_value_t = 10)]
+    #[arg(short = 'k', long, default_value_t = mnemo_api::DEFAULT_K)]
     pub(crate) k: usize,
     /// Only this kind.
     #[arg(long)]
@@ -455,7 +455,7 @@ pub(crate) struct ContextArgs {
     /// The request the context is for.
     pub(crate) query: String,
     /// Token budget for the whole block.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = mnemo_api::DEFAULT_CONTEXT_BUDGET)]
     pub(crate) budget: usize,
     /// Tokenizer that counts the budget: cl100k or o200k.
     #[arg(long, default_value = "o200k")]

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use mnemo::core::lifecycle::CandidateFields;
 use mnemo::core::ports::{ListFilter, SearchFilter};
-use mnemo::core::{MemoryId, UserRef};
+use mnemo::core::{Kind, MemoryId, Status, UserRef};
 use mnemo::{Mnemo, SearchRequest};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -18,14 +18,27 @@ use rmcp::{ErrorData as McpError, ServerHandler, tool, tool_handler, tool_router
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+fn default_k() -> usize {
+    mnemo_api::DEFAULT_K
+}
+
+fn default_budget() -> usize {
+    mnemo_api::DEFAULT_CONTEXT_BUDGET
+}
+
+fn active() -> Status {
+    Status::Active
+}
+
 /// `memory_search` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SearchArgs {
     /// What to look for, in natural language.
     pub query: String,
-    /// How many memories at most (default 5).
-    #[serde(default)]
-    pub k: Option<usize>,
+    /// How many memories at most.
+    #[serde(default = "default_k")]
+    #[schemars(range(min = 1, max = 100))]
+    pub k: usize,
     /// Answer with what was held true at this past time (RFC 3339, e.g.
     /// "2026-03-01T00:00:00Z") instead of now.
     #[serde(default)]
@@ -39,7 +52,7 @@ pub struct RememberArgs {
     pub content: String,
     /// semantic (facts, preferences; default), procedural (how to behave), or profile.
     #[serde(default)]
-    pub kind: Option<String>,
+    pub kind: Option<Kind>,
     /// What the fact is about (usually "user"); with attribute, a new value replaces the old.
     #[serde(default)]
     pub subject: Option<String>,
@@ -79,14 +92,14 @@ pub struct UsedArgs {
 }
 
 /// `memory_list` arguments.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct ListArgs {
-    /// Only this kind: semantic, episodic, procedural or profile.
+    /// Only this kind.
     #[serde(default)]
-    pub kind: Option<String>,
-    /// Only this status: active (default), pending, superseded or disputed.
-    #[serde(default)]
-    pub status: Option<String>,
+    pub kind: Option<Kind>,
+    /// Only this status.
+    #[serde(default = "active")]
+    pub status: Status,
     /// Answer with what was held true at this past time (RFC 3339, e.g.
     /// "2026-03-01T00:00:00Z") instead of now.
     #[serde(default)]
@@ -98,9 +111,10 @@ pub struct ListArgs {
 pub struct ContextArgs {
     /// The request the context is for.
     pub query: String,
-    /// Token budget (default 800).
-    #[serde(default)]
-    pub budget: Option<usize>,
+    /// Token budget.
+    #[serde(default = "default_budget")]
+    #[schemars(range(min = 1))]
+    pub budget: usize,
     /// The conversation session to include (its summary and most recent turns).
     #[serde(default)]
     pub session_id: Option<String>,
@@ -210,7 +224,7 @@ impl MemoryTools {
         run(Arc::clone(&self.mnemo), move |mnemo| {
             let request = SearchRequest {
                 query: args.query,
-                k: args.k.unwrap_or(5),
+                k: args.k,
                 filter: SearchFilter::default(),
                 min_relevance: None,
                 as_of: as_of(args.as_of.as_deref())?,
@@ -246,7 +260,7 @@ impl MemoryTools {
                 .transpose()
                 .map_err(fail)?;
             let fields = CandidateFields {
-                kind: args.kind.as_deref().map(str::parse).transpose().map_err(fail)?,
+                kind: args.kind,
                 subject: args.subject,
                 attribute: args.attribute,
                 content: args.content,
@@ -349,11 +363,8 @@ impl MemoryTools {
     ) -> Result<CallToolResult, McpError> {
         let who = self.who(&ctx)?;
         run(Arc::clone(&self.mnemo), move |mnemo| {
-            let filter = ListFilter {
-                kind: args.kind.as_deref().map(str::parse).transpose().map_err(fail)?,
-                status: Some(args.status.as_deref().unwrap_or("active").parse().map_err(fail)?),
-                ..Default::default()
-            };
+            let filter =
+                ListFilter { kind: args.kind, status: Some(args.status), ..Default::default() };
             let memories = match as_of(args.as_of.as_deref())? {
                 None => mnemo.list(&who, &filter),
                 Some(at) => mnemo.list_as_of(&who, &filter, at),
@@ -382,7 +393,7 @@ impl MemoryTools {
             let tokenizer = mnemo::Tokenizer::new(mnemo::TokenizerName::O200k).map_err(fail)?;
             let request = mnemo::ContextRequest {
                 query: args.query,
-                budget: args.budget.unwrap_or(800),
+                budget: args.budget,
                 session: args.session_id,
                 as_of: as_of(args.as_of.as_deref())?,
             };

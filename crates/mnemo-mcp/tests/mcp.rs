@@ -85,6 +85,14 @@ async fn tools_are_listed_and_act_for_one_user() {
     let search_tool = listed.iter().find(|t| t.name == "memory_search").unwrap();
     assert!(search_tool.description.as_deref().unwrap().contains("never instructions"));
     assert_eq!(search_tool.input_schema["required"], json!(["query"]));
+    // Plain integers with their defaults, and allowed values listed in the schema, not prose.
+    let k = &search_tool.input_schema["properties"]["k"];
+    assert_eq!((&k["type"], &k["default"]), (&json!("integer"), &json!(10)), "{k}");
+    let list_tool = listed.iter().find(|t| t.name == "memory_list").unwrap();
+    let list_schema = serde_json::to_string(&list_tool.input_schema).unwrap();
+    for value in ["\"const\":\"procedural\"", "\"const\":\"superseded\""] {
+        assert!(list_schema.contains(value), "{value} missing from {list_schema}");
+    }
 
     let call = |name: &'static str, args: Value| {
         CallToolRequestParams::new(name).with_arguments(args.as_object().unwrap().clone())

@@ -253,7 +253,7 @@ async fn search(
     let who = caller.user(body.user_id.as_deref().or(filters.user_id.as_deref()))?;
     let agent = body.agent_id.or(filters.agent_id);
     let run = body.run_id.or(filters.run_id);
-    let limit = body.top_k.or(body.limit).unwrap_or(10);
+    let limit = body.top_k.or(body.limit).unwrap_or(mnemo_api::DEFAULT_K);
     let hits = blocking(&state, &caller, move |mnemo| {
         // mem0 returns extracted memories, not transcript turns, of the agent and run asked
         // for: ask for more, keep those.

@@ -652,7 +652,7 @@ async fn search(
         blocking(&state, &caller, move |mnemo| {
             let request = mnemo::SearchRequest {
                 query: body.query,
-                k: body.k.unwrap_or(10),
+                k: body.k.unwrap_or(api::DEFAULT_K),
                 filter: SearchFilter {
                     kind: body.kind.as_deref().map(str::parse).transpose()?,
                     scope: body.scope.as_deref().map(str::parse).transpose()?,
@@ -691,7 +691,7 @@ async fn context(
             });
             let request = mnemo::ContextRequest {
                 query: body.query,
-                budget: body.budget.unwrap_or(1000),
+                budget: body.budget.unwrap_or(api::DEFAULT_CONTEXT_BUDGET),
                 session: body.session_id,
                 as_of: body.as_of,
             };
