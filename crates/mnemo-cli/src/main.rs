@@ -717,6 +717,7 @@ fn serve(
         )
         .into());
     }
+    let keyless = !mnemo.has_live_keys().context("cannot read the API keys")?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(addr)
@@ -728,6 +729,12 @@ fn serve(
         // Signal handlers are in place before readiness is reported.
         let server = mnemo_server::serve(listener, state, limits);
         output::notice(&format!("mnemo serving on http://{address}"));
+        if keyless {
+            output::notice(
+                "no API key exists yet, so every request will be refused (401): create one with \
+                 `mnemo keys create --tenant T [--user U | --admin]`",
+            );
+        }
         server.await.context("server stopped")
     })
 }

@@ -125,8 +125,14 @@ pub(crate) fn memory_detail(m: &Memory) -> Vec<String> {
 
 /// A history as text.
 pub(crate) fn history_lines(h: &History) -> Vec<String> {
+    // "current" only for a record that is still the one in force.
+    let state = match (&h.memory.status, &h.memory.superseded_by) {
+        (_, Some(by)) => format!("superseded by {by}"),
+        (mnemo::core::Status::Active, None) => "current".to_owned(),
+        (status, None) => status.as_str().to_owned(),
+    };
     let mut out = vec![format!(
-        "v{} (current)  {}  {}",
+        "v{} ({state})  {}  {}",
         h.memory.version, h.memory.updated_at, h.memory.content
     )];
     for v in h.versions.iter().rev() {

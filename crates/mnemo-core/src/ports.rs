@@ -467,6 +467,10 @@ pub trait Store: Send + Sync {
     /// A tenant's keys, newest first.
     fn list_keys(&self, tenant: &str) -> Result<Vec<ApiKey>, PortError>;
 
+    /// Whether any tenant has a key that is not revoked (a server without one answers every
+    /// request 401).
+    fn has_live_keys(&self) -> Result<bool, PortError>;
+
     /// Revokes a tenant's key; false when the tenant has no such key.
     fn revoke_key(&self, tenant: &str, id: &str, now: Timestamp) -> Result<bool, PortError>;
 

@@ -1747,6 +1747,15 @@ impl Store for PostgresStore {
         Ok(rows.iter().map(key_from_row).collect::<Result<_, _>>().map_err(StoreError::from)?)
     }
 
+    fn has_live_keys(&self) -> Result<bool, PortError> {
+        let mut conn = self.conn()?;
+        let row = conn
+            .client
+            .query_one("SELECT EXISTS (SELECT 1 FROM api_keys WHERE revoked_at IS NULL)", &[])
+            .map_err(StoreError::from)?;
+        Ok(row.try_get(0).map_err(StoreError::from)?)
+    }
+
     fn revoke_key(&self, tenant: &str, id: &str, now: Timestamp) -> Result<bool, PortError> {
         let mut conn = self.conn()?;
         let changed = conn

@@ -1723,6 +1723,15 @@ impl Store for SqliteStore {
         Ok(rows.collect::<Result<Vec<_>, _>>().map_err(StoreError::from)?)
     }
 
+    fn has_live_keys(&self) -> Result<bool, PortError> {
+        let conn = self.reader();
+        Ok(conn
+            .query_row("SELECT EXISTS (SELECT 1 FROM api_keys WHERE revoked_at IS NULL)", [], |r| {
+                r.get(0)
+            })
+            .map_err(StoreError::from)?)
+    }
+
     fn revoke_key(&self, tenant: &str, id: &str, now: Timestamp) -> Result<bool, PortError> {
         Ok(self.write_tx(tenant, "", |tx| {
             let changed = tx.execute(

@@ -96,6 +96,11 @@ impl Mnemo {
         Ok(self.store().list_keys(&validate_key(tenant, "tenant")?)?)
     }
 
+    /// Whether any tenant has a live key.
+    pub fn has_live_keys(&self) -> Result<bool> {
+        Ok(self.store().has_live_keys()?)
+    }
+
     /// Revokes a tenant's key.
     pub fn revoke_key(&self, tenant: &str, id: &str) -> Result<()> {
         if self.store().revoke_key(&validate_key(tenant, "tenant")?, id, self.now())? {

@@ -38,6 +38,12 @@ fn remember_reports_outcome_id_reason_and_superseded() {
     assert_eq!(active["memories"].as_array().unwrap().len(), 1);
     let history = env.json(&["history", "--user", "alice", second["id"].as_str().unwrap()]);
     assert_eq!(history["superseded"][0]["content"], "I live in Dallas");
+    // As text, only the value in force is "current"; the old one says what replaced it.
+    let new = env.run(&["history", "--user", "alice", second["id"].as_str().unwrap()]);
+    assert!(new.stdout.starts_with("v1 (current)"), "{}", new.stdout);
+    let old = env.run(&["history", "--user", "alice", first["id"].as_str().unwrap()]);
+    let replaced = format!("v1 (superseded by {})", second["id"].as_str().unwrap());
+    assert!(old.stdout.starts_with(&replaced), "{}", old.stdout);
 }
 
 #[test]

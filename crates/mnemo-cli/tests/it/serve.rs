@@ -173,6 +173,29 @@ fn try_http(addr: &str, path: &str, key: &str, body: &Value) -> Option<(u16, Val
     Some((status, json))
 }
 
+/// A server started before any key exists says how to make one, after its address.
+#[test]
+fn serve_without_keys_says_how_to_create_one() {
+    let env = Env::new();
+    let mut child = env
+        .command()
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let second = lines.next().unwrap().unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(first.contains("serving on http://"), "{first}");
+    assert!(
+        second.contains("no API key exists") && second.contains("mnemo keys create"),
+        "{second}"
+    );
+}
+
 /// MCP over streamable HTTP at /mcp, spoken as raw JSON-RPC.
 #[test]
 fn mcp_over_streamable_http() {
