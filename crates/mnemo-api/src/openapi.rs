@@ -99,8 +99,8 @@ fn table(g: &mut SchemaGenerator) -> Vec<Operation> {
         op(
             "patch",
             "/v1/memories/{id}",
-            "New version of a memory's text",
-            &[],
+            "New version of a memory's text (the user in the body or the query)",
+            user,
             Some(schema::<EditBody>(g)),
             schema::<Memory>(g),
         ),

@@ -195,8 +195,9 @@ pub struct IngestBody {
     /// The user.
     #[serde(default)]
     pub user_id: Option<String>,
-    /// The session.
-    pub session: String,
+    /// The session (`session` is accepted too).
+    #[serde(alias = "session")]
+    pub session_id: String,
     /// The messages.
     pub messages: Vec<Message>,
     /// Neither read nor write memory.

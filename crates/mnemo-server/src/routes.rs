@@ -577,10 +577,12 @@ async fn edit(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
+    Query(q): Query<UserQuery>,
     body: Result<Json<EditBody>, JsonRejection>,
 ) -> ApiResult<mnemo::core::Memory> {
     let Json(body) = body?;
-    let who = caller.user(body.user_id.as_deref())?;
+    // The user may be named in the body or, as on the other routes of a memory, the query.
+    let who = caller.user(body.user_id.as_deref().or(q.user_id.as_deref()))?;
     json(
         blocking(&state, &caller, move |mnemo| {
             Ok(mnemo.edit(&who, &MemoryId(id), &body.content)?)
@@ -715,7 +717,7 @@ async fn ingest(
     json(
         blocking(&state, &caller, move |mnemo| {
             let options = mnemo::IngestOptions {
-                session: body.session,
+                session: body.session_id,
                 incognito: body.incognito,
                 agent_id: None,
                 metadata: Default::default(),
