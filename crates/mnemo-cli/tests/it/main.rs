@@ -9,6 +9,7 @@ mod isolation;
 mod mcp;
 mod policy;
 mod postgres;
+mod readme;
 mod runs;
 mod search;
 mod serve;
