@@ -20,7 +20,7 @@ mod migrate;
 mod pool;
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
 use mnemo_core::ledger::{Counted, DeletionReceipt, DeletionScope, LedgerKey, Removed};
@@ -213,9 +213,10 @@ struct CachedUser {
     index: UserIndex,
 }
 
-/// One user's slot in this node's cache: searches of the user take turns on it, and a write
-/// holds it for its transaction.
-type UserSlot = Arc<Mutex<Option<CachedUser>>>;
+/// One user's slot in this node's cache. Searches read it together; a search that must bring
+/// it up to date, and a batch write following each of its records, take it alone, briefly:
+/// never for a whole transaction, so a search does not wait behind a write's commit.
+type UserSlot = Arc<RwLock<Option<CachedUser>>>;
 
 /// The PostgreSQL store: a connection pool and this node's cache of users' search indexes.
 pub struct PostgresStore {
@@ -298,17 +299,13 @@ impl PostgresStore {
     /// Runs `body` in a transaction that first takes the user's advisory lock and raises the
     /// user's epoch (every row the transaction changes is stamped with it, and every row it
     /// deletes leaves a tombstone with it: migration 0002), then commits. The body gets the
-    /// epoch before its own and this node's cached index of the user, which it may bring up to
-    /// date and label with the new epoch; the cache is dropped when the transaction fails.
+    /// epoch before its own. This node's cached index of the user is dropped when the body
+    /// fails, panics or the commit fails (a batch write may have followed rows into it that
+    /// were rolled back).
     fn write_tx<T>(
         &self,
         who: (&str, &str),
-        body: impl FnOnce(
-            &mut Transaction<'_>,
-            &mut Statements,
-            i64,
-            &mut Option<CachedUser>,
-        ) -> Result<T>,
+        body: impl FnOnce(&mut Transaction<'_>, &mut Statements, i64) -> Result<T>,
     ) -> Result<T> {
         let mut pooled = self.conn()?;
         let Conn { client, statements } = &mut *pooled;
@@ -323,23 +320,23 @@ impl PostgresStore {
                 &[&who.0, &who.1, &(epoch - 2 * DELTA_EPOCHS)],
             )?;
         }
-        let slot = self.slot(who);
-        let mut cached = lock_slot(&slot);
-        // A body that fails returns its error having left the index as it was, or having
-        // dropped it (the batch path); a panic or a failed commit drops it here.
+        let drop_cache = || *write_slot(&self.slot(who)) = None;
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            body(&mut tx, statements, epoch - 1, &mut cached)
+            body(&mut tx, statements, epoch - 1)
         }));
         let value = match outcome {
             Ok(Ok(value)) => value,
-            Ok(Err(e)) => return Err(e),
+            Ok(Err(e)) => {
+                drop_cache();
+                return Err(e);
+            }
             Err(panic) => {
-                *cached = None;
+                drop_cache();
                 std::panic::resume_unwind(panic);
             }
         };
         if let Err(e) = tx.commit() {
-            *cached = None;
+            drop_cache();
             return Err(e.into());
         }
         Ok(value)
@@ -370,10 +367,10 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Locks a user's slot; a slot poisoned by a panic is emptied, since the index in it may be
-/// half-changed.
-fn lock_slot(slot: &Mutex<Option<CachedUser>>) -> MutexGuard<'_, Option<CachedUser>> {
-    match slot.lock() {
+/// Takes a user's slot alone; a slot poisoned by a panic is emptied, since the index in it
+/// may be half-changed.
+fn write_slot(slot: &RwLock<Option<CachedUser>>) -> RwLockWriteGuard<'_, Option<CachedUser>> {
+    match slot.write() {
         Ok(guard) => guard,
         Err(poisoned) => {
             slot.clear_poison();
@@ -382,6 +379,12 @@ fn lock_slot(slot: &Mutex<Option<CachedUser>>) -> MutexGuard<'_, Option<CachedUs
             guard
         }
     }
+}
+
+/// Reads a user's slot together with other searches; `None` when it is poisoned (the next
+/// [`write_slot`] empties it).
+fn read_slot(slot: &RwLock<Option<CachedUser>>) -> Option<RwLockReadGuard<'_, Option<CachedUser>>> {
+    slot.read().ok()
 }
 
 /// The user's index as of `epoch`: the cached one, brought up to date with the rows changed
@@ -941,7 +944,7 @@ impl Batch<'_> {
     fn write_context(
         &self,
         tx: &mut Transaction<'_>,
-        index: &UserIndex,
+        slot: &UserSlot,
         candidate: &Candidate,
         embedding: Option<&Embedded>,
     ) -> Result<WriteContext> {
@@ -995,7 +998,12 @@ impl Batch<'_> {
                 scope: Some(&scope),
                 exclude_sensitive: false,
             };
-            let nearest = index.nearest(&embedded.vector, filter, NEIGHBOURS);
+            // Read beside searches; the batch brought the index up to date before this record.
+            let nearest = read_slot(slot)
+                .and_then(|cached| {
+                    Some(cached.as_ref()?.index.nearest(&embedded.vector, filter, NEIGHBOURS))
+                })
+                .unwrap_or_default();
             let rowids: Vec<i64> = nearest.iter().map(|(rowid, _)| *rowid).collect();
             let mut found: HashMap<i64, Memory> = query_memories(
                 tx,
@@ -1022,12 +1030,11 @@ impl Batch<'_> {
     fn write_one(
         &self,
         tx: &mut Transaction<'_>,
-        index: &mut UserIndex,
+        slot: &UserSlot,
         record: &NewRecord,
         decide: &dyn Fn(&Candidate, &WriteContext) -> Decision,
     ) -> Result<WriteReceipt> {
-        let context =
-            self.write_context(tx, index, &record.candidate, record.embedding.as_ref())?;
+        let context = self.write_context(tx, slot, &record.candidate, record.embedding.as_ref())?;
         let decision = decide(&record.candidate, &context);
         let (action, reason) = audit_action_for(&decision);
         let id = match &decision {
@@ -1060,14 +1067,20 @@ impl Batch<'_> {
                         )?
                         .map(|r| r.try_get(0))
                         .transpose()?;
-                    if let Some(rowid) = rowid {
-                        index.deactivate(rowid);
+                    if let (Some(rowid), Some(cached)) = (rowid, write_slot(slot).as_mut()) {
+                        cached.index.deactivate(rowid);
                     }
                     self.audit(tx, AuditAction::Superseded, Some(old), reason)?;
                 }
                 memory.embedding = None;
                 let rowid = self.insert(tx, &memory, record.embedding.as_ref())?;
-                index.upsert_row(index_row_of(rowid, &memory, record.embedding.as_ref()));
+                if let Some(cached) = write_slot(slot).as_mut() {
+                    cached.index.upsert_row(index_row_of(
+                        rowid,
+                        &memory,
+                        record.embedding.as_ref(),
+                    ));
+                }
                 Some(memory.id)
             }
         };
@@ -1104,7 +1117,7 @@ impl Store for PostgresStore {
         now: Timestamp,
         actor: &str,
     ) -> Result<(), PortError> {
-        Ok(self.write_tx(owner(who), |tx, _, _, _| {
+        Ok(self.write_tx(owner(who), |tx, _, _| {
             tx.execute(
                 "INSERT INTO user_settings (tenant, user_id, memory_enabled, updated_at)
                  VALUES ($1, $2, $3, $4)
@@ -1126,40 +1139,39 @@ impl Store for PostgresStore {
         actor: &str,
         decide: &dyn Fn(&Candidate, &WriteContext) -> Decision,
     ) -> Result<Vec<WriteReceipt>, PortError> {
-        Ok(self.write_tx(owner(who), |tx, statements, before, cached| {
-            let mut written = || -> Result<Vec<WriteReceipt>> {
-                let index = index_at(tx, statements, owner(who), before, cached)?;
-                let batch = Batch {
-                    store: self,
-                    statements: WriteStatements::prepare(tx, statements)?,
-                    who,
-                    // The user's lock keeps settings from changing during the batch.
-                    settings: read_settings(tx, who)?,
-                    now,
-                    actor,
-                };
-                let mut receipts = Vec::with_capacity(records.len());
-                for record in &records {
-                    receipts.push(batch.write_one(tx, index, record, decide)?);
-                }
-                Ok(receipts)
+        let slot = self.slot(owner(who));
+        let own_epoch = std::cell::Cell::new(None);
+        let receipts = self.write_tx(owner(who), |tx, statements, before| {
+            let batch = Batch {
+                store: self,
+                statements: WriteStatements::prepare(tx, statements)?,
+                who,
+                // The user's lock keeps settings from changing during the batch.
+                settings: read_settings(tx, who)?,
+                now,
+                actor,
             };
-            match written() {
-                // The index followed every row the batch changed: it is the state at the
-                // batch's own epoch once it commits (write_tx drops it if the commit fails).
-                Ok(receipts) => {
-                    if let Some(current) = cached.as_mut() {
-                        current.epoch = before + 1;
-                    }
-                    Ok(receipts)
-                }
-                Err(e) => {
-                    // The index may hold rows of the transaction that is rolled back.
-                    *cached = None;
-                    Err(e)
-                }
+            let mut receipts = Vec::with_capacity(records.len());
+            // The index is brought up to the epoch before this batch; from then on the batch
+            // takes it alone only to follow a row, and searches in between read it labelled
+            // with that epoch (rows not yet committed are fetched by no search). No other
+            // node's write of the user can commit meanwhile (the advisory lock), so no search
+            // replaces it either.
+            index_at(tx, statements, owner(who), before, &mut write_slot(&slot))?;
+            for record in &records {
+                receipts.push(batch.write_one(tx, &slot, record, decide)?);
             }
-        })?)
+            own_epoch.set(Some(before + 1));
+            Ok(receipts)
+        })?;
+        // Committed: the index followed every row of the batch, so it is the state at the
+        // batch's epoch (a search may have caught it up already).
+        if let (Some(epoch), Some(current)) = (own_epoch.get(), write_slot(&slot).as_mut())
+            && current.epoch < epoch
+        {
+            current.epoch = epoch;
+        }
+        Ok(receipts)
     }
 
     fn get(
@@ -1249,7 +1261,7 @@ impl Store for PostgresStore {
         now: Timestamp,
         actor: &str,
     ) -> Result<Option<Memory>, PortError> {
-        Ok(self.write_tx(owner(who), |tx, _, _, _| {
+        Ok(self.write_tx(owner(who), |tx, _, _| {
             let Some((rowid, memory)) = find(tx, who, id)? else {
                 return Ok(None);
             };
@@ -1304,7 +1316,7 @@ impl Store for PostgresStore {
         now: Timestamp,
         actor: &str,
     ) -> Result<Option<Vec<MemoryId>>, PortError> {
-        Ok(self.write_tx(owner(who), |tx, _, _, _| {
+        Ok(self.write_tx(owner(who), |tx, _, _| {
             let Some((rowid, memory)) = find(tx, who, id)? else {
                 return Ok(None);
             };
@@ -1356,7 +1368,7 @@ impl Store for PostgresStore {
         id: &MemoryId,
         request: &DeletionRequest<'_>,
     ) -> Result<bool, PortError> {
-        Ok(self.write_tx(owner(who), |tx, _, _, _| {
+        Ok(self.write_tx(owner(who), |tx, _, _| {
             let Some((rowid, memory)) = find(tx, who, id)? else {
                 return Ok(false);
             };
@@ -1389,7 +1401,7 @@ impl Store for PostgresStore {
         ids: &[MemoryId],
         request: &DeletionRequest<'_>,
     ) -> Result<Option<DeletionReceipt>, PortError> {
-        Ok(self.write_tx(owner(who), |tx, _, _, _| {
+        Ok(self.write_tx(owner(who), |tx, _, _| {
             // Both look-ups read through the one transaction.
             let shared = std::cell::RefCell::new(&mut *tx);
             let selection = mnemo_core::ledger::select(
@@ -1421,7 +1433,7 @@ impl Store for PostgresStore {
         who: &UserRef,
         request: &DeletionRequest<'_>,
     ) -> Result<DeletionReceipt, PortError> {
-        Ok(self.write_tx(owner(who), |tx, _, _, _| {
+        Ok(self.write_tx(owner(who), |tx, _, _| {
             let rowids: Vec<i64> = tx
                 .query(
                     "SELECT rowid FROM memories WHERE tenant = $1 AND user_id = $2",
@@ -1560,7 +1572,7 @@ impl Store for PostgresStore {
         actor: &str,
         allow_forgotten: bool,
     ) -> Result<Imported, PortError> {
-        Ok(self.write_tx(owner(who), |tx, _, _, _| {
+        Ok(self.write_tx(owner(who), |tx, _, _| {
             let mut imported = Imported::default();
             // Superseded records first, so the active-key index holds at every step.
             let mut ordered = records;
@@ -1668,11 +1680,20 @@ impl Store for PostgresStore {
         // than its contents.
         let epoch = read_epoch(client, statements, owner(who))?;
         let slot = self.slot(owner(who));
-        let hits = {
-            let mut cached = lock_slot(&slot);
-            let index = index_at(client, statements, owner(who), epoch, &mut cached)?;
-            let vector = query.vector.map(|v| v.vector.as_slice());
-            index.search(query.terms, vector, query.common, filter, select)
+        let vector = query.vector.map(|v| v.vector.as_slice());
+        // A current index is read beside other searches (and beside a write's transaction);
+        // one that lags is brought up to date alone.
+        let current = read_slot(&slot).and_then(|cached| {
+            let cached = cached.as_ref().filter(|c| c.epoch >= epoch)?;
+            Some(cached.index.search(query.terms, vector, query.common, filter, select))
+        });
+        let hits = match current {
+            Some(hits) => hits,
+            None => {
+                let mut cached = write_slot(&slot);
+                let index = index_at(client, statements, owner(who), epoch, &mut cached)?;
+                index.search(query.terms, vector, query.common, filter, select)
+            }
         };
         let wanted: Vec<i64> = hits.iter().map(|hit| hit.rowid).collect();
         let by_rowid = statements.get(client, &BY_ROWID_SQL).map_err(StoreError::from)?;
@@ -1811,7 +1832,7 @@ impl Store for PostgresStore {
 
     fn create_run(&self, who: &UserRef, run: &Run, actor: &str) -> Result<(), PortError> {
         let state = serde_json::to_string(run).map_err(StoreError::Json)?;
-        Ok(self.write_tx(owner(who), |tx, _, _, _| {
+        Ok(self.write_tx(owner(who), |tx, _, _| {
             if !read_settings(tx, who)?.memory_enabled {
                 return Err(StoreError::Conflict(lifecycle::MEMORY_OFF_EDIT.into()));
             }
@@ -1862,7 +1883,7 @@ impl Store for PostgresStore {
         change: &dyn Fn(&mut Run) -> Result<(), PortError>,
     ) -> Result<Option<Run>, PortError> {
         let mut refused = None;
-        let result = self.write_tx(owner(who), |tx, _, _, _| {
+        let result = self.write_tx(owner(who), |tx, _, _| {
             let Some(mut run) = read_run(tx, who, id)? else { return Ok(None) };
             if !read_settings(tx, who)?.memory_enabled {
                 return Err(StoreError::Conflict(lifecycle::MEMORY_OFF_EDIT.into()));
@@ -1893,7 +1914,7 @@ impl Store for PostgresStore {
         now: Timestamp,
         actor: &str,
     ) -> Result<Option<Run>, PortError> {
-        Ok(self.write_tx(owner(who), |tx, _, _, _| {
+        Ok(self.write_tx(owner(who), |tx, _, _| {
             let Some(run) = read_run(tx, who, id)? else { return Ok(None) };
             tx.execute(
                 "DELETE FROM runs WHERE tenant = $1 AND user_id = $2 AND id = $3",

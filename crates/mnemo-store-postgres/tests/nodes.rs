@@ -2,7 +2,7 @@
 //! start together, a newer schema is refused, and the database, not a node's memory, decides
 //! which embedder's vectors may be stored. Ignored unless asked for (`.ci/run` runs them with
 //! `--ignored`): they need the server at MNEMO_TEST_POSTGRES_URL.
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::print_stderr)]
 
 use mnemo_core::lifecycle::{self, Candidate};
 use mnemo_core::ports::{Embedded, NewRecord, Store};
@@ -98,4 +98,59 @@ fn nodes_starting_together_migrate_once_and_refuse_a_newer_schema() {
         .unwrap();
     let refused = PostgresStore::open(&url, T0).unwrap_err().to_string();
     assert!(refused.contains("99") && refused.contains("newer"), "{refused}");
+}
+
+/// Searches of a user are served while a batch of that user is being written on the same
+/// node: the batch takes the user's cached index for one record at a time, never for its
+/// whole transaction, so no search waits for most of the batch (before, one waited for all of
+/// it and its commit).
+#[test]
+#[ignore = "needs PostgreSQL with pgvector at MNEMO_TEST_POSTGRES_URL; .ci/run starts one"]
+fn searches_are_served_while_a_batch_of_the_same_user_is_written() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::{Duration, Instant};
+    let scratch = Scratch::create(&server_url()).unwrap();
+    let store = PostgresStore::open(&scratch.url(), T0).unwrap();
+    let alice = who("acme", "alice");
+    write(&store, "seed", "Keeps bees on the roof", "model-x").unwrap();
+    let terms = vec!["bees".to_owned()];
+    let filter = mnemo_core::ports::SearchFilter::default();
+    let search = || {
+        let query = mnemo_core::ports::SearchQuery {
+            terms: &terms,
+            vector: None,
+            common: None,
+            filter: &filter,
+        };
+        store.search(&alice, &query, T0, &|_| Vec::new()).unwrap();
+    };
+    search();
+    let records: Vec<NewRecord> = (0..1500)
+        .map(|i| record(&format!("b{i}"), &format!("Batch note {i} about the garden"), "model-x"))
+        .collect();
+    let done = AtomicBool::new(false);
+    let (batch_time, waits) = std::thread::scope(|threads| {
+        let writer = threads.spawn(|| {
+            let start = Instant::now();
+            store
+                .write_batch(&alice, records, T0, "test", &|c, ctx| lifecycle::decide(c, ctx, T0))
+                .unwrap();
+            done.store(true, Ordering::SeqCst);
+            start.elapsed()
+        });
+        let mut waits = Vec::new();
+        while !done.load(Ordering::SeqCst) {
+            let start = Instant::now();
+            search();
+            waits.push(start.elapsed());
+        }
+        (writer.join().unwrap(), waits)
+    });
+    let longest = waits.iter().max().copied().unwrap_or_default();
+    eprintln!("{} searches during a {batch_time:?} batch; longest wait {longest:?}", waits.len());
+    assert!(waits.len() >= 10, "{} searches during a {batch_time:?} batch", waits.len());
+    assert!(
+        longest < batch_time / 4 && longest < Duration::from_secs(1),
+        "a search waited {longest:?} during a {batch_time:?} batch"
+    );
 }
