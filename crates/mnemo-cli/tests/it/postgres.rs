@@ -14,16 +14,6 @@ use crate::serve::{http, start};
 const WRITERS: usize = 8;
 const WRITES: usize = 20;
 
-/// Kills a server when the test ends, failed or not, so it does not hold connections.
-struct Stop(std::process::Child);
-
-impl Drop for Stop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 #[ignore = "needs PostgreSQL with pgvector at MNEMO_TEST_POSTGRES_URL; .ci/run starts one"]
 fn the_cli_runs_on_postgres() {
@@ -44,12 +34,11 @@ fn the_cli_runs_on_postgres() {
     let bob = env.json(&["list", "--user", "bob"]);
     assert_eq!(bob["memories"].as_array().map(Vec::len), Some(0), "{bob}");
     // A server on it stops cleanly on SIGTERM (closing its pool outside the async runtime).
-    let (server, _addr) = start(&env);
-    let mut server = Stop(server);
+    let (mut server, _addr) = start(&env);
     let terminated =
-        std::process::Command::new("kill").args(["-TERM", &server.0.id().to_string()]).status();
+        std::process::Command::new("kill").args(["-TERM", &server.id().to_string()]).status();
     assert!(terminated.unwrap().success());
-    let exit = server.0.wait().unwrap();
+    let exit = server.wait().unwrap();
     assert!(exit.success(), "server exited with {exit:?} on SIGTERM");
     // A bad URL is a clear error that names the store, without the password.
     let bad =
@@ -72,10 +61,9 @@ fn two_nodes_lose_no_writes_and_keep_one_active_value_per_key() {
         })
         .collect();
     let key = keys[2 * WRITERS].clone();
-    let (node_a, a) = start(&env);
-    let _a = Stop(node_a);
-    let (node_b, b) = start(&env);
-    let _b = Stop(node_b);
+    // Both are killed when the test ends, failed or not, so they hold no connections.
+    let (_node_a, a) = start(&env);
+    let (_node_b, b) = start(&env);
     let nodes = [a.as_str(), b.as_str()];
 
     // Parallel writers, each alternating between the nodes: facts of their own, and new

@@ -9,13 +9,39 @@ use serde_json::Value;
 
 use crate::Env;
 
-/// Starts `mnemo serve` on a free port; returns the child and its address.
-pub(crate) fn start(env: &Env) -> (Child, String) {
+/// A running `mnemo serve`, killed when the test ends, failed or not, so a failing test
+/// leaves no server behind.
+pub(crate) struct Server(Child);
+
+impl std::ops::Deref for Server {
+    type Target = Child;
+
+    fn deref(&self) -> &Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Server {
+    fn deref_mut(&mut self) -> &mut Child {
+        &mut self.0
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // Already stopped by the test: both fail harmlessly.
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `mnemo serve` on a free port; returns the server and its address.
+pub(crate) fn start(env: &Env) -> (Server, String) {
     start_with(env, &[])
 }
 
 /// Starts `mnemo serve` on a free port with extra options.
-fn start_with(env: &Env, options: &[&str]) -> (Child, String) {
+fn start_with(env: &Env, options: &[&str]) -> (Server, String) {
     let mut child = env
         .command()
         .args(["serve", "--addr", "127.0.0.1:0"])
@@ -27,7 +53,7 @@ fn start_with(env: &Env, options: &[&str]) -> (Child, String) {
     let mut line = String::new();
     BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
     let addr = line.trim().rsplit("http://").next().unwrap().to_owned();
-    (child, addr)
+    (Server(child), addr)
 }
 
 /// A new key for one user of a tenant.
@@ -177,13 +203,14 @@ fn try_http(addr: &str, path: &str, key: &str, body: &Value) -> Option<(u16, Val
 #[test]
 fn serve_without_keys_says_how_to_create_one() {
     let env = Env::new();
-    let mut child = env
-        .command()
-        .args(["serve", "--addr", "127.0.0.1:0"])
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = Server(
+        env.command()
+            .args(["serve", "--addr", "127.0.0.1:0"])
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
     let first = lines.next().unwrap().unwrap();
     let second = lines.next().unwrap().unwrap();
@@ -444,13 +471,14 @@ fn every_request_is_logged_without_content() {
     let created = env.json(&["keys", "create", "--tenant", "acme"]);
     let (key, key_id) =
         (created["key"].as_str().unwrap().to_owned(), created["id"].as_str().unwrap().to_owned());
-    let mut child = env
-        .command()
-        .args(["serve", "--addr", "127.0.0.1:0"])
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = Server(
+        env.command()
+            .args(["serve", "--addr", "127.0.0.1:0"])
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let mut line = String::new();
     stderr.read_line(&mut line).unwrap();
