@@ -32,11 +32,24 @@ impl Default for RateLimit {
 /// Failed authentications allowed from one client address: 20 at once, then one every 5 s.
 pub const FAILED_AUTH_LIMIT: RateLimit = RateLimit { burst: 20.0, per_second: 0.2 };
 
-/// The buckets of every key seen.
+/// Buckets kept before full ones are swept out.
+const SWEEP_ABOVE: usize = 4096;
+
+/// One key's bucket: its tokens, when they were counted, and when it will be full again.
+#[derive(Debug, Clone, Copy)]
+struct Bucket {
+    tokens: f64,
+    counted: Instant,
+    full_at: Instant,
+}
+
+/// The buckets of the keys seen. A bucket that has refilled is the same as none (a new one
+/// starts full), so once there are many, full ones are dropped: keys or addresses that come
+/// and go do not grow the map without bound.
 #[derive(Debug)]
 pub(crate) struct Limiter {
     limit: RateLimit,
-    buckets: Mutex<HashMap<String, (f64, Instant)>>,
+    buckets: Mutex<HashMap<String, Bucket>>,
 }
 
 impl Limiter {
@@ -64,16 +77,27 @@ impl Limiter {
         let limit = own.unwrap_or(self.limit);
         let now = Instant::now();
         let mut buckets = self.buckets.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let (tokens, last) = buckets.entry(key.to_owned()).or_insert((limit.burst, now));
-        *tokens =
-            (*tokens + now.duration_since(*last).as_secs_f64() * limit.per_second).min(limit.burst);
-        *last = now;
-        if *tokens >= 1.0 {
-            *tokens -= cost;
+        if buckets.len() > SWEEP_ABOVE {
+            buckets.retain(|_, bucket| bucket.full_at > now);
+        }
+        let bucket = buckets.entry(key.to_owned()).or_insert(Bucket {
+            tokens: limit.burst,
+            counted: now,
+            full_at: now,
+        });
+        let rate = limit.per_second.max(1e-9);
+        bucket.tokens = (bucket.tokens + now.duration_since(bucket.counted).as_secs_f64() * rate)
+            .min(limit.burst);
+        bucket.counted = now;
+        let outcome = if bucket.tokens >= 1.0 {
+            bucket.tokens -= cost;
             Ok(())
         } else {
-            Err(Duration::from_secs_f64((1.0 - *tokens) / limit.per_second.max(1e-9)))
-        }
+            Err(Duration::from_secs_f64((1.0 - bucket.tokens) / rate))
+        };
+        let refill = ((limit.burst - bucket.tokens) / rate).min(1e9);
+        bucket.full_at = now + Duration::from_secs_f64(refill.max(0.0));
+        outcome
     }
 }
 
@@ -101,6 +125,23 @@ mod tests {
         // 500 requests a second come in bursts of 1,000.
         assert!((0..1000).all(|_| limiter.take_with_rate("fast", Some(500.0)).is_ok()));
         assert!(limiter.take_with_rate("fast", Some(500.0)).is_err());
+    }
+
+    #[test]
+    fn full_buckets_are_swept_once_there_are_many() {
+        let limiter = Limiter::new(RateLimit { burst: 2.0, per_second: 1e6 });
+        for n in 0..3 * SWEEP_ABOVE {
+            assert!(limiter.take(&format!("address-{n}")).is_ok());
+        }
+        let kept = limiter.buckets.lock().unwrap().len();
+        assert!(kept <= SWEEP_ABOVE + 1, "{kept} buckets kept");
+        // A bucket still refilling is kept, and still limits.
+        let slow = Limiter::new(RateLimit { burst: 1.0, per_second: 0.001 });
+        assert!(slow.take("busy").is_ok());
+        for n in 0..2 * SWEEP_ABOVE {
+            let _ = slow.take(&format!("other-{n}"));
+        }
+        assert!(slow.take("busy").is_err(), "a swept bucket would have forgotten the wait");
     }
 
     #[test]
