@@ -385,11 +385,14 @@ pub fn document() -> Value {
     json!({
         "openapi": "3.1.0",
         "info": {"title": "mnemo", "version": env!("CARGO_PKG_VERSION"), "description": "Long-term memory for AI assistants and agents."},
-        "security": [{"bearer": []}],
+        "security": [{"bearer": []}, {"apiKey": []}],
         "paths": paths,
         "components": {
             "schemas": generator.take_definitions(true),
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}
+            "securitySchemes": {
+                "bearer": {"type": "http", "scheme": "bearer"},
+                "apiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key"}
+            }
         }
     })
 }

@@ -13,7 +13,7 @@ use axum::routing::{get, post};
 use mnemo::core::lifecycle::{CandidateFields, Outcome};
 use mnemo::core::ports::{ListFilter, SearchFilter};
 use mnemo::core::transcript::{Message, Role};
-use mnemo::core::{Kind, Memory, MemoryId, Status, Timestamp};
+use mnemo::core::{Kind, Memory, MemoryId, SourceType, Status, Timestamp};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -331,11 +331,22 @@ async fn history(
         memory.created_at,
         memory.updated_at,
     ));
+    // mem0's `role` is the author of what was said: the user for their own statements, the
+    // assistant for what an agent inferred; `actor_id` names the agent, if one is recorded.
+    let role = match memory.source.source_type {
+        SourceType::UserStated | SourceType::UserAction => Some("user"),
+        SourceType::Inferred => Some("assistant"),
+        _ => None,
+    };
     let mut previous: Option<&str> = None;
     let mut entries = Vec::with_capacity(values.len());
     for (entry_id, text, created_at, updated_at) in values {
         let event = if previous.is_none() { "ADD" } else { "UPDATE" };
-        entries.push(json!({"id": entry_id, "memory_id": memory.id, "old_memory": previous, "new_memory": text, "event": event, "created_at": created_at, "updated_at": updated_at}));
+        // A deleted memory leaves no history here (deletion is complete): nothing is deleted.
+        entries.push(json!({"id": entry_id, "memory_id": memory.id, "old_memory": previous,
+            "new_memory": text, "event": event, "created_at": created_at,
+            "updated_at": updated_at, "is_deleted": false, "actor_id": memory.agent_id,
+            "role": role}));
         previous = Some(text);
     }
     Ok(Json(Value::Array(entries)))

@@ -220,6 +220,9 @@ async fn metrics(State(state): State<AppState>) -> Result<Response, ApiError> {
 
 type ApiResult<T> = Result<Json<T>, ApiError>;
 
+/// The header mem0's REST server reads an API key from.
+const X_API_KEY: &str = "x-api-key";
+
 /// The authenticated caller.
 pub(crate) struct Caller(pub(crate) Principal);
 
@@ -249,17 +252,18 @@ impl FromRequestParts<AppState> for Caller {
             }
             ApiError::new(ErrorKind::Unauthorized, "missing or invalid API key")
         };
-        let header = parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .ok_or_else(unauthorized)?;
-        // `Bearer` for mnemo clients, `Token` as mem0's client sends it.
-        let secret = header
-            .strip_prefix("Bearer ")
-            .or_else(|| header.strip_prefix("Token "))
-            .ok_or_else(unauthorized)?
-            .to_owned();
+        let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
+        // `Authorization: Bearer` for mnemo clients, `Token` as mem0's client sends it, or
+        // `X-API-Key` as mem0's REST server takes it.
+        let secret = match (header(header::AUTHORIZATION.as_str()), header(X_API_KEY)) {
+            (Some(value), _) => {
+                value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("Token "))
+            }
+            (None, Some(value)) => Some(value.trim()),
+            (None, None) => None,
+        }
+        .ok_or_else(unauthorized)?
+        .to_owned();
         let mnemo = Arc::clone(&state.mnemo);
         let principal = tokio::task::spawn_blocking(move || mnemo.authenticate(&secret))
             .await

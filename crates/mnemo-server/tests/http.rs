@@ -519,6 +519,15 @@ async fn mem0_compatible_routes() {
     let history = history.as_array().unwrap();
     assert_eq!(history.last().unwrap()["new_memory"], "Lives in Porto");
     assert_eq!(history.last().unwrap()["old_memory"], "Lives in Lisbon");
+    // mem0's history fields: nothing here was deleted, and the user said it.
+    for entry in history {
+        assert_eq!(
+            (&entry["is_deleted"], &entry["role"]),
+            (&json!(false), &json!("user")),
+            "{entry}"
+        );
+        assert!(entry.get("actor_id").is_some(), "{entry}");
+    }
 
     // Another tenant sees nothing, as if the id did not exist.
     let (status, _) =
@@ -1068,6 +1077,29 @@ async fn metadata_keeps_its_json_types() {
     let (_, got) =
         api.call("GET", &format!("/v1/memories/{id}?user_id=meta-own"), Some(&key), None).await;
     assert_eq!(got["metadata"], json!({"rank": 1, "ok": false}), "{got}");
+}
+
+/// mem0's REST server takes its key in `X-API-Key`; mnemo does too, with the same rules.
+#[tokio::test]
+async fn an_api_key_header_authenticates_like_authorization() {
+    let api = Api::new();
+    let key = api.key("acme", Some("ann"));
+    let send = |header: &'static str, value: String| {
+        let state = api.state.clone();
+        async move {
+            let request = Request::builder()
+                .method("GET")
+                .uri("/memories?user_id=ann")
+                .header(header, value)
+                .body(Body::empty())
+                .unwrap();
+            router(state).oneshot(request).await.unwrap().status()
+        }
+    };
+    assert_eq!(send("x-api-key", key.clone()).await, StatusCode::OK);
+    assert_eq!(send("x-api-key", "mnemo_wrong".into()).await, StatusCode::UNAUTHORIZED);
+    assert_eq!(send("authorization", format!("Token {key}")).await, StatusCode::OK);
+    assert_eq!(send("authorization", key).await, StatusCode::UNAUTHORIZED);
 }
 
 /// PATCH and mem0's update pass the policy gate: a secret is refused (409, nothing changed),
