@@ -40,9 +40,9 @@ pub(crate) fn start(env: &Env) -> (Server, String) {
     start_with(env, &[])
 }
 
-/// Starts `mnemo serve` on a free port with extra options.
-fn start_with(env: &Env, options: &[&str]) -> (Server, String) {
-    let mut child = env
+/// Spawns `mnemo serve` on a free port with extra options, its stderr piped to the test.
+fn spawn_server(env: &Env, options: &[&str]) -> Server {
+    let child = env
         .command()
         .args(["serve", "--addr", "127.0.0.1:0"])
         .args(options)
@@ -50,10 +50,16 @@ fn start_with(env: &Env, options: &[&str]) -> (Server, String) {
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
+    Server(child)
+}
+
+/// Starts `mnemo serve` on a free port with extra options.
+fn start_with(env: &Env, options: &[&str]) -> (Server, String) {
+    let mut child = spawn_server(env, options);
     let mut line = String::new();
     BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
     let addr = line.trim().rsplit("http://").next().unwrap().to_owned();
-    (Server(child), addr)
+    (child, addr)
 }
 
 /// A new key for one user of a tenant.
@@ -203,14 +209,7 @@ fn try_http(addr: &str, path: &str, key: &str, body: &Value) -> Option<(u16, Val
 #[test]
 fn serve_without_keys_says_how_to_create_one() {
     let env = Env::new();
-    let mut child = Server(
-        env.command()
-            .args(["serve", "--addr", "127.0.0.1:0"])
-            .stderr(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
+    let mut child = spawn_server(&env, &[]);
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
     let first = lines.next().unwrap().unwrap();
     let second = lines.next().unwrap().unwrap();
@@ -471,14 +470,7 @@ fn every_request_is_logged_without_content() {
     let created = env.json(&["keys", "create", "--tenant", "acme"]);
     let (key, key_id) =
         (created["key"].as_str().unwrap().to_owned(), created["id"].as_str().unwrap().to_owned());
-    let mut child = Server(
-        env.command()
-            .args(["serve", "--addr", "127.0.0.1:0"])
-            .stderr(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
+    let mut child = spawn_server(&env, &[]);
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let mut line = String::new();
     stderr.read_line(&mut line).unwrap();
