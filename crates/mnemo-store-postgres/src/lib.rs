@@ -299,9 +299,7 @@ impl PostgresStore {
     /// Runs `body` in a transaction that first takes the user's advisory lock and raises the
     /// user's epoch (every row the transaction changes is stamped with it, and every row it
     /// deletes leaves a tombstone with it: migration 0002), then commits. The body gets the
-    /// epoch before its own. This node's cached index of the user is dropped when the body
-    /// fails, panics or the commit fails (a batch write may have followed rows into it that
-    /// were rolled back).
+    /// epoch before its own.
     fn write_tx<T>(
         &self,
         who: (&str, &str),
@@ -320,25 +318,8 @@ impl PostgresStore {
                 &[&who.0, &who.1, &(epoch - 2 * DELTA_EPOCHS)],
             )?;
         }
-        let drop_cache = || *write_slot(&self.slot(who)) = None;
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            body(&mut tx, statements, epoch - 1)
-        }));
-        let value = match outcome {
-            Ok(Ok(value)) => value,
-            Ok(Err(e)) => {
-                drop_cache();
-                return Err(e);
-            }
-            Err(panic) => {
-                drop_cache();
-                std::panic::resume_unwind(panic);
-            }
-        };
-        if let Err(e) = tx.commit() {
-            drop_cache();
-            return Err(e.into());
-        }
+        let value = body(&mut tx, statements, epoch - 1)?;
+        tx.commit()?;
         Ok(value)
     }
 }
@@ -1140,33 +1121,47 @@ impl Store for PostgresStore {
         decide: &dyn Fn(&Candidate, &WriteContext) -> Decision,
     ) -> Result<Vec<WriteReceipt>, PortError> {
         let slot = self.slot(owner(who));
-        let own_epoch = std::cell::Cell::new(None);
-        let receipts = self.write_tx(owner(who), |tx, statements, before| {
-            let batch = Batch {
-                store: self,
-                statements: WriteStatements::prepare(tx, statements)?,
-                who,
-                // The user's lock keeps settings from changing during the batch.
-                settings: read_settings(tx, who)?,
-                now,
-                actor,
-            };
-            let mut receipts = Vec::with_capacity(records.len());
-            // The index is brought up to the epoch before this batch; from then on the batch
-            // takes it alone only to follow a row, and searches in between read it labelled
-            // with that epoch (rows not yet committed are fetched by no search). No other
-            // node's write of the user can commit meanwhile (the advisory lock), so no search
-            // replaces it either.
-            index_at(tx, statements, owner(who), before, &mut write_slot(&slot))?;
-            for record in &records {
-                receipts.push(batch.write_one(tx, &slot, record, decide)?);
+        let write = || {
+            self.write_tx(owner(who), |tx, statements, before| {
+                let batch = Batch {
+                    store: self,
+                    statements: WriteStatements::prepare(tx, statements)?,
+                    who,
+                    // The user's lock keeps settings from changing during the batch.
+                    settings: read_settings(tx, who)?,
+                    now,
+                    actor,
+                };
+                let mut receipts = Vec::with_capacity(records.len());
+                // The index is brought up to the epoch before this batch; from then on the batch
+                // takes it alone only to follow a row, and searches in between read it labelled
+                // with that epoch (rows not yet committed are fetched by no search). No other
+                // node's write of the user can commit meanwhile (the advisory lock), so no search
+                // replaces it either.
+                index_at(tx, statements, owner(who), before, &mut write_slot(&slot))?;
+                for record in &records {
+                    receipts.push(batch.write_one(tx, &slot, record, decide)?);
+                }
+                Ok((receipts, before + 1))
+            })
+        };
+        // The index follows the batch's rows before they commit: if the transaction fails
+        // (an error, a panic, the commit), it holds rows that do not exist, and is dropped.
+        let (receipts, epoch) = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(write))
+        {
+            Ok(Ok(written)) => written,
+            Ok(Err(e)) => {
+                *write_slot(&slot) = None;
+                return Err(e.into());
             }
-            own_epoch.set(Some(before + 1));
-            Ok(receipts)
-        })?;
+            Err(panic) => {
+                *write_slot(&slot) = None;
+                std::panic::resume_unwind(panic);
+            }
+        };
         // Committed: the index followed every row of the batch, so it is the state at the
         // batch's epoch (a search may have caught it up already).
-        if let (Some(epoch), Some(current)) = (own_epoch.get(), write_slot(&slot).as_mut())
+        if let Some(current) = write_slot(&slot).as_mut()
             && current.epoch < epoch
         {
             current.epoch = epoch;
