@@ -506,14 +506,18 @@ impl Mnemo {
         if pending.is_empty() {
             return Ok(Vec::new());
         }
-        let audit = self.store.audit(who, PENDING_REASON_AUDIT_DEPTH)?;
+        // Newest first: the first reason seen for a record is its latest.
+        let mut reasons: std::collections::HashMap<MemoryId, ReasonCode> =
+            std::collections::HashMap::new();
+        for entry in self.store.audit(who, PENDING_REASON_AUDIT_DEPTH)? {
+            if let (Some(id), Some(reason)) = (entry.memory_id, entry.reason) {
+                reasons.entry(id).or_insert(reason);
+            }
+        }
         Ok(pending
             .into_iter()
             .map(|m| {
-                let reason = audit
-                    .iter()
-                    .find(|e| e.memory_id.as_ref() == Some(&m.id) && e.reason.is_some())
-                    .and_then(|e| e.reason);
+                let reason = reasons.get(&m.id).copied();
                 (m, reason)
             })
             .collect())
