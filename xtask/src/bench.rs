@@ -268,7 +268,11 @@ fn measure(
         // Recall of the int8 vector index against exact f32 cosine.
         {
             let vector = embedder.embed(&[text.as_str()])?.remove(0);
-            let query = Embedded { model: embedder.id().to_owned(), vector: vector.clone() };
+            let query = Embedded {
+                model: embedder.id().to_owned(),
+                vector: vector.clone(),
+                calibration: None,
+            };
             let now = mnemo.now();
             let by_cosine = |signals: &mnemo::core::retrieval::Signals<'_>| {
                 let mut ranked: Vec<mnemo::core::retrieval::Fused> = signals

@@ -9,8 +9,11 @@
 //! one value); in "I code in VS Code" it is the verb and its preposition (an activity, which
 //! may hold several, so only a statement that says it changed replaces another); after a verb
 //! of change ("I switched to Neovim") the slot is open, and the nearest stored statement fills
-//! it. Markers of addition ("also", "too", "as well") and of the past ("used to") make a
-//! statement compatible with what is stored.
+//! it. A statement that says it changed (a word of time such as "now" or "anymore", a verb of
+//! change, ending or revision, "got promoted") replaces the stored statement it names or the
+//! one nearest to it in meaning, however each words the slot. Markers of addition ("also",
+//! "too", "as well") and of the past ("used to") make a statement compatible with what is
+//! stored, and so does a description beside a name ("my car is red" / "my car is a Mazda").
 //!
 //! Statements as the extractor rewrites them ("User's favourite food is sushi", "Lives in
 //! Dallas") read the same as the user's own words.
@@ -59,10 +62,46 @@ pub struct Claim {
     pub change: bool,
     /// Negated ("don't", "no longer", "never").
     pub negated: bool,
+    /// How the value is said, which tells an identity from a property.
+    pub form: ValueForm,
+}
+
+/// How a value is said: "my car is a Mazda" names what the car is, "my car is red" and "my
+/// flat is on the third floor" describe it, and the two hold together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueForm {
+    /// A noun phrase with an article ("a Mazda 3", "an engineer").
+    Named,
+    /// A phrase opening with a preposition ("on the third floor", "in Leeds", "with Proton").
+    Placed,
+    /// Anything else ("red", "sushi", "Thai green curry").
+    Bare,
+}
+
+impl ValueForm {
+    fn of(value: &[String]) -> ValueForm {
+        match value.first().map(String::as_str) {
+            Some("a" | "an") => ValueForm::Named,
+            Some(
+                "on" | "in" | "at" | "with" | "for" | "near" | "by" | "from" | "under" | "above",
+            ) => ValueForm::Placed,
+            _ => ValueForm::Bare,
+        }
+    }
+
+    /// Whether two values of one attribute can both hold because one names the thing and
+    /// the other describes it: a named value beside a one-word description, or a place
+    /// beside anything that is not one.
+    fn describes_apart(old: (ValueForm, usize), new: (ValueForm, usize)) -> bool {
+        let (a, b) = (old.0, new.0);
+        (a == ValueForm::Placed) != (b == ValueForm::Placed)
+            || (a == ValueForm::Named && b == ValueForm::Bare && new.1 == 1)
+            || (b == ValueForm::Named && a == ValueForm::Bare && old.1 == 1)
+    }
 }
 
 /// Words that join a copula to its value or slot.
-const COPULAS: [&str; 7] = ["is", "are", "was", "were", "become", "became", "remains"];
+const COPULAS: [&str; 8] = ["is", "are", "was", "were", "been", "become", "became", "remains"];
 
 /// Auxiliaries and adverbs between a subject and its verb, skipped to find the verb.
 const BETWEEN_SUBJECT_AND_VERB: [&str; 24] = [
@@ -96,9 +135,21 @@ const BETWEEN_SUBJECT_AND_VERB: [&str; 24] = [
 const CHANGE_VERBS: [&str; 8] =
     ["switch", "move", "change", "transfer", "swap", "replace", "convert", "migrate"];
 
+/// Verbs that end what held before ("I quit smoking", "I sold the Civic", "I cancelled
+/// Netflix"): a statement using one says that what it names no longer holds.
+const ENDING_VERBS: [&str; 9] =
+    ["quit", "stop", "cancel", "close", "sell", "sold", "leave", "left", "drop"];
+
+/// Verbs that revise what held before without naming the slot ("I became a night owl", "I
+/// turned 30", "Japanese has overtaken Italian"). Beginnings ("start", "join", "take up") are
+/// not among them: starting one thing does not end another.
+const REVISING_VERBS: [&str; 8] =
+    ["rename", "upgrade", "downgrade", "become", "became", "turned", "overtake", "overtaken"];
+
 /// Words of time that say nothing about a value.
-const TIME_WORDS: [&str; 10] = [
+const TIME_WORDS: [&str; 11] = [
     "now",
+    "instead",
     "nowadays",
     "currently",
     "lately",
@@ -110,13 +161,44 @@ const TIME_WORDS: [&str; 10] = [
     "everywhere",
 ];
 
+/// The words of a lowercase clause: letters and digits with apostrophes, slashes and hyphens
+/// inside them, and a number's comma, point or colon kept ("65,000", "9:30").
+fn split_words(lower: &str) -> Vec<&str> {
+    let chars: Vec<(usize, char)> = lower.char_indices().collect();
+    let mut words = Vec::new();
+    let mut start: Option<usize> = None;
+    for (k, &(at, c)) in chars.iter().enumerate() {
+        let digit_around = |d: i64| {
+            usize::try_from(k as i64 + d)
+                .ok()
+                .and_then(|i| chars.get(i))
+                .is_some_and(|(_, c)| c.is_ascii_digit())
+        };
+        let inside = c.is_alphanumeric()
+            || matches!(c, '\'' | '/' | '-')
+            || (matches!(c, ',' | '.' | ':') && digit_around(-1) && digit_around(1));
+        match (inside, start) {
+            (true, None) => start = Some(at),
+            (false, Some(from)) => {
+                words.push(&lower[from..at]);
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(from) = start {
+        words.push(&lower[from..]);
+    }
+    words
+}
+
 /// Lowercase word tokens with contractions expanded and the extractor's third person ("the
 /// user", "user's") read as the first.
 fn tokens(clause: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let lower = clause.to_lowercase().replace('\u{2019}', "'");
-    for raw in lower.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '/')) {
-        let word = raw.trim_matches('\'');
+    for raw in split_words(&lower) {
+        let word = raw.trim_matches(['\'', '-']);
         if word.is_empty() {
             continue;
         }
@@ -176,6 +258,22 @@ fn tokens(clause: &str) -> Vec<String> {
             i += 2;
             continue;
         }
+        // "we" and "our" speak for the user's household: "our puppy" is the user's.
+        if matches!(out[i].as_str(), "we" | "our") {
+            read.push(if out[i] == "we" { "i" } else { "my" }.to_owned());
+            // "we are" is read as "I am".
+            let verb = match out.get(i + 1).map(String::as_str) {
+                Some("are") if out[i] == "we" => Some("am"),
+                Some("were") if out[i] == "we" => Some("was"),
+                _ => None,
+            };
+            if let Some(verb) = verb {
+                read.push(verb.to_owned());
+                i += 1;
+            }
+            i += 1;
+            continue;
+        }
         // "these days" is "nowadays".
         if out[i] == "these" && out.get(i + 1).is_some_and(|w| w == "days") {
             read.push("nowadays".to_owned());
@@ -206,9 +304,56 @@ pub(crate) fn loose(word: &str) -> String {
     word.strip_suffix('e').filter(|s| s.len() >= 3).unwrap_or(word).to_owned()
 }
 
+/// A verb's base, compared across its forms: `ing`, `ed` and `s` dropped, a doubled final
+/// consonant and a final `e` undone ("smoking", "smokes", "smoke" → "smok"; "cancelled" →
+/// "cancel"; "stopped" → "stop").
+fn verb_base(word: &str) -> String {
+    let stem = ["ing", "ed", "es", "s"]
+        .iter()
+        .find_map(|suffix| word.strip_suffix(suffix).filter(|s| s.len() >= 3))
+        .unwrap_or(word);
+    let bytes = stem.as_bytes();
+    let doubled = bytes.len() >= 4
+        && bytes[bytes.len() - 1] == bytes[bytes.len() - 2]
+        && !b"aeious".contains(&bytes[bytes.len() - 1]);
+    let stem = if doubled { &stem[..stem.len() - 1] } else { stem };
+    stem.strip_suffix('e').filter(|s| s.len() >= 3).unwrap_or(stem).to_owned()
+}
+
 fn is_change_verb(word: &str) -> bool {
-    let word = loose(word);
-    CHANGE_VERBS.iter().any(|v| loose(v) == word)
+    let word = verb_base(word);
+    CHANGE_VERBS.iter().any(|v| verb_base(v) == word)
+}
+
+fn is_ending_verb(word: &str) -> bool {
+    let word = verb_base(word);
+    ENDING_VERBS.iter().any(|v| verb_base(v) == word)
+}
+
+fn is_revising_verb(word: &str) -> bool {
+    let word = verb_base(word);
+    REVISING_VERBS.iter().any(|v| verb_base(v) == word)
+}
+
+/// Whether a clause says that something changed: a word of change of time ("now", "these
+/// days", "anymore", "instead", "no longer", "lately", "again"), a correction ("actually"), a
+/// return ("back to"), a verb of change or ending, or a change of state in the passive ("got
+/// promoted", "got engaged").
+fn says_it_changed(words: &[String]) -> bool {
+    words.iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "now" | "nowadays" | "anymore" | "instead" | "longer" | "lately" | "again" | "actually"
+        ) || is_change_verb(w)
+            || is_ending_verb(w)
+            || is_revising_verb(w)
+    }) || has_phrase(words, &["back", "to"])
+        || has_phrase(words, &["any", "more"])
+        || words.windows(2).any(|w| {
+            matches!(w[0].as_str(), "got" | "get" | "getting")
+                && w[1].len() > 4
+                && w[1].ends_with("ed")
+        })
 }
 
 fn is_stopword(word: &str) -> bool {
@@ -244,45 +389,84 @@ fn has_phrase(words: &[String], phrase: &[&str]) -> bool {
     words.windows(phrase.len()).any(|w| w.iter().zip(phrase).all(|(a, b)| a == b))
 }
 
-/// The clauses of a statement: split at punctuation inside sentences and at conjunctions.
+/// The clauses of a statement: split at punctuation inside sentences and at conjunctions. A
+/// short phrase set off by a comma with no subject of its own ("From now on, …", "After the
+/// reorg, …") frames the clause after it and is read with it.
 fn clauses(statement: &str) -> Vec<Vec<String>> {
     let mut out = Vec::new();
-    let sentences = crate::extract::sentences(statement);
-    for part in sentences.iter().flat_map(|(s, _)| s.split([',', ':', '(', ')'])) {
-        let words = tokens(part);
-        let mut current = Vec::new();
-        // A conjunction ends a clause when a new subject or predicate follows it ("… and I
-        // love chess", "… and now drive a Tesla"), not inside a list ("Mondays and
-        // Wednesdays").
-        for (k, word) in words.iter().enumerate() {
-            let conjunction =
-                matches!(word.as_str(), "and" | "but" | "so" | "because" | "though" | "although");
-            let next_starts = words.get(k + 1).is_some_and(|n| {
-                matches!(
-                    n.as_str(),
-                    "i" | "my"
-                        | "we"
-                        | "our"
-                        | "he"
-                        | "she"
-                        | "they"
-                        | "now"
-                        | "then"
-                        | "also"
-                        | "still"
-                        | "never"
-                        | "just"
-                )
-            });
-            if conjunction && next_starts && !current.is_empty() {
-                out.push(std::mem::take(&mut current));
+    for (sentence, _) in crate::extract::sentences(statement) {
+        let mut framing: Vec<String> = Vec::new();
+        for part in split_outside_numbers(&sentence) {
+            let mut words = tokens(part);
+            let subject = words.iter().any(|w| matches!(w.as_str(), "i" | "my" | "me"));
+            if words.len() <= 3 && !subject {
+                framing.extend(words);
                 continue;
             }
-            current.push(word.clone());
+            // The framing is read after the clause, where it does not stand for its subject.
+            words.append(&mut framing);
+            out.extend(split_at_conjunctions(&words));
         }
-        if !current.is_empty() {
-            out.push(current);
+        if !framing.is_empty() {
+            out.push(framing);
         }
+    }
+    out
+}
+
+/// A sentence's parts between commas, colons and brackets, except a comma or colon inside a
+/// number ("$65,000", "9:30").
+fn split_outside_numbers(sentence: &str) -> Vec<&str> {
+    let bytes = sentence.as_bytes();
+    let mut parts = Vec::new();
+    let mut start = 0;
+    for (at, c) in sentence.char_indices() {
+        let inside_number = matches!(c, ',' | ':')
+            && at > 0
+            && bytes[at - 1].is_ascii_digit()
+            && bytes.get(at + 1).is_some_and(u8::is_ascii_digit);
+        if matches!(c, ',' | ':' | '(' | ')') && !inside_number {
+            parts.push(&sentence[start..at]);
+            start = at + 1;
+        }
+    }
+    parts.push(&sentence[start..]);
+    parts
+}
+
+/// A conjunction ends a clause when a new subject or predicate follows it ("… and I love
+/// chess", "… and now drive a Tesla"), not inside a list ("Mondays and Wednesdays").
+fn split_at_conjunctions(words: &[String]) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let mut current = Vec::new();
+    for (k, word) in words.iter().enumerate() {
+        let conjunction =
+            matches!(word.as_str(), "and" | "but" | "so" | "because" | "though" | "although");
+        let next_starts = words.get(k + 1).is_some_and(|n| {
+            matches!(
+                n.as_str(),
+                "i" | "my"
+                    | "we"
+                    | "our"
+                    | "he"
+                    | "she"
+                    | "they"
+                    | "now"
+                    | "then"
+                    | "also"
+                    | "still"
+                    | "never"
+                    | "just"
+            )
+        });
+        if conjunction && next_starts && !current.is_empty() {
+            out.push(std::mem::take(&mut current));
+            continue;
+        }
+        current.push(word.clone());
+    }
+    if !current.is_empty() {
+        out.push(current);
     }
     out
 }
@@ -309,13 +493,43 @@ fn skip_framing(words: &[String]) -> &[String] {
                 | "btw"
                 | "also"
                 | "plus"
+                | "please"
+                | "and"
+                | "but"
+                | "so"
         ) || TIME_WORDS.contains(&w.as_str());
         if !framing {
             break;
         }
         start += 1;
     }
-    &words[start..]
+    let words = &words[start..];
+    // "Since the move I'm on Eastern time", "After the reorg I report to Tom": an adverbial
+    // phrase before the subject.
+    let adverbial = words.first().is_some_and(|w| {
+        matches!(
+            w.as_str(),
+            "since"
+                | "after"
+                | "before"
+                | "when"
+                | "once"
+                | "following"
+                | "from"
+                | "in"
+                | "at"
+                | "on"
+                | "for"
+                | "during"
+                | "over"
+                | "until"
+                | "somewhere"
+        )
+    });
+    match words.iter().take(6).position(|w| w == "i" || w == "my") {
+        Some(subject) if adverbial => &words[subject..],
+        _ => words,
+    }
 }
 
 fn claim_of(clause: &[String]) -> Option<Claim> {
@@ -326,12 +540,9 @@ fn claim_of(clause: &[String]) -> Option<Claim> {
         || has_phrase(all, &["as", "well"]);
     let past = has_phrase(all, &["used", "to"])
         || all.iter().any(|w| matches!(w.as_str(), "formerly" | "previously"));
-    let negated = all.iter().any(|w| matches!(w.as_str(), "not" | "never"))
+    let negated = all.iter().any(|w| matches!(w.as_str(), "not" | "never") || is_ending_verb(w))
         || has_phrase(all, &["no", "longer"]);
-    let change = all.iter().any(|w| {
-        matches!(w.as_str(), "now" | "nowadays" | "anymore" | "instead" | "longer")
-            || is_change_verb(w)
-    });
+    let change = says_it_changed(all);
     let words = skip_framing(all);
     let first = words.first()?;
     let claim = |holder, kind, slot: Vec<String>, value: &[String]| Claim {
@@ -344,7 +555,20 @@ fn claim_of(clause: &[String]) -> Option<Claim> {
         past,
         change,
         negated,
+        form: ValueForm::of(value),
     };
+    // "Call me Jim", "(please) answer me in French", "reply to me in German": a request of
+    // how to treat the user is the user's own standing preference.
+    let me_at = match (words.get(1).map(String::as_str), words.get(2).map(String::as_str)) {
+        (Some("me"), _) => Some(2),
+        (Some("to"), Some("me")) => Some(3),
+        _ => None,
+    };
+    if let Some(after) = me_at
+        && !matches!(first.as_str(), "i" | "my" | "is" | "are" | "was" | "tell" | "told" | "let")
+    {
+        return Some(claim(Holder::User, SlotKind::Activity, vec![loose(first)], &words[after..]));
+    }
     // "my <slot> is <value>", or "my <someone> <verb> <value>".
     if first == "my" {
         if let Some(q) = words.iter().position(|w| COPULAS.contains(&w.as_str())) {
@@ -389,6 +613,11 @@ fn claim_of(clause: &[String]) -> Option<Claim> {
         let value = &words[start..q.max(start)];
         let slot = slot_words(&words[m + 1..]);
         return (!slot.is_empty()).then(|| claim(Holder::User, SlotKind::Attribute, slot, value));
+    }
+    // "<value> is the <slot> I love most", "the <slot> I love most is <value>": the slot is
+    // named by a relative clause about the user.
+    if let Some((slot, value)) = relative_attribute(words) {
+        return Some(claim(Holder::User, SlotKind::Attribute, slot, value));
     }
     // "I <verb> …", with the subject left out as the extractor writes ("Lives in Dallas").
     let rest = if first == "i" {
@@ -439,6 +668,29 @@ fn claim_of(clause: &[String]) -> Option<Claim> {
     Some(claim(Holder::User, SlotKind::Activity, slot, value))
 }
 
+/// An attribute named by a relative clause about the user: "Mary Oliver is the writer I love
+/// most", "the book I love most now is Dune", "Japanese has overtaken Italian as the cuisine
+/// I love most": the slot's words and the value's.
+fn relative_attribute(words: &[String]) -> Option<(Vec<String>, &[String])> {
+    let i = words.iter().position(|w| w == "i")?;
+    // The noun phrase the relative clause describes: from "the" to "I".
+    let the = words[..i].iter().rposition(|w| w == "the")?;
+    let slot = slot_words(&words[the + 1..i]);
+    if slot.is_empty() || slot.len() > 3 {
+        return None;
+    }
+    let copula = |w: &String| COPULAS.contains(&w.as_str());
+    if the == 0 {
+        // "the <slot> I … is <value>".
+        let q = words[i..].iter().position(copula)? + i;
+        return Some((slot, &words[q + 1..]));
+    }
+    // "<value> is (has become) the <slot> I …", "<value> has overtaken <old> as the <slot> I …".
+    let before = &words[..the];
+    let q = before.iter().position(|w| copula(w) || w == "has")?;
+    (q > 0 && (copula(&before[the - 1]) || before[the - 1] == "as")).then(|| (slot, &before[..q]))
+}
+
 /// The claims of a statement, one per clause that makes one.
 pub fn claims(statement: &str) -> Vec<Claim> {
     let mut out = Vec::new();
@@ -481,6 +733,20 @@ fn value_apart_from(claim: &Claim, other: &Claim) -> HashSet<String> {
     claim.value.iter().filter(|w| !other.slot.contains(w)).cloned().collect()
 }
 
+/// Whether two values say the same with different numbers: each has a number, the numbers
+/// differ, and the other words of one are among the other's.
+fn renumbered(old: &HashSet<String>, new: &HashSet<String>) -> bool {
+    let is_number = |w: &&String| w.starts_with(|c: char| c.is_ascii_digit());
+    let split = |value: &HashSet<String>| -> (HashSet<String>, HashSet<String>) {
+        value.iter().cloned().partition(|w| is_number(&w))
+    };
+    let ((old_numbers, old_words), (new_numbers, new_words)) = (split(old), split(new));
+    !old_numbers.is_empty()
+        && !new_numbers.is_empty()
+        && old_numbers != new_numbers
+        && (old_words.is_subset(&new_words) || new_words.is_subset(&old_words))
+}
+
 /// Whether claim `new` gives another value of the slot claim `old` fills, so `old` no longer
 /// holds. `nearest`: `old` is the stored statement closest in meaning to `new` (it fills an
 /// open slot).
@@ -492,13 +758,38 @@ fn replaces(old: &Claim, new: &Claim, nearest: bool) -> bool {
     let same_value = old_value == new_value
         || (!new_value.is_empty() && new_value.is_subset(&old_value))
         || (!old_value.is_empty() && old_value.is_subset(&new_value));
+    // The new statement names what the old one holds ("I cancelled Spotify" after "I use
+    // Spotify for music").
+    let names_it = !old_value.is_disjoint(&new_value)
+        || (old.kind == SlotKind::Activity
+            && old.slot.first().is_some_and(|verb| {
+                let verb = verb_base(verb);
+                new.value.iter().any(|w| verb_base(w) == verb)
+            }));
     if old.negated != new.negated {
-        // "I drink alcohol" / "I don't drink alcohol anymore".
-        return same_slot(old, new) && same_value;
+        // "I drink alcohol" / "I don't drink alcohol anymore"; "I cycle to work" / "I don't
+        // cycle anymore"; "I have a Netflix subscription" / "I cancelled my Netflix
+        // subscription".
+        let same_verb = old.slot.first() == new.slot.first();
+        return ((same_slot(old, new) || same_verb) && (same_value || new_value.is_empty()))
+            || (new.negated && new.change && names_it);
     }
-    if same_value || new_value.is_empty() {
+    // "I run 5 km every morning" / "I run 10 km each morning": the user's same statement with
+    // another number. (Of others' statements, a number is as often a label: "Writer 2 enjoys
+    // sailing on day 3".)
+    if new.holder == Holder::User && renumbered(&old_value, &new_value) && same_slot(old, new) {
+        return true;
+    }
+    // "I walk to the studio" / "I drive to the studio": the same place, done another way.
+    let done_otherwise =
+        old.kind == SlotKind::Activity && new.kind == SlotKind::Activity && old.slot != new.slot;
+    if (same_value && !done_otherwise) || new_value.is_empty() {
         return false;
     }
+    // A statement that says it changed replaces the stored statement nearest in meaning, or
+    // one it names, whatever words name the slot ("my favourite author" / "my favourite
+    // writer now", "I bike to work" / "I take the train to the office now").
+    let revises = new.change && (nearest || names_it) && old.kind != SlotKind::Open;
     match new.kind {
         // What changed is the slot of the nearest statement, or is named in both.
         SlotKind::Open => {
@@ -508,9 +799,15 @@ fn replaces(old: &Claim, new: &Claim, nearest: bool) -> bool {
             }) || !old.value.is_disjoint(&new.value);
             new.change && old.kind != SlotKind::Open && (nearest || named)
         }
-        SlotKind::Attribute => same_slot(old, new),
+        SlotKind::Attribute => {
+            let apart = ValueForm::describes_apart(
+                (old.form, old.value.len()),
+                (new.form, new.value.len()),
+            );
+            (same_slot(old, new) && !apart) || revises
+        }
         // Doing one thing does not stop another unless the statement says it changed.
-        SlotKind::Activity => new.change && same_slot(old, new),
+        SlotKind::Activity => (new.change && same_slot(old, new)) || revises,
     }
 }
 
@@ -533,7 +830,8 @@ mod tests {
             (c.kind, c.slot.clone()),
             (SlotKind::Attribute, vec![loose("favourite"), loose("fruit")])
         );
-        assert!(c.value.contains("papaya") && !c.change);
+        assert!(c.value.contains("papaya") && c.change, "'lately' says it changed");
+        assert!(!claims("My favourite fruit is papaya.")[0].change);
         let c = &claims("User's favourite season is autumn")[0];
         assert_eq!((&c.holder, c.kind), (&Holder::User, SlotKind::Attribute));
         let c = &claims("Spring is my favourite season now.")[0];
@@ -549,6 +847,24 @@ mod tests {
         let c = &claims("I moved to Obsidian.")[0];
         assert_eq!(c.kind, SlotKind::Open);
         assert!(c.value.contains("obsidian"));
+        // A request of how to treat the user is the user's preference, and a framing phrase
+        // set off by a comma is read with the clause it frames.
+        let c = &claims("From now on, reply to me in German.")[0];
+        assert_eq!(
+            (&c.holder, c.slot.clone(), c.change),
+            (&Holder::User, vec![loose("reply")], true)
+        );
+        assert!(c.value.contains("german"));
+        // An adverbial phrase before the subject, and "we" for the user's household.
+        let c = &claims("Since the move we're on Eastern time.")[0];
+        assert_eq!((&c.holder, c.slot.first().map(String::as_str)), (&Holder::User, Some("am")));
+        // A verb that ends something says that what it names no longer holds.
+        let c = &claims("I cancelled my gym membership.")[0];
+        assert!(c.negated && c.change);
+        assert!(!claims("I started a gym membership.")[0].change, "a beginning ends nothing");
+        assert_eq!(verb_base("cancelled"), verb_base("cancel"));
+        assert_eq!(verb_base("smoking"), verb_base("smokes"));
+        assert_eq!(verb_base("stopped"), verb_base("stop"));
     }
 
     #[test]
@@ -567,6 +883,17 @@ mod tests {
             ("I ride a Vespa to work.", "I sold the Vespa and now ride an e-bike."),
             ("I keep my photos in iCloud.", "I migrated all my photos to Google Photos."),
             ("I'm in the design guild.", "I moved over to the data guild."),
+            // A statement that says it changed takes the slot of the nearest, however worded.
+            ("My favourite poet is Rilke.", "Mary Oliver is the writer I love most now."),
+            ("I walk to the studio.", "These days I drive to the studio."),
+            ("I knit every evening.", "I don't knit anymore."),
+            ("I pay for Hulu.", "I cancelled Hulu and watch Netflix instead."),
+            ("I vape most days.", "I quit vaping in June."),
+            ("Please write to me in Dutch.", "From now on, write to me in Polish."),
+            ("My bike is a Brompton.", "My bike is a Cannondale."),
+            ("My favourite colour is teal.", "My favourite colour is burnt orange."),
+            ("I swim 20 lengths every Sunday.", "I swim 40 lengths every Sunday."),
+            ("My salary is $65,000 a year.", "I got a raise, so I earn $72,000 a year now."),
         ];
         for (old, new) in yes {
             assert!(contradicts(old, new, true), "{old} / {new}");
@@ -583,6 +910,14 @@ mod tests {
             ("I speak Dutch.", "I speak German as well."),
             ("My favourite fruit is mango.", "My brother's favourite fruit is kiwi."),
             ("I climb on Tuesdays and Fridays.", "I also swim on Sundays."),
+            // Beginning something new ends nothing; a change needs the nearest or a name.
+            ("I knit every evening.", "I started learning the violin."),
+            ("I walk to the studio.", "My sister drives to the studio now."),
+            ("I pay for Hulu.", "I cancelled my gym membership."),
+            // What a thing is, and what it is like or where it is, hold together.
+            ("My bike is a Brompton.", "My bike is green."),
+            ("I rent a studio in Porto.", "My studio is on the top floor."),
+            ("I swim 20 lengths every Sunday.", "I cycle 40 km every Sunday."),
         ];
         for (old, new) in no {
             assert!(!contradicts(old, new, true), "{old} / {new}");

@@ -336,6 +336,11 @@ pub struct WriteContext {
     /// Active, unexpired records of the same kind and scope with their cosine similarity to
     /// the candidate, most similar first (empty when the store or embedder has no vectors).
     pub similar: Vec<(Memory, f32)>,
+    /// How close in meaning the entries of `similar` are to the candidate, where the
+    /// embedder has a calibration: the cosine without the notebook's common direction, in
+    /// standard deviations above unrelated statements'. Closeness decides which stored
+    /// statement a statement of change speaks of.
+    pub related: Vec<(MemoryId, f32)>,
     /// The deletion ledger's tombstone of the candidate's statement, if the user asked to
     /// forget it.
     pub forgotten: Option<ForgottenMatch>,
@@ -451,9 +456,14 @@ pub fn decide(candidate: &Candidate, context: &WriteContext, now: Timestamp) -> 
 }
 
 /// How close in meaning (cosine) the nearest stored statement must be for a statement of
-/// change with no slot of its own ("I switched to Neovim") to take its slot: well above what
-/// unrelated statements score (about 0.2 with the built-in model).
+/// change with no slot of its own ("I switched to Neovim") to take its slot, when the
+/// embedder has no calibration: well above what unrelated statements score (about 0.2 with
+/// the built-in model).
 pub const OPEN_SLOT_COSINE: f32 = 0.4;
+
+/// The same with a calibration: the nearest in meaning must stand this many standard
+/// deviations above unrelated statements (without the notebook's common direction).
+pub const OPEN_SLOT_RELATED: f32 = 2.0;
 
 /// The active, unkeyed statements among the candidate's nearest neighbours that it
 /// contradicts: it gives another value of a slot they fill, read from the statements'
@@ -475,13 +485,27 @@ fn contradicted<'a>(
             && m.kind == candidate.kind
             && m.scope == candidate.scope
     };
-    let nearest = context
-        .similar
-        .iter()
-        .filter(|(m, _)| live(m))
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .filter(|(_, cosine)| *cosine >= OPEN_SLOT_COSINE)
-        .map(|(m, _)| &m.id);
+    let related = |m: &Memory| {
+        context.related.iter().find(|(id, _)| *id == m.id).map(|(_, related)| *related)
+    };
+    let nearest = if context.related.is_empty() {
+        context
+            .similar
+            .iter()
+            .filter(|(m, _)| live(m))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .filter(|(_, cosine)| *cosine >= OPEN_SLOT_COSINE)
+            .map(|(m, _)| &m.id)
+    } else {
+        context
+            .similar
+            .iter()
+            .filter(|(m, _)| live(m))
+            .filter_map(|(m, _)| Some((m, related(m)?)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .filter(|(_, related)| *related >= OPEN_SLOT_RELATED)
+            .map(|(m, _)| &m.id)
+    };
     context
         .similar
         .iter()
@@ -895,6 +919,34 @@ mod tests {
             decide(&more, &ctx, NOW),
             Decision::Insert { reason: ReasonCode::New, ref supersede, .. } if supersede.is_empty()
         ));
+    }
+
+    #[test]
+    fn a_statement_of_change_speaks_of_the_stored_statement_nearest_in_meaning() {
+        let browser =
+            stored("a", candidate("I use Chrome as my browser", None, SourceType::UserStated));
+        let music =
+            stored("b", candidate("I listen to a lot of jazz", None, SourceType::UserStated));
+        let switched = candidate("I switched to Firefox", None, SourceType::UserStated);
+        let supersedes = |ctx: &WriteContext| match decide(&switched, ctx, NOW) {
+            Decision::Insert { supersede, .. } => supersede,
+            other => panic!("{other:?}"),
+        };
+        // The raw cosines would pick the jazz statement; closeness in meaning (without the
+        // notebook's common direction) picks the browser.
+        let similar = vec![(music.clone(), 0.35), (browser.clone(), 0.2)];
+        let related = vec![(music.id.clone(), 0.4), (browser.id.clone(), 3.1)];
+        let ctx = WriteContext { similar: similar.clone(), related, ..Default::default() };
+        assert_eq!(supersedes(&ctx), vec![MemoryId("a".into())]);
+        // Nothing near enough in meaning: nothing is superseded.
+        let related = vec![(music.id.clone(), 0.4), (browser.id.clone(), 1.2)];
+        let ctx = WriteContext { similar: similar.clone(), related, ..Default::default() };
+        assert_eq!(supersedes(&ctx), Vec::<MemoryId>::new());
+        // Without a calibration, the raw cosine decides, above its own bar.
+        let ctx = WriteContext { similar, ..Default::default() };
+        assert_eq!(supersedes(&ctx), Vec::<MemoryId>::new());
+        let ctx = WriteContext { similar: vec![(browser, 0.45)], ..Default::default() };
+        assert_eq!(supersedes(&ctx), vec![MemoryId("a".into())]);
     }
 
     #[test]

@@ -83,6 +83,9 @@ pub struct Embedded {
     pub model: String,
     /// The vector; its length is the dimension count.
     pub vector: Vec<f32>,
+    /// The embedder's calibration, when it has one: a write compares its statement with the
+    /// stored ones in meaning (without the notebook's common direction) on its scale.
+    pub calibration: Option<std::sync::Arc<crate::calibration::Calibration>>,
 }
 
 /// A record to write: its new id, the validated candidate and its vector.

@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 
-use mnemo_core::calibration::{common_direction, without_common};
+use mnemo_core::calibration::{Calibration, common_direction, without_common};
 use mnemo_core::retrieval::{Fused, Population, RowSignal, Signals};
 use mnemo_core::{Kind, Timestamp};
 
@@ -541,27 +541,65 @@ pub struct Hit {
     pub cosine: f64,
 }
 
+/// A record near a written statement (see [`UserIndex::nearest`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Near {
+    /// The record's rowid.
+    pub rowid: i64,
+    /// Its quantised cosine to the statement.
+    pub cosine: f32,
+    /// How close in meaning it is: its cosine without the notebook's common direction, in
+    /// standard deviations above unrelated statements' (`None` without a calibration).
+    pub related: Option<f32>,
+}
+
 impl UserIndex {
-    /// The `limit` retrievable records most similar to `query`, best first, with their
-    /// quantised cosine.
-    pub fn nearest(&self, query: &[f32], filter: ScanFilter<'_>, limit: usize) -> Vec<(i64, f32)> {
-        let mut scored: Vec<(i64, f32)> = Vec::new();
-        let (Some(query), Some(scope)) = (SplitQuery::new(self, query), self.scope_filter(&filter))
+    /// The retrievable records nearest to `query`: the `limit` most similar by cosine, best
+    /// first, then any of the `limit` closest in meaning that were not among them. Closeness
+    /// in meaning is the cosine without the notebook's common direction, as a standard score
+    /// against the cosines of unrelated statements (`calibration`, the embedder's); without
+    /// a calibration only the first list is returned, with no closeness.
+    pub fn nearest(
+        &self,
+        query: &[f32],
+        calibration: Option<&Calibration>,
+        filter: ScanFilter<'_>,
+        limit: usize,
+    ) -> Vec<Near> {
+        let (Some(split), Some(scope)) = (SplitQuery::new(self, query), self.scope_filter(&filter))
         else {
-            return scored;
+            return Vec::new();
         };
+        let common =
+            calibration.and_then(|c| Some((Common::new(self, query, &split, &c.common)?, c)));
+        let mut scored: Vec<Near> = Vec::new();
         for (slot, entry) in self.entries.iter().enumerate() {
             let scale = self.scales[slot];
             if scale == 0.0 || !entry.retrievable(&filter, scope) {
                 continue;
             }
-            scored.push((entry.rowid, self.dot_at(slot, &query) as f32 * query.scale * scale));
+            let cosine = self.dot_at(slot, &split) as f32 * split.scale * scale;
+            let related = common.as_ref().map(|(common, calibration)| {
+                let (mean, deviation) = calibration.cosine_prior;
+                ((f64::from(common.exact(self, slot, cosine)) - mean) / deviation) as f32
+            });
+            scored.push(Near { rowid: entry.rowid, cosine, related });
+        }
+        let mut by_meaning: Vec<Near> = Vec::new();
+        if scored.len() > limit && common.is_some() {
+            let mut copy = scored.clone();
+            let related = |n: &Near| n.related.unwrap_or(f32::MIN);
+            copy.select_nth_unstable_by(limit, |a, b| related(b).total_cmp(&related(a)));
+            copy.truncate(limit);
+            by_meaning = copy;
         }
         if scored.len() > limit {
-            scored.select_nth_unstable_by(limit, |a, b| b.1.total_cmp(&a.1));
+            scored.select_nth_unstable_by(limit, |a, b| b.cosine.total_cmp(&a.cosine));
             scored.truncate(limit);
         }
-        scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+        scored.sort_by(|a, b| b.cosine.total_cmp(&a.cosine));
+        by_meaning.retain(|n| scored.iter().all(|s| s.rowid != n.rowid));
+        scored.extend(by_meaning);
         scored
     }
 

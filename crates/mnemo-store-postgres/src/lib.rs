@@ -955,6 +955,7 @@ impl Batch<'_> {
         )?;
         let normalized = candidate.normalized_content();
         let (mut same_key, mut same_content, mut similar) = (Vec::new(), Vec::new(), Vec::new());
+        let mut related = Vec::new();
         for row in &rows {
             let (_, memory) = memory_from_row(row)?;
             let flags: (bool, bool, bool) = (row.try_get(34)?, row.try_get(35)?, row.try_get(36)?);
@@ -982,10 +983,15 @@ impl Batch<'_> {
             // Read beside searches; the batch brought the index up to date before this record.
             let nearest = read_slot(slot)
                 .and_then(|cached| {
-                    Some(cached.as_ref()?.index.nearest(&embedded.vector, filter, NEIGHBOURS))
+                    Some(cached.as_ref()?.index.nearest(
+                        &embedded.vector,
+                        embedded.calibration.as_deref(),
+                        filter,
+                        NEIGHBOURS,
+                    ))
                 })
                 .unwrap_or_default();
-            let rowids: Vec<i64> = nearest.iter().map(|(rowid, _)| *rowid).collect();
+            let rowids: Vec<i64> = nearest.iter().map(|near| near.rowid).collect();
             let mut found: HashMap<i64, Memory> = query_memories(
                 tx,
                 "m.tenant = $1 AND m.user_id = $2 AND m.rowid = ANY($3)",
@@ -993,8 +999,13 @@ impl Batch<'_> {
             )?
             .into_iter()
             .collect();
-            for (rowid, similarity) in nearest {
-                similar.extend(found.remove(&rowid).map(|m| (m, similarity)));
+            for near in nearest {
+                if let Some(memory) = found.remove(&near.rowid) {
+                    if let Some(score) = near.related {
+                        related.push((memory.id.clone(), score));
+                    }
+                    similar.push((memory, near.cosine));
+                }
             }
         }
         Ok(WriteContext {
@@ -1002,6 +1013,7 @@ impl Batch<'_> {
             same_key,
             same_content,
             similar,
+            related,
             forgotten: ledger::forgotten(tx, self.who, &self.store.ledger, candidate)?,
         })
     }
@@ -1583,9 +1595,11 @@ impl Store for PostgresStore {
                 imported.count += 1;
                 let embedded = match &memory.embedding {
                     Some(info) => match &info.vector {
-                        Some(vector) if vector.len() == info.dims as usize => {
-                            Some(Embedded { model: info.model.clone(), vector: vector.clone() })
-                        }
+                        Some(vector) if vector.len() == info.dims as usize => Some(Embedded {
+                            model: info.model.clone(),
+                            vector: vector.clone(),
+                            calibration: None,
+                        }),
                         _ => {
                             return Err(StoreError::VectorMismatch(format!(
                                 "memory {}: embedding has no vector of {} dimensions",

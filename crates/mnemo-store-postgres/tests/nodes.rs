@@ -25,6 +25,7 @@ fn record(id: &str, text: &str, model: &str) -> NewRecord {
         embedding: Some(Embedded {
             model: model.to_owned(),
             vector: one_hot(id.len() + text.len()),
+            calibration: None,
         }),
     }
 }

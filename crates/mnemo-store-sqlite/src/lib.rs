@@ -876,7 +876,7 @@ impl SqliteStore {
         .map(|(_, m)| m)
         .filter(|m| lifecycle::normalize(&m.content) == normalized)
         .collect();
-        let mut similar = Vec::new();
+        let (mut similar, mut related) = (Vec::new(), Vec::new());
         if let Some(embedded) = embedding {
             check_vector(tx, embedded)?;
             match (&candidate.kind, &candidate.source.source_ref) {
@@ -904,13 +904,20 @@ impl SqliteStore {
                         exclude_sensitive: false,
                     };
                     let index = self.index.for_writer(tx, tenant, user)?;
-                    let nearest = index
-                        .read()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner)
-                        .nearest(&embedded.vector, filter, NEIGHBOURS);
-                    for (rowid, similarity) in nearest {
-                        let found = query_memories(tx, "m.rowid = ?1", &[&rowid])?;
-                        similar.extend(found.into_iter().map(|(_, m)| (m, similarity)));
+                    let nearest =
+                        index.read().unwrap_or_else(std::sync::PoisonError::into_inner).nearest(
+                            &embedded.vector,
+                            embedded.calibration.as_deref(),
+                            filter,
+                            NEIGHBOURS,
+                        );
+                    for near in nearest {
+                        for (_, memory) in query_memories(tx, "m.rowid = ?1", &[&near.rowid])? {
+                            if let Some(score) = near.related {
+                                related.push((memory.id.clone(), score));
+                            }
+                            similar.push((memory, near.cosine));
+                        }
                     }
                 }
             }
@@ -920,6 +927,7 @@ impl SqliteStore {
             same_key,
             same_content,
             similar,
+            related,
             forgotten: ledger::forgotten(tx, who, &self.ledger, candidate)?,
         })
     }
@@ -1428,9 +1436,11 @@ impl Store for SqliteStore {
                 imported.count += 1;
                 let embedded = match &memory.embedding {
                     Some(info) => match &info.vector {
-                        Some(vector) if vector.len() == info.dims as usize => {
-                            Some(Embedded { model: info.model.clone(), vector: vector.clone() })
-                        }
+                        Some(vector) if vector.len() == info.dims as usize => Some(Embedded {
+                            model: info.model.clone(),
+                            vector: vector.clone(),
+                            calibration: None,
+                        }),
                         _ => {
                             return Err(StoreError::VectorMismatch(format!(
                                 "memory {}: embedding has no vector of {} dimensions",
@@ -1805,6 +1815,7 @@ mod tests {
                                     embedding: Some(Embedded {
                                         model: "fake-64".into(),
                                         vector: vec![0.5; 8],
+                                        calibration: None,
                                     }),
                                 };
                                 let outcome = store.write(alice, record, T0, "test", &|c, ctx| {

@@ -12,7 +12,11 @@ use mnemo_testkit::{T0, deletion, stated, who, write};
 fn query(text: &str) -> Embedded {
     use mnemo_core::ports::Embedder;
     let embedder = FakeEmbedder::new(64);
-    Embedded { model: embedder.id().to_owned(), vector: embedder.embed(&[text]).unwrap().remove(0) }
+    Embedded {
+        model: embedder.id().to_owned(),
+        vector: embedder.embed(&[text]).unwrap().remove(0),
+        calibration: None,
+    }
 }
 
 /// Records whose vector is (nearly) identical to `text`'s.

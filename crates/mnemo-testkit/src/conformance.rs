@@ -676,6 +676,7 @@ pub fn vectors_from_another_embedder_are_rejected(h: &dyn Harness) {
         embedding: Some(mnemo_core::ports::Embedded {
             model: "other".into(),
             vector: vec![1.0; 8],
+            calibration: None,
         }),
     };
     let err = store

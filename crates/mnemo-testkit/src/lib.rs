@@ -85,7 +85,11 @@ pub fn write(
     let record = NewRecord {
         id: MemoryId(id.to_owned()),
         candidate,
-        embedding: Some(Embedded { model: embedder.id().to_owned(), vector }),
+        embedding: Some(Embedded {
+            model: embedder.id().to_owned(),
+            vector,
+            calibration: embedder.calibration().cloned().map(std::sync::Arc::new),
+        }),
     };
     store
         .write(who, record, now, "test", &|c, ctx| lifecycle::decide(c, ctx, now))

@@ -123,6 +123,8 @@ pub use mnemo_store_sqlite::{DatabaseKey, rekey as rekey_sqlite};
 pub struct Mnemo {
     store: Arc<dyn Store>,
     embedder: Option<Arc<dyn Embedder>>,
+    /// The embedder's calibration, shared with every vector a write hands to the store.
+    calibration: Option<Arc<mnemo_core::calibration::Calibration>>,
     clock: Arc<dyn Clock>,
     actor: String,
     retrieval: RetrievalConfig,
@@ -176,9 +178,11 @@ impl Mnemo {
             }
             None => RetrievalConfig::default(),
         };
+        let calibration = embedder.as_ref().and_then(|e| e.calibration()).cloned().map(Arc::new);
         Self {
             store,
             embedder,
+            calibration,
             clock,
             actor: actor.into(),
             retrieval,
@@ -331,7 +335,11 @@ impl Mnemo {
                 format!("embedder {} returned no vector", embedder.id()),
             ))
         })?;
-        Ok(Some(Embedded { model: embedder.id().to_owned(), vector }))
+        Ok(Some(Embedded {
+            model: embedder.id().to_owned(),
+            vector,
+            calibration: self.calibration.clone(),
+        }))
     }
 
     /// Writes one statement through the policy gate and the consistency rules.
@@ -403,7 +411,13 @@ impl Mnemo {
                 }
                 vectors
                     .into_iter()
-                    .map(|vector| Some(Embedded { model: embedder.id().to_owned(), vector }))
+                    .map(|vector| {
+                        Some(Embedded {
+                            model: embedder.id().to_owned(),
+                            vector,
+                            calibration: self.calibration.clone(),
+                        })
+                    })
                     .collect()
             }
             None => vec![None; candidates.len()],

@@ -36,9 +36,9 @@ impl Tally {
     }
 }
 
-#[test]
-fn contradictions_supersede_and_compatible_statements_stay() {
-    let set: Value = read_json("contradictions.json");
+/// Says every pair of `set_file` through both paths and tallies what each left.
+fn measure(set_file: &str) -> [(&'static str, Tally); 2] {
+    let set: Value = read_json(set_file);
     let pairs = set["pairs"].as_array().unwrap();
     let distractors: Value = read_json("agent_phrasings.json");
     let distractors: Vec<&str> = distractors["distractors"].as_array().unwrap()[..30]
@@ -121,7 +121,7 @@ fn contradictions_supersede_and_compatible_statements_stay() {
             }
         }
     }
-    eprintln!("contradiction set: {} pairs (target >= 0.90 each)", pairs.len());
+    eprintln!("{set_file}: {} pairs (target >= 0.90 each)", pairs.len());
     for (path, tally) in &by_path {
         let (caught, kept) = tally.rates();
         eprintln!(
@@ -136,10 +136,29 @@ fn contradictions_supersede_and_compatible_statements_stay() {
             }
         }
     }
+    assert!(by_path.iter().all(|(_, t)| t.contradictions >= 40 && t.compatible >= 40));
+    by_path
+}
+
+/// Fails when the rates through `remember` fall below `floors` (superseded, kept).
+fn hold_floors(by_path: &[(&str, Tally); 2], floors: (f64, f64)) {
+    let (caught, kept) = by_path[0].1.rates();
+    assert!(caught >= floors.0, "contradictions superseded {caught:.3} fell below {}", floors.0);
+    assert!(kept >= floors.1, "compatible pairs kept {kept:.3} fell below {}", floors.1);
+}
+
+/// The development set, which the rules of `mnemo-core::claims` were written against.
+#[test]
+fn contradictions_supersede_and_compatible_statements_stay() {
     // Floors at today's figures through `remember`, so a change that loses ground fails; the
     // target (0.90 each) is printed beside them.
-    assert!(by_path.iter().all(|(_, t)| t.contradictions >= 40 && t.compatible >= 40));
-    let (caught, kept) = by_path[0].1.rates();
-    assert!(caught >= 0.30, "contradictions superseded {caught:.3} fell below 0.30");
-    assert!(kept >= 0.95, "compatible pairs kept {kept:.3} fell below 0.95");
+    hold_floors(&measure("contradictions.json"), (0.70, 0.98));
+}
+
+/// A second set, written blind: before the rules that read statements of change, by someone
+/// who had not read the rules. It was measured once on first contact with those rules and
+/// has been a development set since (BENCHMARKS.md gives both figures).
+#[test]
+fn the_blind_contradiction_set_is_read_as_well() {
+    hold_floors(&measure("contradictions_blind.json"), (0.65, 0.98));
 }
