@@ -51,6 +51,9 @@ struct Figures {
     p50: f64,
     p95: f64,
     ingest_per_s: f64,
+    /// Statements superseded by another statement of the same user: all false, since every
+    /// statement of a user is about something else.
+    superseded: usize,
 }
 
 /// One user's notebook and questions: (statements, questions with the index of the statement
@@ -129,6 +132,7 @@ fn measure(
         p50: 0.0,
         p95: 0.0,
         ingest_per_s: 0.0,
+        superseded: 0,
     };
     let mut latencies = Vec::new();
     let mut written = 0usize;
@@ -154,6 +158,9 @@ fn measure(
             .collect();
         let began = Instant::now();
         let outcomes = mnemo.remember_batch(&who, batch)?;
+        // Every statement of a user is about something else, so any it supersedes is a
+        // false contradiction.
+        figures.superseded += outcomes.iter().map(|o| o.superseded.len()).sum::<usize>();
         writing += began.elapsed().as_secs_f64();
         written += outcomes.len();
         clock.set(Timestamp::from_millis(start.as_millis() + 86_400_000));
@@ -204,16 +211,16 @@ pub(crate) fn run(
         embedders.push(("all-MiniLM-L6-v2".into(), mnemo::minilm_embedder(dir)?));
     }
     println!(
-        "| embedder | facts/user | users | top-3 hit (fact stated) | empty though stated | abstained (never mentioned) | search p50 | p95 | remember_batch |"
+        "| embedder | facts/user | users | top-3 hit (fact stated) | empty though stated | abstained (never mentioned) | falsely superseded | search p50 | p95 | remember_batch |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for &per_user in sizes {
         // Fewer users for the largest notebooks keeps the run short; each still asks 19 questions.
         let users = if per_user >= 1000 { users.min(20) } else { users };
         for (name, embedder) in &embedders {
             let f = measure(&workload, name, Arc::clone(embedder), per_user, users)?;
             println!(
-                "| {} | {} | {} | {:.3} ({}/{}) | {} | {:.3} ({}/{}) | {:.2} ms | {:.2} ms | {:.0}/s |",
+                "| {} | {} | {} | {:.3} ({}/{}) | {} | {:.3} ({}/{}) | {} of {} | {:.2} ms | {:.2} ms | {:.0}/s |",
                 f.embedder,
                 f.per_user,
                 f.users,
@@ -224,6 +231,8 @@ pub(crate) fn run(
                 f.abstained as f64 / f.probes.max(1) as f64,
                 f.abstained,
                 f.probes,
+                f.superseded,
+                f.per_user * f.users,
                 f.p50,
                 f.p95,
                 f.ingest_per_s,

@@ -58,12 +58,31 @@ pub struct Claim {
     pub additive: bool,
     /// Says it no longer holds ("used to", "formerly").
     pub past: bool,
-    /// Says something changed ("now", "switched", "these days", "anymore").
-    pub change: bool,
+    /// Whether and how plainly it says something changed.
+    pub change: Change,
     /// Negated ("don't", "no longer", "never").
     pub negated: bool,
     /// How the value is said, which tells an identity from a property.
     pub form: ValueForm,
+    /// Tells of something that happened ("I unclogged the sink", "Rosa sold the shed last
+    /// week") rather than of how things are: what happened stays true whatever changes
+    /// later, so a later statement never replaces it.
+    pub event: bool,
+}
+
+/// Whether a statement says that something changed, and how plainly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Change {
+    /// It does not.
+    None,
+    /// With words that often say only when or how things are ("now", "these days",
+    /// "lately", "again", "actually", "became", "got married"): enough to replace a value
+    /// of the same slot, not to find the slot.
+    Implied,
+    /// With words that say nothing else ("switched", "moved to", "quit", "cancelled", "no
+    /// longer", "anymore", "instead", "back to"): it may replace the stored statement it
+    /// names or the one nearest in meaning, whatever words name the slot.
+    Explicit,
 }
 
 /// How a value is said: "my car is a Mazda" names what the car is, "my car is red" and "my
@@ -137,14 +156,16 @@ const CHANGE_VERBS: [&str; 8] =
 
 /// Verbs that end what held before ("I quit smoking", "I sold the Civic", "I cancelled
 /// Netflix"): a statement using one says that what it names no longer holds.
-const ENDING_VERBS: [&str; 9] =
-    ["quit", "stop", "cancel", "close", "sell", "sold", "leave", "left", "drop"];
+const ENDING_VERBS: [&str; 7] = ["quit", "stop", "cancel", "close", "sell", "sold", "leave"];
 
-/// Verbs that revise what held before without naming the slot ("I became a night owl", "I
-/// turned 30", "Japanese has overtaken Italian"). Beginnings ("start", "join", "take up") are
-/// not among them: starting one thing does not end another.
-const REVISING_VERBS: [&str; 8] =
-    ["rename", "upgrade", "downgrade", "become", "became", "turned", "overtake", "overtaken"];
+/// Verbs that replace what held before without naming the slot ("we renamed the puppy",
+/// "Japanese has overtaken Italian"). Beginnings ("start", "join", "take up") are not among
+/// them: starting one thing does not end another.
+const REVISING_VERBS: [&str; 3] = ["rename", "overtake", "overtaken"];
+
+/// Verbs that may say a state changed but as often say how one came about ("I became a
+/// night owl" and "I'm trying to become fluent", "I turned 30" and "it turned out").
+const BECOMING_VERBS: [&str; 3] = ["become", "became", "turned"];
 
 /// Words of time that say nothing about a value.
 const TIME_WORDS: [&str; 11] = [
@@ -335,25 +356,110 @@ fn is_revising_verb(word: &str) -> bool {
     REVISING_VERBS.iter().any(|v| verb_base(v) == word)
 }
 
-/// Whether a clause says that something changed: a word of change of time ("now", "these
-/// days", "anymore", "instead", "no longer", "lately", "again"), a correction ("actually"), a
-/// return ("back to"), a verb of change or ending, or a change of state in the passive ("got
-/// promoted", "got engaged").
-fn says_it_changed(words: &[String]) -> bool {
-    words.iter().any(|w| {
-        matches!(
-            w.as_str(),
-            "now" | "nowadays" | "anymore" | "instead" | "longer" | "lately" | "again" | "actually"
-        ) || is_change_verb(w)
-            || is_ending_verb(w)
-            || is_revising_verb(w)
+/// Whether a clause says that something changed. Explicitly: a verb of change, ending or
+/// replacement, "anymore", "instead", "no longer", "back to". Implied: a word of time ("now",
+/// "these days", "lately", "again"), a correction ("actually"), a verb of becoming, or a
+/// change of state in the passive ("got promoted", "got engaged").
+fn says_it_changed(words: &[String]) -> Change {
+    // A verb of change says that something changed when it is what the clause asserts, not
+    // when it is wanted, planned or described ("I have to replace the curtain", "trying to
+    // become fluent", "a habit of leaving my shoes", "when people leave doors open").
+    let asserted = |k: usize| {
+        !words[k.saturating_sub(4)..k].iter().any(|w| {
+            matches!(
+                w.as_str(),
+                "to" | "will"
+                    | "would"
+                    | "should"
+                    | "could"
+                    | "might"
+                    | "must"
+                    | "may"
+                    | "can"
+                    | "of"
+                    | "about"
+                    | "without"
+                    | "when"
+                    | "if"
+                    | "get"
+            )
+        })
+    };
+    let explicit = words.iter().enumerate().any(|(k, w)| {
+        matches!(w.as_str(), "anymore" | "instead")
+            || ((is_change_verb(w) || is_ending_verb(w) || is_revising_verb(w)) && asserted(k))
     }) || has_phrase(words, &["back", "to"])
         || has_phrase(words, &["any", "more"])
+        || has_phrase(words, &["no", "longer"]);
+    let implied = words.iter().enumerate().any(|(k, w)| {
+        matches!(w.as_str(), "now" | "nowadays" | "lately" | "again" | "actually")
+            || (BECOMING_VERBS.contains(&w.as_str()) && asserted(k))
+    }) || words.windows(2).any(|w| {
+        matches!(w[0].as_str(), "got" | "get" | "getting") && w[1].len() > 4 && w[1].ends_with("ed")
+    });
+    if explicit {
+        Change::Explicit
+    } else if implied {
+        Change::Implied
+    } else {
+        Change::None
+    }
+}
+
+/// Common verbs whose simple past does not end in `-ed`.
+const IRREGULAR_PAST: [&str; 60] = [
+    "ate", "began", "bit", "blew", "bought", "broke", "brought", "built", "caught", "chose",
+    "came", "dug", "did", "drank", "drew", "drove", "fed", "fell", "felt", "flew", "forgot",
+    "found", "froze", "gave", "got", "grew", "hung", "heard", "held", "hid", "kept", "knew", "led",
+    "left", "lent", "lost", "made", "meant", "met", "paid", "ran", "rode", "sang", "sat", "saw",
+    "sent", "slept", "sold", "spent", "stood", "swam", "taught", "threw", "told", "took",
+    "thought", "woke", "won", "wore", "wrote",
+];
+
+/// Words that place a clause in the past ("yesterday", "two weeks ago", "last weekend").
+fn placed_in_the_past(words: &[String]) -> bool {
+    words.iter().any(|w| matches!(w.as_str(), "yesterday" | "ago" | "once"))
         || words.windows(2).any(|w| {
-            matches!(w[0].as_str(), "got" | "get" | "getting")
-                && w[1].len() > 4
-                && w[1].ends_with("ed")
+            w[0] == "last"
+                && matches!(
+                    w[1].as_str(),
+                    "night" | "week" | "weekend" | "month" | "year" | "summer" | "winter"
+                )
         })
+        || has_phrase(words, &["this", "morning"])
+}
+
+/// Whether a verb form is a simple past ("unclogged", "sold").
+fn simple_past(verb: &str) -> bool {
+    let irregular = |v: &str| IRREGULAR_PAST.contains(&v);
+    (verb.len() > 4 && verb.ends_with("ed"))
+        || irregular(verb)
+        || verb.strip_prefix("re").is_some_and(irregular)
+}
+
+/// Whether a clause tells of something that happened: its first verb after the subject is
+/// in the simple past (not "have …ed", which says how things stand), or a word of time
+/// places it in the past.
+fn tells_an_event(words: &[String]) -> bool {
+    if placed_in_the_past(words) {
+        return true;
+    }
+    // "I …", "she …", or a name and its verb ("Rosa sold …").
+    let subject = match words.first().map(String::as_str) {
+        Some("i" | "he" | "she" | "they") => 1,
+        _ if words.get(1).is_some_and(|w| simple_past(w)) => 1,
+        _ => return false,
+    };
+    let mut perfect = false;
+    for w in &words[subject..] {
+        match w.as_str() {
+            "have" | "has" | "had" | "am" | "is" | "are" | "be" | "been" => perfect = true,
+            "just" | "recently" | "finally" | "also" | "actually" | "really" | "never"
+            | "always" => {}
+            verb => return !perfect && simple_past(verb),
+        }
+    }
+    false
 }
 
 fn is_stopword(word: &str) -> bool {
@@ -394,7 +500,11 @@ fn has_phrase(words: &[String], phrase: &[&str]) -> bool {
 /// reorg, …") frames the clause after it and is read with it.
 fn clauses(statement: &str) -> Vec<Vec<String>> {
     let mut out = Vec::new();
-    for (sentence, _) in crate::extract::sentences(statement) {
+    for (sentence, question) in crate::extract::sentences(statement) {
+        // A question claims nothing.
+        if question {
+            continue;
+        }
         let mut framing: Vec<String> = Vec::new();
         for part in split_outside_numbers(&sentence) {
             let mut words = tokens(part);
@@ -494,6 +604,12 @@ fn skip_framing(words: &[String]) -> &[String] {
                 | "also"
                 | "plus"
                 | "please"
+                | "thanks"
+                | "thank"
+                | "cheers"
+                | "hi"
+                | "hello"
+                | "hey"
                 | "and"
                 | "but"
                 | "so"
@@ -538,11 +654,13 @@ fn claim_of(clause: &[String]) -> Option<Claim> {
         .iter()
         .any(|w| matches!(w.as_str(), "also" | "too" | "another" | "additionally" | "both"))
         || has_phrase(all, &["as", "well"]);
+    let change = says_it_changed(all);
     let past = has_phrase(all, &["used", "to"])
         || all.iter().any(|w| matches!(w.as_str(), "formerly" | "previously"));
-    let negated = all.iter().any(|w| matches!(w.as_str(), "not" | "never") || is_ending_verb(w))
+    let negated = all.iter().any(|w| matches!(w.as_str(), "not" | "never"))
+        || (change == Change::Explicit && all.iter().any(|w| is_ending_verb(w)))
         || has_phrase(all, &["no", "longer"]);
-    let change = says_it_changed(all);
+    let event = tells_an_event(skip_framing(all));
     let words = skip_framing(all);
     let first = words.first()?;
     let claim = |holder, kind, slot: Vec<String>, value: &[String]| Claim {
@@ -556,6 +674,7 @@ fn claim_of(clause: &[String]) -> Option<Claim> {
         change,
         negated,
         form: ValueForm::of(value),
+        event,
     };
     // "Call me Jim", "(please) answer me in French", "reply to me in German": a request of
     // how to treat the user is the user's own standing preference.
@@ -565,6 +684,7 @@ fn claim_of(clause: &[String]) -> Option<Claim> {
         _ => None,
     };
     if let Some(after) = me_at
+        && value_words(&words[after..]).len() <= 3
         && !matches!(first.as_str(), "i" | "my" | "is" | "are" | "was" | "tell" | "told" | "let")
     {
         return Some(claim(Holder::User, SlotKind::Activity, vec![loose(first)], &words[after..]));
@@ -628,7 +748,23 @@ fn claim_of(clause: &[String]) -> Option<Claim> {
     {
         words
     } else {
-        // "<name> <verb> …": someone else.
+        // "<name> <verb> …": someone else. A relative clause ("which makes …", "who lives
+        // …") is about what it follows, not a holder of its own.
+        if matches!(first.as_str(), "which" | "who" | "that" | "it" | "this" | "there") {
+            return None;
+        }
+        // A name is followed by its verb in the third person or the past ("Theo sold …",
+        // "Dana is a nurse", "Jake just moved …"); anything else ("hold on", "do you …",
+        // "help me …") is no statement about someone.
+        let verb_at = words[1..]
+            .iter()
+            .position(|w| !BETWEEN_SUBJECT_AND_VERB.contains(&w.as_str()))
+            .map(|k| k + 1)?;
+        let verb = &words[verb_at];
+        let third_person = verb.len() > 2 && verb.ends_with('s') && !verb.ends_with("ss");
+        if !(third_person || simple_past(verb) || COPULAS.contains(&verb.as_str())) {
+            return None;
+        }
         let verb = words.get(1)?;
         return Some(claim(
             Holder::Other(first.clone()),
@@ -700,7 +836,10 @@ pub fn claims(statement: &str) -> Vec<Claim> {
         let subject = |w: &String| matches!(w.as_str(), "i" | "my" | "we" | "our" | "me");
         // "I sold the Civic and now drive a Tesla": a clause with no subject of its own
         // after one of the user's continues the user's.
-        let claim = if said_by_i && !clause.iter().any(subject) {
+        let own_subject = framed.first().is_some_and(|w| {
+            matches!(w.as_str(), "it" | "he" | "she" | "they" | "this" | "that" | "there")
+        });
+        let claim = if said_by_i && !own_subject && !clause.iter().any(subject) {
             let mut continued = vec!["i".to_owned()];
             continued.extend(clause.iter().cloned());
             claim_of(&continued)
@@ -743,15 +882,28 @@ fn renumbered(old: &HashSet<String>, new: &HashSet<String>) -> bool {
     let ((old_numbers, old_words), (new_numbers, new_words)) = (split(old), split(new));
     !old_numbers.is_empty()
         && !new_numbers.is_empty()
+        && !old_words.is_empty()
+        && !new_words.is_empty()
         && old_numbers != new_numbers
         && (old_words.is_subset(&new_words) || new_words.is_subset(&old_words))
 }
 
+/// How near in meaning a stored statement is to a new one, which decides whether a statement
+/// of change may speak of it when their words do not name the same slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Nearness {
+    /// Clearly related in meaning: a statement of change that names something of it (a word
+    /// of its value) may replace it.
+    pub related: bool,
+    /// The stored statement nearest in meaning, and near enough that a statement of change
+    /// with no slot of its own ("I switched to Neovim") takes its slot.
+    pub nearest: bool,
+}
+
 /// Whether claim `new` gives another value of the slot claim `old` fills, so `old` no longer
-/// holds. `nearest`: `old` is the stored statement closest in meaning to `new` (it fills an
-/// open slot).
-fn replaces(old: &Claim, new: &Claim, nearest: bool) -> bool {
-    if old.holder != new.holder || new.additive || old.past || new.past {
+/// holds.
+fn replaces(old: &Claim, new: &Claim, near: Nearness) -> bool {
+    if old.holder != new.holder || new.additive || old.past || new.past || old.event {
         return false;
     }
     let (old_value, new_value) = (value_apart_from(old, new), value_apart_from(new, old));
@@ -759,25 +911,31 @@ fn replaces(old: &Claim, new: &Claim, nearest: bool) -> bool {
         || (!new_value.is_empty() && new_value.is_subset(&old_value))
         || (!old_value.is_empty() && old_value.is_subset(&new_value));
     // The new statement names what the old one holds ("I cancelled Spotify" after "I use
-    // Spotify for music").
-    let names_it = !old_value.is_disjoint(&new_value)
-        || (old.kind == SlotKind::Activity
-            && old.slot.first().is_some_and(|verb| {
-                let verb = verb_base(verb);
-                new.value.iter().any(|w| verb_base(w) == verb)
-            }));
+    // Spotify for music"), and the two are related in meaning (a shared word alone, such as
+    // "bathroom" or "two weeks ago", is no evidence).
+    let names_it = near.related
+        && (!old_value.is_disjoint(&new_value)
+            || (old.kind == SlotKind::Activity
+                && old.slot.first().is_some_and(|verb| {
+                    let verb = verb_base(verb);
+                    new.value.iter().any(|w| verb_base(w) == verb)
+                })));
+    let nearest = near.nearest;
     if old.negated != new.negated {
         // "I drink alcohol" / "I don't drink alcohol anymore"; "I cycle to work" / "I don't
         // cycle anymore"; "I have a Netflix subscription" / "I cancelled my Netflix
         // subscription".
         let same_verb = old.slot.first() == new.slot.first();
         return ((same_slot(old, new) || same_verb) && (same_value || new_value.is_empty()))
-            || (new.negated && new.change && names_it);
+            || (new.negated && new.change == Change::Explicit && names_it);
     }
     // "I run 5 km every morning" / "I run 10 km each morning": the user's same statement with
     // another number. (Of others' statements, a number is as often a label: "Writer 2 enjoys
     // sailing on day 3".)
-    if new.holder == Holder::User && renumbered(&old_value, &new_value) && same_slot(old, new) {
+    if new.holder == Holder::User
+        && renumbered(&old_value, &new_value)
+        && (same_slot(old, new) || near.related)
+    {
         return true;
     }
     // "I walk to the studio" / "I drive to the studio": the same place, done another way.
@@ -789,15 +947,17 @@ fn replaces(old: &Claim, new: &Claim, nearest: bool) -> bool {
     // A statement that says it changed replaces the stored statement nearest in meaning, or
     // one it names, whatever words name the slot ("my favourite author" / "my favourite
     // writer now", "I bike to work" / "I take the train to the office now").
-    let revises = new.change && (nearest || names_it) && old.kind != SlotKind::Open;
+    let revises =
+        new.change == Change::Explicit && (nearest || names_it) && old.kind != SlotKind::Open;
     match new.kind {
         // What changed is the slot of the nearest statement, or is named in both.
         SlotKind::Open => {
-            let named = new.topic.iter().chain(&new.value).any(|w| {
-                (old.value.contains(w) || old.slot.contains(w)) && !new_value.contains(w)
-                    || old.value.contains(w) && new.topic.contains(w)
-            }) || !old.value.is_disjoint(&new.value);
-            new.change && old.kind != SlotKind::Open && (nearest || named)
+            let named = near.related
+                && (new.topic.iter().chain(&new.value).any(|w| {
+                    (old.value.contains(w) || old.slot.contains(w)) && !new_value.contains(w)
+                        || old.value.contains(w) && new.topic.contains(w)
+                }) || !old.value.is_disjoint(&new.value));
+            new.change == Change::Explicit && old.kind != SlotKind::Open && (nearest || named)
         }
         SlotKind::Attribute => {
             let apart = ValueForm::describes_apart(
@@ -806,22 +966,31 @@ fn replaces(old: &Claim, new: &Claim, nearest: bool) -> bool {
             );
             (same_slot(old, new) && !apart) || revises
         }
-        // Doing one thing does not stop another unless the statement says it changed.
-        SlotKind::Activity => (new.change && same_slot(old, new)) || revises,
+        // Doing one thing does not stop another unless the statement says it changed; "be"
+        // and "have" alone name no activity ("I've been a paramedic for ten years now" /
+        // "I've been meaning to clean the windows").
+        SlotKind::Activity => {
+            let vague = new.slot.first().is_some_and(|v| {
+                matches!(v.as_str(), "been" | "have" | "has" | "had" | "hav" | "ha")
+            });
+            (new.change != Change::None && same_slot(old, new) && !vague) || revises
+        }
     }
 }
 
 /// Whether statement `new` contradicts stored statement `old`: some claim of `new` gives
-/// another value of a slot a claim of `old` fills. `nearest`: `old` is the stored statement
-/// closest in meaning to `new`, so an open slot ("I switched to …") may be its slot.
-pub fn contradicts(old: &str, new: &str, nearest: bool) -> bool {
+/// another value of a slot a claim of `old` fills. `near`: how near in meaning `old` is.
+pub fn contradicts(old: &str, new: &str, near: Nearness) -> bool {
     let old = claims(old);
-    claims(new).iter().any(|n| old.iter().any(|o| replaces(o, n, nearest)))
+    claims(new).iter().any(|n| old.iter().any(|o| replaces(o, n, near)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const NEAREST: Nearness = Nearness { related: true, nearest: true };
+    const UNRELATED: Nearness = Nearness { related: false, nearest: false };
 
     #[test]
     fn slots_are_read_from_structure_in_either_person() {
@@ -830,13 +999,14 @@ mod tests {
             (c.kind, c.slot.clone()),
             (SlotKind::Attribute, vec![loose("favourite"), loose("fruit")])
         );
-        assert!(c.value.contains("papaya") && c.change, "'lately' says it changed");
-        assert!(!claims("My favourite fruit is papaya.")[0].change);
+        assert!(c.value.contains("papaya"));
+        assert_eq!(c.change, Change::Implied, "'lately' implies a change");
+        assert_eq!(claims("My favourite fruit is papaya.")[0].change, Change::None);
         let c = &claims("User's favourite season is autumn")[0];
         assert_eq!((&c.holder, c.kind), (&Holder::User, SlotKind::Attribute));
         let c = &claims("Spring is my favourite season now.")[0];
         assert_eq!(c.slot, [loose("favourite"), loose("season")]);
-        assert!(c.value.contains("spring") && c.change);
+        assert!(c.value.contains("spring") && c.change == Change::Implied);
         let c = &claims("Works in Lyon")[0];
         assert_eq!(
             (c.kind, c.slot.clone()),
@@ -852,7 +1022,7 @@ mod tests {
         let c = &claims("From now on, reply to me in German.")[0];
         assert_eq!(
             (&c.holder, c.slot.clone(), c.change),
-            (&Holder::User, vec![loose("reply")], true)
+            (&Holder::User, vec![loose("reply")], Change::Implied)
         );
         assert!(c.value.contains("german"));
         // An adverbial phrase before the subject, and "we" for the user's household.
@@ -860,8 +1030,8 @@ mod tests {
         assert_eq!((&c.holder, c.slot.first().map(String::as_str)), (&Holder::User, Some("am")));
         // A verb that ends something says that what it names no longer holds.
         let c = &claims("I cancelled my gym membership.")[0];
-        assert!(c.negated && c.change);
-        assert!(!claims("I started a gym membership.")[0].change, "a beginning ends nothing");
+        assert!(c.negated && c.change == Change::Explicit);
+        assert_eq!(claims("I started a gym membership.")[0].change, Change::None);
         assert_eq!(verb_base("cancelled"), verb_base("cancel"));
         assert_eq!(verb_base("smoking"), verb_base("smokes"));
         assert_eq!(verb_base("stopped"), verb_base("stop"));
@@ -884,8 +1054,8 @@ mod tests {
             ("I keep my photos in iCloud.", "I migrated all my photos to Google Photos."),
             ("I'm in the design guild.", "I moved over to the data guild."),
             // A statement that says it changed takes the slot of the nearest, however worded.
-            ("My favourite poet is Rilke.", "Mary Oliver is the writer I love most now."),
-            ("I walk to the studio.", "These days I drive to the studio."),
+            ("My favourite poet is Rilke.", "Mary Oliver is the writer I love most instead."),
+            ("I walk to the studio.", "These days I drive to the studio instead."),
             ("I knit every evening.", "I don't knit anymore."),
             ("I pay for Hulu.", "I cancelled Hulu and watch Netflix instead."),
             ("I vape most days.", "I quit vaping in June."),
@@ -896,9 +1066,18 @@ mod tests {
             ("My salary is $65,000 a year.", "I got a raise, so I earn $72,000 a year now."),
         ];
         for (old, new) in yes {
-            assert!(contradicts(old, new, true), "{old} / {new}");
+            assert!(contradicts(old, new, NEAREST), "{old} / {new}");
         }
-        assert!(!contradicts("I write my notes in Notion.", "I moved to Obsidian.", false));
+        assert!(!contradicts("I write my notes in Notion.", "I moved to Obsidian.", UNRELATED));
+        // A shared word names nothing unless the statements are related in meaning.
+        let related = Nearness { related: true, nearest: false };
+        assert!(contradicts("I use Spotify for music.", "I cancelled Spotify.", related));
+        assert!(!contradicts("I use Spotify for music.", "I cancelled Spotify.", UNRELATED));
+        assert!(!contradicts(
+            "I unclogged the bathroom sink myself.",
+            "I recently replaced all the towels in the bathroom.",
+            UNRELATED
+        ));
         let no = [
             ("My favourite season is autumn.", "My favourite fruit is papaya."),
             ("I have a parrot called Kiwi.", "I also have a hamster named Bean."),
@@ -920,7 +1099,7 @@ mod tests {
             ("I swim 20 lengths every Sunday.", "I cycle 40 km every Sunday."),
         ];
         for (old, new) in no {
-            assert!(!contradicts(old, new, true), "{old} / {new}");
+            assert!(!contradicts(old, new, NEAREST), "{old} / {new}");
         }
     }
 }

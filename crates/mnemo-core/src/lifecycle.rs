@@ -455,15 +455,22 @@ pub fn decide(candidate: &Candidate, context: &WriteContext, now: Timestamp) -> 
     Decision::Insert { status, reason, supersede }
 }
 
-/// How close in meaning (cosine) the nearest stored statement must be for a statement of
-/// change with no slot of its own ("I switched to Neovim") to take its slot, when the
-/// embedder has no calibration: well above what unrelated statements score (about 0.2 with
-/// the built-in model).
+/// How close in meaning (cosine) a stored statement must be, when the embedder has no
+/// calibration, to be related to a statement of change (which may then replace it when it
+/// names something of it), and the nearest such statement to take the slot of a statement
+/// of change with none of its own ("I switched to Neovim"): well above what unrelated
+/// statements score (about 0.2 with the built-in model).
+pub const RELATED_COSINE: f32 = 0.3;
+/// See [`RELATED_COSINE`].
 pub const OPEN_SLOT_COSINE: f32 = 0.4;
 
-/// The same with a calibration: the nearest in meaning must stand this many standard
-/// deviations above unrelated statements (without the notebook's common direction).
-pub const OPEN_SLOT_RELATED: f32 = 2.0;
+/// The same with a calibration, in standard deviations above unrelated statements (cosines
+/// without the notebook's common direction). A notebook of a hundred unrelated statements
+/// holds one about 2.5 deviations above the rest by chance, so the nearest must stand above
+/// that.
+pub const RELATED_STANDARD_SCORE: f32 = 2.0;
+/// See [`RELATED_STANDARD_SCORE`].
+pub const OPEN_SLOT_STANDARD_SCORE: f32 = 3.0;
 
 /// The active, unkeyed statements among the candidate's nearest neighbours that it
 /// contradicts: it gives another value of a slot they fill, read from the statements'
@@ -485,35 +492,41 @@ fn contradicted<'a>(
             && m.kind == candidate.kind
             && m.scope == candidate.scope
     };
-    let related = |m: &Memory| {
-        context.related.iter().find(|(id, _)| *id == m.id).map(|(_, related)| *related)
+    // Closeness in meaning: the standard score where the embedder is calibrated, else the
+    // raw cosine, each with its own bars.
+    let calibrated = !context.related.is_empty();
+    let closeness = |m: &Memory, cosine: f32| {
+        if calibrated {
+            context.related.iter().find(|(id, _)| *id == m.id).map(|(_, score)| *score)
+        } else {
+            Some(cosine)
+        }
     };
-    let nearest = if context.related.is_empty() {
-        context
-            .similar
-            .iter()
-            .filter(|(m, _)| live(m))
-            .max_by(|a, b| a.1.total_cmp(&b.1))
-            .filter(|(_, cosine)| *cosine >= OPEN_SLOT_COSINE)
-            .map(|(m, _)| &m.id)
+    let (related_bar, nearest_bar) = if calibrated {
+        (RELATED_STANDARD_SCORE, OPEN_SLOT_STANDARD_SCORE)
     } else {
-        context
-            .similar
-            .iter()
-            .filter(|(m, _)| live(m))
-            .filter_map(|(m, _)| Some((m, related(m)?)))
-            .max_by(|a, b| a.1.total_cmp(&b.1))
-            .filter(|(_, related)| *related >= OPEN_SLOT_RELATED)
-            .map(|(m, _)| &m.id)
+        (RELATED_COSINE, OPEN_SLOT_COSINE)
     };
-    context
+    let live: Vec<(&Memory, f32)> = context
         .similar
         .iter()
         .filter(|(m, _)| live(m))
-        .filter(|(m, _)| {
-            crate::claims::contradicts(&m.content, &candidate.content, nearest == Some(&m.id))
+        .map(|(m, cosine)| (m, closeness(m, *cosine).unwrap_or(f32::MIN)))
+        .collect();
+    let nearest = live
+        .iter()
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .filter(|(_, closeness)| *closeness >= nearest_bar)
+        .map(|(m, _)| &m.id);
+    live.iter()
+        .filter(|(m, closeness)| {
+            let near = crate::claims::Nearness {
+                related: *closeness >= related_bar,
+                nearest: nearest == Some(&m.id),
+            };
+            crate::claims::contradicts(&m.content, &candidate.content, near)
         })
-        .map(|(m, _)| m)
+        .map(|(m, _)| *m)
         .collect()
 }
 

@@ -7,4 +7,4 @@
 mod lexical;
 mod user;
 
-pub use user::{Hit, IndexRow, Near, ScanFilter, UserIndex, cosine_of, quantize};
+pub use user::{Hit, IndexRow, MEANING_POOL, Near, ScanFilter, UserIndex, cosine_of, quantize};

@@ -541,6 +541,10 @@ pub struct Hit {
     pub cosine: f64,
 }
 
+/// How many of the records most similar by cosine [`UserIndex::nearest`] ranks by closeness
+/// in meaning.
+pub const MEANING_POOL: usize = 64;
+
 /// A record near a written statement (see [`UserIndex::nearest`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Near {
@@ -557,8 +561,10 @@ impl UserIndex {
     /// The retrievable records nearest to `query`: the `limit` most similar by cosine, best
     /// first, then any of the `limit` closest in meaning that were not among them. Closeness
     /// in meaning is the cosine without the notebook's common direction, as a standard score
-    /// against the cosines of unrelated statements (`calibration`, the embedder's); without
-    /// a calibration only the first list is returned, with no closeness.
+    /// against the cosines of unrelated statements (`calibration`, the embedder's), taken
+    /// among the [`MEANING_POOL`] most similar by cosine (removing a shared direction
+    /// reorders neighbours, it does not bring in far ones); without a calibration only the
+    /// first list is returned, with no closeness.
     pub fn nearest(
         &self,
         query: &[f32],
@@ -570,37 +576,43 @@ impl UserIndex {
         else {
             return Vec::new();
         };
-        let common =
-            calibration.and_then(|c| Some((Common::new(self, query, &split, &c.common)?, c)));
-        let mut scored: Vec<Near> = Vec::new();
+        let mut scored: Vec<(usize, f32)> = Vec::new();
         for (slot, entry) in self.entries.iter().enumerate() {
             let scale = self.scales[slot];
             if scale == 0.0 || !entry.retrievable(&filter, scope) {
                 continue;
             }
-            let cosine = self.dot_at(slot, &split) as f32 * split.scale * scale;
-            let related = common.as_ref().map(|(common, calibration)| {
-                let (mean, deviation) = calibration.cosine_prior;
-                ((f64::from(common.exact(self, slot, cosine)) - mean) / deviation) as f32
-            });
-            scored.push(Near { rowid: entry.rowid, cosine, related });
+            scored.push((slot, self.dot_at(slot, &split) as f32 * split.scale * scale));
         }
-        let mut by_meaning: Vec<Near> = Vec::new();
-        if scored.len() > limit && common.is_some() {
-            let mut copy = scored.clone();
+        let pool = limit.max(MEANING_POOL);
+        if scored.len() > pool {
+            scored.select_nth_unstable_by(pool, |a, b| b.1.total_cmp(&a.1));
+            scored.truncate(pool);
+        }
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let common = calibration
+            .and_then(|c| Some((Common::new(self, query, &split, &c.common)?, c.cosine_prior)));
+        let near: Vec<Near> = scored
+            .iter()
+            .map(|&(slot, cosine)| Near {
+                rowid: self.entries[slot].rowid,
+                cosine,
+                related: common.as_ref().map(|(common, (mean, deviation))| {
+                    ((f64::from(common.exact(self, slot, cosine)) - mean) / deviation) as f32
+                }),
+            })
+            .collect();
+        let mut out: Vec<Near> = near.iter().take(limit).copied().collect();
+        if common.is_some() {
+            // The `limit` closest in meaning of the pool, those not already among the first.
+            let mut by_meaning = near;
             let related = |n: &Near| n.related.unwrap_or(f32::MIN);
-            copy.select_nth_unstable_by(limit, |a, b| related(b).total_cmp(&related(a)));
-            copy.truncate(limit);
-            by_meaning = copy;
+            by_meaning.sort_by(|a, b| related(b).total_cmp(&related(a)));
+            by_meaning.truncate(limit);
+            by_meaning.retain(|n| out.iter().all(|o| o.rowid != n.rowid));
+            out.extend(by_meaning);
         }
-        if scored.len() > limit {
-            scored.select_nth_unstable_by(limit, |a, b| b.cosine.total_cmp(&a.cosine));
-            scored.truncate(limit);
-        }
-        scored.sort_by(|a, b| b.cosine.total_cmp(&a.cosine));
-        by_meaning.retain(|n| scored.iter().all(|s| s.rowid != n.rowid));
-        scored.extend(by_meaning);
-        scored
+        out
     }
 
     /// Collects the signals of every retrievable record for one query (BM25F of `terms` with
@@ -699,6 +711,44 @@ mod tests {
             session: None,
             valid_from: 0,
         }
+    }
+
+    #[test]
+    fn nearest_in_meaning_sees_past_what_every_record_shares() {
+        // Every vector shares a large component along e0; record 1 differs from the query
+        // only a little along e1 but has less of e0, record 2 has as much e0 as the query but
+        // points elsewhere. By raw cosine record 2 is nearest; in meaning, record 1.
+        let unit = |v: Vec<f32>| {
+            let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            v.into_iter().map(|x| x / n).collect::<Vec<f32>>()
+        };
+        let axis = |shared: f32, k: usize, w: f32| {
+            let mut v = vec![0.0_f32; 16];
+            v[0] = shared;
+            v[k] = w;
+            unit(v)
+        };
+        let mut user = UserIndex::default();
+        let records = [(1, axis(0.5, 1, 1.0)), (2, axis(0.95, 2, 0.3)), (3, axis(0.9, 3, 0.4))];
+        for (rowid, vector) in &records {
+            let (codes, scale) = quantize(vector);
+            user.upsert(entry(*rowid), &codes, scale, "plain");
+        }
+        let query = axis(0.9, 1, 0.4);
+        let filter = ScanFilter { now: 0, kind: None, scope: None, exclude_sensitive: false };
+        let raw = user.nearest(&query, None, filter, 1);
+        assert_eq!(raw.iter().map(|n| n.rowid).collect::<Vec<_>>(), [2]);
+        assert!(raw[0].related.is_none());
+        let calibration = Calibration {
+            common: (0..16).map(|k| if k == 0 { 0.9 } else { 0.0 }).collect(),
+            cosine_prior: (0.0, 0.1),
+            raw_cosine_prior: (0.5, 0.1),
+        };
+        let near = user.nearest(&query, Some(&calibration), filter, 1);
+        // The most similar by cosine first, then the nearest in meaning.
+        assert_eq!(near.iter().map(|n| n.rowid).collect::<Vec<_>>(), [2, 1], "{near:?}");
+        let related = |rowid: i64| near.iter().find(|n| n.rowid == rowid).unwrap().related;
+        assert!(related(1).unwrap() > related(2).unwrap() + 3.0, "{near:?}");
     }
 
     #[test]

