@@ -17,9 +17,9 @@ use crate::{
     KeyList, KeyRevoked, MemoryList, RejectResponse, RememberResponse, RunEnded, RunList,
     SearchResponse, SettingsResponse, UsedResponse,
 };
-use mnemo_core::Memory;
 use mnemo_core::export::ExportDocument;
 use mnemo_core::run::Run;
+use mnemo_core::{Kind, Memory, Status};
 
 /// One documented operation.
 struct Operation {
@@ -347,6 +347,114 @@ fn table(g: &mut SchemaGenerator) -> Vec<Operation> {
     ]
 }
 
+/// The schema of a query parameter by its name, which means the same on every route.
+fn query_schema(name: &str) -> Value {
+    match name {
+        "include_expired" | "allow_forgotten" => json!({"type": "boolean", "default": false}),
+        "limit" => json!({"type": "integer", "minimum": 0}),
+        "kind" => {
+            json!({"type": "string", "enum": Kind::ALL.iter().map(|k| k.as_str()).collect::<Vec<_>>()})
+        }
+        "status" => {
+            json!({"type": "string", "enum": Status::ALL.iter().map(|s| s.as_str()).collect::<Vec<_>>()})
+        }
+        _ => json!({"type": "string"}),
+    }
+}
+
+/// The error statuses an operation can answer, each with the JSON error body: bad input
+/// (400), a missing or unknown key (401), a key without the right (403), a rate limit (429),
+/// the store unavailable (503) or failing (500) on every keyed route; a record or user that
+/// does not exist (404) where the path names one or the route reads a user's records; a body
+/// too large (413) where there is a body; a conflict with the stored state (409) and a full
+/// disk (507) on writes.
+fn error_statuses(o: &Operation) -> Vec<ErrorStatus> {
+    let all = ERROR_STATUSES;
+    let mut statuses: Vec<ErrorStatus> = all
+        .iter()
+        .filter(|(status, _, _)| match status {
+            400 => true,
+            _ if o.public => false,
+            413 => o.request.is_some(),
+            409 | 507 => o.method != "get",
+            _ => true,
+        })
+        .copied()
+        .collect();
+    statuses.sort_unstable();
+    statuses
+}
+
+/// An error status: its code, the name of its shared response, and what it means.
+type ErrorStatus = (u16, &'static str, &'static str);
+
+/// Every error status the API answers, each with the JSON error body.
+const ERROR_STATUSES: [ErrorStatus; 10] = [
+    (400, "InvalidInput", "Invalid input (one line naming what was wrong)"),
+    (401, "Unauthorized", "Missing or unknown API key"),
+    (403, "Forbidden", "The key may not act for this user or tenant"),
+    (404, "NotFound", "No such record, user or run"),
+    (409, "Conflict", "Conflicts with the stored state"),
+    (413, "PayloadTooLarge", "Request body too large"),
+    (429, "RateLimited", "Rate limited (Retry-After says when to come back)"),
+    (500, "Internal", "Internal error"),
+    (503, "Unavailable", "Store unavailable"),
+    (507, "StorageFull", "Storage full"),
+];
+
+/// The operation's id, unique in the document, for generated clients: the verb and the
+/// resource, snake_case, mem0's routes under `mem0_`.
+fn operation_id(method: &str, path: &str) -> &'static str {
+    match (method, path) {
+        ("get", "/healthz") => "health",
+        ("get", "/metrics") => "metrics",
+        ("get", "/openapi.json") => "openapi",
+        ("post", "/v1/memories") => "remember",
+        ("get", "/v1/memories") => "list_memories",
+        ("get", "/v1/memories/{id}") => "get_memory",
+        ("patch", "/v1/memories/{id}") => "edit_memory",
+        ("delete", "/v1/memories/{id}") => "forget_memory",
+        ("get", "/v1/memories/{id}/history") => "memory_history",
+        ("post", "/v1/memories/{id}/confirm") => "confirm_memory",
+        ("post", "/v1/memories/{id}/used") => "mark_memory_used",
+        ("post", "/v1/memories/{id}/reject") => "reject_memory",
+        ("post", "/v1/search") => "search",
+        ("post", "/v1/context") => "context",
+        ("post", "/v1/ingest") => "ingest",
+        ("get", "/v1/users/{user_id}/export") => "export_user",
+        ("post", "/v1/users/{user_id}/import") => "import_user",
+        ("post", "/v1/expire") => "expire",
+        ("delete", "/v1/users/{user_id}/memories") => "forget_user",
+        ("get", "/v1/users/{user_id}/settings") => "get_settings",
+        ("put", "/v1/users/{user_id}/settings") => "set_settings",
+        ("get", "/v1/users/{user_id}/pending") => "list_pending",
+        ("get", "/v1/users/{user_id}/audit") => "audit_trail",
+        ("get", "/v1/users/{user_id}/deletions") => "deletion_receipts",
+        ("post", "/v1/keys") => "create_key",
+        ("get", "/v1/keys") => "list_keys",
+        ("delete", "/v1/keys/{id}") => "revoke_key",
+        ("post", "/v1/runs") => "start_run",
+        ("get", "/v1/runs") => "list_runs",
+        ("get", "/v1/runs/{id}") => "get_run",
+        ("delete", "/v1/runs/{id}") => "forget_run",
+        ("post", "/v1/runs/{id}/steps") => "add_run_step",
+        ("put", "/v1/runs/{id}/steps/{number}") => "set_run_step",
+        ("post", "/v1/runs/{id}/evidence") => "add_run_evidence",
+        ("post", "/v1/runs/{id}/tool-results") => "add_run_tool_result",
+        ("put", "/v1/runs/{id}") => "end_run",
+        ("post", "/memories") => "mem0_add",
+        ("get", "/memories") => "mem0_get_all",
+        ("delete", "/memories") => "mem0_delete_all",
+        ("get", "/memories/{id}") => "mem0_get",
+        ("put", "/memories/{id}") => "mem0_update",
+        ("delete", "/memories/{id}") => "mem0_delete",
+        ("get", "/memories/{id}/history") => "mem0_history",
+        ("post", "/search") => "mem0_search",
+        ("post", "/reset") => "mem0_reset",
+        _ => "",
+    }
+}
+
 /// The OpenAPI 3.1 document.
 pub fn document() -> Value {
     let mut settings = SchemaSettings::draft2020_12();
@@ -363,15 +471,24 @@ pub fn document() -> Value {
             .map(|name| json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}}))
             .collect();
         parameters.extend(o.query.iter().map(
-            |q| json!({"name": q, "in": "query", "required": false, "schema": {"type": "string"}}),
+            |q| json!({"name": q, "in": "query", "required": false, "schema": query_schema(q)}),
         ));
+        let mut responses = Map::new();
+        responses.insert(
+            "200".into(),
+            json!({"description": "OK", "content": {"application/json": {"schema": o.response}}}),
+        );
+        for (status, name, _) in error_statuses(&o) {
+            responses.insert(
+                status.to_string(),
+                json!({"$ref": format!("#/components/responses/{name}")}),
+            );
+        }
         let mut operation = json!({
+            "operationId": operation_id(o.method, o.path),
             "summary": o.summary,
             "parameters": parameters,
-            "responses": {
-                "200": {"description": "OK", "content": {"application/json": {"schema": o.response}}},
-                "default": {"description": "Error", "content": {"application/json": {"schema": error}}}
-            }
+            "responses": responses,
         });
         if let Some(body) = o.request {
             operation["requestBody"] =
@@ -389,6 +506,12 @@ pub fn document() -> Value {
         "paths": paths,
         "components": {
             "schemas": generator.take_definitions(true),
+            "responses": ERROR_STATUSES
+                .iter()
+                .map(|(_, name, description)| {
+                    ((*name).to_owned(), json!({"description": description, "content": {"application/json": {"schema": error}}}))
+                })
+                .collect::<Map<String, Value>>(),
             "securitySchemes": {
                 "bearer": {"type": "http", "scheme": "bearer"},
                 "apiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key"}
@@ -422,5 +545,32 @@ mod tests {
             assert!(schemas.contains_key(name), "missing schema {name}");
         }
         assert_eq!(schemas["RememberBody"]["required"], json!(["content"]));
+    }
+
+    #[test]
+    fn every_operation_has_a_unique_id_and_its_error_statuses() {
+        let doc = document();
+        let mut ids = std::collections::BTreeSet::new();
+        for (path, methods) in doc["paths"].as_object().unwrap() {
+            for (method, operation) in methods.as_object().unwrap() {
+                let id = operation["operationId"].as_str().unwrap();
+                assert!(!id.is_empty(), "{method} {path} has no operationId");
+                assert!(ids.insert(id.to_owned()), "{id} is used twice");
+                let responses = operation["responses"].as_object().unwrap();
+                assert!(responses.contains_key("200") && responses.contains_key("400"));
+                if operation.get("security") != Some(&json!([])) {
+                    for status in ["401", "403", "404", "429"] {
+                        assert!(responses.contains_key(status), "{method} {path}: no {status}");
+                    }
+                }
+                if operation.get("requestBody").is_some() {
+                    assert!(responses.contains_key("413"), "{method} {path}: no 413");
+                }
+            }
+        }
+        assert_eq!(ids.len(), operations().len());
+        let list = &doc["paths"]["/v1/memories"]["get"]["parameters"];
+        let expired = list.as_array().unwrap().iter().find(|p| p["name"] == "include_expired");
+        assert_eq!(expired.unwrap()["schema"]["type"], "boolean");
     }
 }

@@ -7,8 +7,8 @@
 //! is `NONE` with mnemo's `outcome` and `reason` beside it.
 
 use axum::Json;
+use axum::extract::State;
 use axum::extract::rejection::JsonRejection;
-use axum::extract::{Path, Query, State};
 use axum::routing::{get, post};
 use mnemo::core::lifecycle::{CandidateFields, Outcome};
 use mnemo::core::ports::{ListFilter, SearchFilter};
@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::AppState;
-use crate::routes::{ApiError, Caller, blocking};
+use crate::routes::{ApiError, Caller, Path, Query, blocking};
 
 #[derive(Debug, Deserialize)]
 struct Mem0Message {

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use axum::extract::rejection::JsonRejection;
-use axum::extract::{FromRequestParts, Path, Query, State};
+use axum::extract::{FromRequestParts, State};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -91,6 +91,35 @@ impl IntoResponse for ApiError {
             }
         }
         response
+    }
+}
+
+/// Query-string parameters; a value of the wrong type is refused with the JSON error body
+/// every other error has (axum's own extractor answers in plain text).
+pub(crate) struct Query<T>(pub(crate) T);
+
+impl<T: serde::de::DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Query<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        axum::extract::Query::<T>::from_request_parts(parts, state)
+            .await
+            .map(|query| Query(query.0))
+            .map_err(|rejection| ApiError::new(ErrorKind::InvalidInput, rejection.body_text()))
+    }
+}
+
+/// Path parameters, refused like [`Query`] when a value does not parse.
+pub(crate) struct Path<T>(pub(crate) T);
+
+impl<T: serde::de::DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for Path<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        axum::extract::Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|path| Path(path.0))
+            .map_err(|rejection| ApiError::new(ErrorKind::InvalidInput, rejection.body_text()))
     }
 }
 

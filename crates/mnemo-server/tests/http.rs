@@ -582,6 +582,22 @@ async fn unknown_routes_and_methods_answer_json() {
         (StatusCode::METHOD_NOT_ALLOWED, Some("method_not_allowed"))
     );
     assert!(body["message"].as_str().unwrap().contains("DELETE"), "{body}");
+    // A query or path value of the wrong type is refused with the same JSON error body.
+    let key = api.key("acme", Some("alice"));
+    for path in [
+        "/v1/memories?include_expired=maybe",
+        "/v1/users/alice/deletions?limit=-1",
+        "/v1/runs/r1/steps/first",
+    ] {
+        let method = if path.contains("/steps/") { "PUT" } else { "GET" };
+        let body = path.contains("/steps/").then(|| json!({"status": "done"}));
+        let (status, answer) = api.call(method, path, Some(&key), body).await;
+        assert_eq!(
+            (status, answer["code"].as_str()),
+            (StatusCode::BAD_REQUEST, Some("invalid_input")),
+            "{path}: {answer}"
+        );
+    }
 }
 
 /// Every operation the OpenAPI document lists exists on the router: public ones answer, the
