@@ -16,6 +16,7 @@ use mnemo_core::run::Run;
 use mnemo_core::{ErrorKind, Memory, MemoryId};
 use serde::{Deserialize, Serialize};
 
+pub mod mem0;
 pub mod openapi;
 pub mod requests;
 

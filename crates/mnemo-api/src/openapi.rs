@@ -7,6 +7,10 @@ use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
+use crate::mem0::{
+    Mem0AddBody, Mem0Deleted, Mem0Event, Mem0HistoryEntry, Mem0Memory, Mem0Notice, Mem0ResetBody,
+    Mem0Results, Mem0SearchBody, Mem0UpdateBody,
+};
 use crate::requests::{
     ContextBody, EditBody, IngestBody, KeyCreateBody, RememberBody, RunEvidenceBody, RunStartBody,
     RunStatusBody, RunStepBody, RunToolResultBody, SearchBody, SettingsBody,
@@ -314,36 +318,71 @@ fn table(g: &mut SchemaGenerator) -> Vec<Operation> {
             Some(schema::<RunToolResultBody>(g)),
             schema::<Run>(g),
         ),
-        op("post", "/memories", "mem0-compatible add", &[], Some(free.clone()), free.clone()),
+        op(
+            "post",
+            "/memories",
+            "mem0-compatible add",
+            &[],
+            Some(schema::<Mem0AddBody>(g)),
+            schema::<Mem0Results<Mem0Event>>(g),
+        ),
         op(
             "get",
             "/memories",
             "mem0-compatible list",
             &["user_id", "agent_id", "run_id"],
             None,
-            free.clone(),
+            schema::<Mem0Results<Mem0Memory>>(g),
         ),
         op(
             "delete",
             "/memories",
-            "mem0-compatible delete all of a user",
-            &["user_id"],
+            "mem0-compatible delete all of a user (or of an agent or run)",
+            &["user_id", "agent_id", "run_id"],
             None,
-            free.clone(),
+            schema::<Mem0Deleted>(g),
         ),
-        op("get", "/memories/{id}", "mem0-compatible get", user, None, free.clone()),
+        op("get", "/memories/{id}", "mem0-compatible get", user, None, schema::<Mem0Memory>(g)),
         op(
             "put",
             "/memories/{id}",
             "mem0-compatible update",
             user,
-            Some(free.clone()),
-            free.clone(),
+            Some(schema::<Mem0UpdateBody>(g)),
+            schema::<Mem0Notice>(g),
         ),
-        op("delete", "/memories/{id}", "mem0-compatible delete", user, None, free.clone()),
-        op("get", "/memories/{id}/history", "mem0-compatible history", user, None, free.clone()),
-        op("post", "/search", "mem0-compatible search", &[], Some(free.clone()), free.clone()),
-        op("post", "/reset", "mem0-compatible reset (one user)", user, None, free),
+        op(
+            "delete",
+            "/memories/{id}",
+            "mem0-compatible delete",
+            user,
+            None,
+            schema::<Mem0Notice>(g),
+        ),
+        op(
+            "get",
+            "/memories/{id}/history",
+            "mem0-compatible history, oldest value first",
+            user,
+            None,
+            schema::<Vec<Mem0HistoryEntry>>(g),
+        ),
+        op(
+            "post",
+            "/search",
+            "mem0-compatible search",
+            &[],
+            Some(schema::<Mem0SearchBody>(g)),
+            schema::<Mem0Results<Mem0Memory>>(g),
+        ),
+        op(
+            "post",
+            "/reset",
+            "mem0-compatible reset (one user)",
+            user,
+            Some(schema::<Mem0ResetBody>(g)),
+            schema::<Mem0Deleted>(g),
+        ),
     ]
 }
 

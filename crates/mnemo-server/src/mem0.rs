@@ -14,36 +14,14 @@ use mnemo::core::lifecycle::{CandidateFields, Outcome};
 use mnemo::core::ports::{ListFilter, SearchFilter};
 use mnemo::core::transcript::{Message, Role};
 use mnemo::core::{Kind, Memory, MemoryId, SourceType, Status, Timestamp};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use mnemo_api::mem0::{
+    Mem0AddBody, Mem0Deleted, Mem0Event, Mem0HistoryEntry, Mem0Memory, Mem0Notice, Mem0ResetBody,
+    Mem0Results, Mem0Scope, Mem0SearchBody, Mem0UpdateBody,
+};
 use sha2::{Digest, Sha256};
 
 use crate::AppState;
 use crate::routes::{ApiError, Caller, Path, Query, blocking};
-
-#[derive(Debug, Deserialize)]
-struct Mem0Message {
-    role: String,
-    content: String,
-}
-
-#[derive(Debug, Deserialize)]
-struct AddBody {
-    messages: Vec<Mem0Message>,
-    #[serde(default)]
-    user_id: Option<String>,
-    #[serde(default)]
-    agent_id: Option<String>,
-    #[serde(default)]
-    run_id: Option<String>,
-    #[serde(default)]
-    metadata: Option<serde_json::Map<String, Value>>,
-    #[serde(default = "yes")]
-    infer: bool,
-    /// When the memories stop holding (RFC 3339, or a date `YYYY-MM-DD`, end of that day).
-    #[serde(default)]
-    expiration_date: Option<String>,
-}
 
 /// mem0's `expiration_date`: an RFC 3339 time, or a calendar date (the memory holds through
 /// that day, UTC).
@@ -56,54 +34,11 @@ fn expiration(text: Option<&str>) -> Result<Option<Timestamp>, mnemo::core::erro
     Timestamp::parse(text, "expiration_date").map(Some)
 }
 
-fn yes() -> bool {
-    true
-}
-
-#[derive(Debug, Default, Deserialize)]
-struct Scope {
-    #[serde(default)]
-    user_id: Option<String>,
-    #[serde(default)]
-    agent_id: Option<String>,
-    #[serde(default)]
-    run_id: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-struct SearchBody {
-    query: String,
-    #[serde(default)]
-    user_id: Option<String>,
-    #[serde(default)]
-    limit: Option<usize>,
-    /// mem0's newer name for `limit`.
-    #[serde(default)]
-    top_k: Option<usize>,
-    #[serde(default)]
-    agent_id: Option<String>,
-    #[serde(default)]
-    run_id: Option<String>,
-    /// mem0's newer form: `{"filters": {"user_id": …, "agent_id": …, "run_id": …}}`.
-    #[serde(default)]
-    filters: Option<Scope>,
-}
-
 /// A memory in mem0's shape.
-fn item(m: &Memory) -> Value {
+fn item(m: &Memory) -> Mem0Memory {
     let hash: String =
         Sha256::digest(m.content.as_bytes()).iter().take(16).map(|b| format!("{b:02x}")).collect();
-    json!({
-        "id": m.id,
-        "memory": m.content,
-        "hash": hash,
-        "metadata": m.metadata,
-        "user_id": m.user_id,
-        "agent_id": m.agent_id,
-        "run_id": run_of(m),
-        "created_at": m.created_at,
-        "updated_at": m.updated_at,
-    })
+    Mem0Memory::new(m, hash, run_of(m))
 }
 
 /// The mem0 run a memory belongs to: its session, or the run recorded when it was drawn
@@ -140,8 +75,8 @@ pub(crate) fn routes() -> axum::Router<AppState> {
 async fn add(
     State(state): State<AppState>,
     caller: Caller,
-    body: Result<Json<AddBody>, JsonRejection>,
-) -> Result<Json<Value>, ApiError> {
+    body: Result<Json<Mem0AddBody>, JsonRejection>,
+) -> Result<Json<Mem0Results<Mem0Event>>, ApiError> {
     let Json(body) = body?;
     let who = caller.user(body.user_id.as_deref())?;
     let results = blocking(&state, &caller, move |mnemo| {
@@ -183,10 +118,13 @@ async fn add(
             };
             let report = mnemo.ingest(&who, &messages, &options)?;
             for p in report.proposed {
-                results.push(json!({
-                    "id": p.result.id, "memory": p.content, "event": event(p.result.outcome),
-                    "outcome": p.result.outcome.as_str(), "reason": p.result.reason.as_str(),
-                }));
+                results.push(Mem0Event {
+                    id: p.result.id,
+                    memory: p.content,
+                    event: event(p.result.outcome),
+                    outcome: p.result.outcome.as_str(),
+                    reason: p.result.reason.as_str(),
+                });
             }
         } else {
             for m in body.messages {
@@ -199,44 +137,47 @@ async fn add(
                     ..Default::default()
                 };
                 let r = mnemo.remember(&who, fields)?;
-                results.push(json!({
-                    "id": r.id, "memory": m.content, "event": event(r.outcome),
-                    "outcome": r.outcome.as_str(), "reason": r.reason.as_str(),
-                }));
+                results.push(Mem0Event {
+                    id: r.id,
+                    memory: m.content,
+                    event: event(r.outcome),
+                    outcome: r.outcome.as_str(),
+                    reason: r.reason.as_str(),
+                });
             }
         }
         Ok(results)
     })
     .await?;
-    Ok(Json(json!({ "results": results })))
+    Ok(Json(Mem0Results { results }))
 }
 
 async fn get_all(
     State(state): State<AppState>,
     caller: Caller,
-    Query(scope): Query<Scope>,
-) -> Result<Json<Value>, ApiError> {
+    Query(scope): Query<Mem0Scope>,
+) -> Result<Json<Mem0Results<Mem0Memory>>, ApiError> {
     let who = caller.user(scope.user_id.as_deref())?;
     let memories = blocking(&state, &caller, move |mnemo| {
         let filter = ListFilter { status: Some(Status::Active), ..Default::default() };
         Ok(mnemo.list(&who, &filter)?)
     })
     .await?;
-    let results: Vec<Value> = memories
+    let results = memories
         .iter()
         .filter(|m| m.kind != Kind::Episodic)
         .filter(|m| in_scope(m, scope.agent_id.as_ref(), scope.run_id.as_ref()))
         .map(item)
         .collect();
-    Ok(Json(json!({ "results": results })))
+    Ok(Json(Mem0Results { results }))
 }
 
 async fn get_one(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
-    Query(scope): Query<Scope>,
-) -> Result<Json<Value>, ApiError> {
+    Query(scope): Query<Mem0Scope>,
+) -> Result<Json<Mem0Memory>, ApiError> {
     let who = caller.user(scope.user_id.as_deref())?;
     let memory =
         blocking(&state, &caller, move |mnemo| Ok(mnemo.get(&who, &MemoryId(id))?)).await?;
@@ -246,8 +187,8 @@ async fn get_one(
 async fn search(
     State(state): State<AppState>,
     caller: Caller,
-    body: Result<Json<SearchBody>, JsonRejection>,
-) -> Result<Json<Value>, ApiError> {
+    body: Result<Json<Mem0SearchBody>, JsonRejection>,
+) -> Result<Json<Mem0Results<Mem0Memory>>, ApiError> {
     let Json(body) = body?;
     let filters = body.filters.unwrap_or_default();
     let who = caller.user(body.user_id.as_deref().or(filters.user_id.as_deref()))?;
@@ -267,46 +208,38 @@ async fn search(
         Ok(mnemo.search(&who, &request)?)
     })
     .await?;
-    let results: Vec<Value> = hits
+    let results = hits
         .iter()
         .filter(|h| h.memory.kind != Kind::Episodic)
         .filter(|h| in_scope(&h.memory, agent.as_ref(), run.as_ref()))
         .take(limit)
-        .map(|h| {
-            let mut value = item(&h.memory);
-            value["score"] = json!(h.parts.score);
-            value
-        })
+        .map(|h| Mem0Memory { score: Some(h.parts.score), ..item(&h.memory) })
         .collect();
-    Ok(Json(json!({ "results": results })))
+    Ok(Json(Mem0Results { results }))
 }
 
 async fn update(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
-    Query(scope): Query<Scope>,
-    body: Result<Json<Value>, JsonRejection>,
-) -> Result<Json<Value>, ApiError> {
+    Query(scope): Query<Mem0Scope>,
+    body: Result<Json<Mem0UpdateBody>, JsonRejection>,
+) -> Result<Json<Mem0Notice>, ApiError> {
     let Json(body) = body?;
-    let who = caller.user(scope.user_id.as_deref().or_else(|| body["user_id"].as_str()))?;
-    let text = ["text", "data", "memory"]
-        .iter()
-        .find_map(|k| body[*k].as_str())
-        .map(str::to_owned)
-        .ok_or_else(|| {
-            ApiError::from(mnemo::core::error::InvalidInput::new("text", "is required"))
-        })?;
+    let who = caller.user(scope.user_id.as_deref().or(body.user_id.as_deref()))?;
+    let text = body.new_text().map(str::to_owned).ok_or_else(|| {
+        ApiError::from(mnemo::core::error::InvalidInput::new("text", "is required"))
+    })?;
     blocking(&state, &caller, move |mnemo| Ok(mnemo.edit(&who, &MemoryId(id), &text)?)).await?;
-    Ok(Json(json!({ "message": "Memory updated successfully!" })))
+    Ok(Json(Mem0Notice { message: "Memory updated successfully!".into() }))
 }
 
 async fn history(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
-    Query(scope): Query<Scope>,
-) -> Result<Json<Value>, ApiError> {
+    Query(scope): Query<Mem0Scope>,
+) -> Result<Json<Vec<Mem0HistoryEntry>>, ApiError> {
     let who = caller.user(scope.user_id.as_deref())?;
     let history =
         blocking(&state, &caller, move |mnemo| Ok(mnemo.history(&who, &MemoryId(id))?)).await?;
@@ -343,31 +276,39 @@ async fn history(
     for (entry_id, text, created_at, updated_at) in values {
         let event = if previous.is_none() { "ADD" } else { "UPDATE" };
         // A deleted memory leaves no history here (deletion is complete): nothing is deleted.
-        entries.push(json!({"id": entry_id, "memory_id": memory.id, "old_memory": previous,
-            "new_memory": text, "event": event, "created_at": created_at,
-            "updated_at": updated_at, "is_deleted": false, "actor_id": memory.agent_id,
-            "role": role}));
+        entries.push(Mem0HistoryEntry {
+            id: entry_id,
+            memory_id: memory.id.clone(),
+            old_memory: previous.map(str::to_owned),
+            new_memory: text.to_owned(),
+            event,
+            created_at,
+            updated_at,
+            is_deleted: false,
+            actor_id: memory.agent_id.clone(),
+            role,
+        });
         previous = Some(text);
     }
-    Ok(Json(Value::Array(entries)))
+    Ok(Json(entries))
 }
 
 async fn delete_one(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
-    Query(scope): Query<Scope>,
-) -> Result<Json<Value>, ApiError> {
+    Query(scope): Query<Mem0Scope>,
+) -> Result<Json<Mem0Notice>, ApiError> {
     let who = caller.user(scope.user_id.as_deref())?;
     blocking(&state, &caller, move |mnemo| Ok(mnemo.forget(&who, &MemoryId(id))?)).await?;
-    Ok(Json(json!({ "message": "Memory deleted successfully" })))
+    Ok(Json(Mem0Notice { message: "Memory deleted successfully".into() }))
 }
 
 async fn delete_all(
     State(state): State<AppState>,
     caller: Caller,
-    Query(scope): Query<Scope>,
-) -> Result<Json<Value>, ApiError> {
+    Query(scope): Query<Mem0Scope>,
+) -> Result<Json<Mem0Deleted>, ApiError> {
     let (agent, run) = (scope.agent_id, scope.run_id);
     // Deleting everything of a user is the user's own key's, or an admin's, to do.
     let who = if agent.is_none() && run.is_none() {
@@ -390,25 +331,23 @@ async fn delete_all(
         Ok(mnemo.forget_each(&who, &ids)?.map_or(0, |receipt| receipt.removed.records))
     })
     .await?;
-    Ok(Json(json!({ "message": "All relevant memories deleted", "deleted": forgotten })))
-}
-
-#[derive(Debug, Default, Deserialize)]
-struct ResetBody {
-    #[serde(default)]
-    user_id: Option<String>,
+    Ok(Json(Mem0Deleted {
+        message: "All relevant memories deleted".into(),
+        user_id: None,
+        deleted: forgotten,
+    }))
 }
 
 async fn reset(
     State(state): State<AppState>,
     caller: Caller,
-    Query(scope): Query<Scope>,
+    Query(scope): Query<Mem0Scope>,
     body: axum::body::Bytes,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Mem0Deleted>, ApiError> {
     // mnemo scopes even a reset: it forgets everything of one user (the key's, or the one a
     // tenant key names, in the query or the body), never another user's or tenant's data.
-    let body: ResetBody = if body.iter().all(u8::is_ascii_whitespace) {
-        ResetBody::default()
+    let body: Mem0ResetBody = if body.iter().all(u8::is_ascii_whitespace) {
+        Mem0ResetBody::default()
     } else {
         serde_json::from_slice(&body).map_err(|e| {
             ApiError::from(mnemo::core::error::InvalidInput::new("body", format!("not JSON: {e}")))
@@ -419,9 +358,9 @@ async fn reset(
     let user = who.user_id().to_owned();
     let forgotten =
         blocking(&state, &caller, move |mnemo| Ok(mnemo.forget_all(&who)?.removed.records)).await?;
-    Ok(Json(json!({
-        "message": format!("Reset all memories of user {user}"),
-        "user_id": user,
-        "deleted": forgotten,
-    })))
+    Ok(Json(Mem0Deleted {
+        message: format!("Reset all memories of user {user}"),
+        user_id: Some(user),
+        deleted: forgotten,
+    }))
 }
