@@ -494,6 +494,55 @@ fn operation_id(method: &str, path: &str) -> &'static str {
     }
 }
 
+/// Request fields whose text must say something: not empty, not only spaces.
+const TEXT_FIELDS: [&str; 7] = ["content", "query", "goal", "text", "data", "memory", "tool"];
+
+/// Request fields that name a user, agent, run or session: identifiers are trimmed,
+/// non-empty and without control characters (and at most 256 bytes, which a schema cannot
+/// count).
+const IDENTIFIER_FIELDS: [&str; 4] = ["user_id", "agent_id", "run_id", "session_id"];
+
+/// A pattern for an identifier: something besides spaces, and no control character.
+const IDENTIFIER_PATTERN: &str = "^[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F][^\\u0000-\\u001F\\u007F-\\u009F]*$";
+
+/// States on the request schemas (the `…Body` types and the mem0 message and scope) the
+/// rules the server checks on their text and identifiers, so that a request the document
+/// allows is one the server takes.
+fn constrain_requests(schemas: &mut Map<String, Value>) {
+    for (name, schema) in schemas.iter_mut() {
+        let request =
+            name.ends_with("Body") || matches!(name.as_str(), "Mem0Message" | "Mem0Scope");
+        let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) else {
+            continue;
+        };
+        if !request {
+            continue;
+        }
+        for (field, property) in properties.iter_mut() {
+            let Some(property) = property.as_object_mut() else { continue };
+            if IDENTIFIER_FIELDS.contains(&field.as_str()) {
+                property.insert("minLength".into(), json!(1));
+                property.insert("pattern".into(), json!(IDENTIFIER_PATTERN));
+            } else if TEXT_FIELDS.contains(&field.as_str()) {
+                property.insert("minLength".into(), json!(1));
+                property.insert("pattern".into(), json!("\\S"));
+            }
+        }
+        // mem0's update takes its text under any of three names, one of them at least.
+        if name == "Mem0UpdateBody" {
+            for field in ["text", "data", "memory"] {
+                if let Some(property) = properties.get_mut(field).and_then(Value::as_object_mut) {
+                    property.insert("type".into(), json!("string"));
+                    property.remove("default");
+                }
+            }
+            schema["anyOf"] = json!([
+                {"required": ["text"]}, {"required": ["data"]}, {"required": ["memory"]}
+            ]);
+        }
+    }
+}
+
 /// The OpenAPI 3.1 document.
 pub fn document() -> Value {
     let mut settings = SchemaSettings::draft2020_12();
@@ -513,9 +562,10 @@ pub fn document() -> Value {
             |q| json!({"name": q, "in": "query", "required": false, "schema": query_schema(q)}),
         ));
         let mut responses = Map::new();
+        let media = if o.path == "/metrics" { "text/plain" } else { "application/json" };
         responses.insert(
             "200".into(),
-            json!({"description": "OK", "content": {"application/json": {"schema": o.response}}}),
+            json!({"description": "OK", "content": {media: {"schema": o.response}}}),
         );
         for (status, name, _) in error_statuses(&o) {
             responses.insert(
@@ -538,13 +588,15 @@ pub fn document() -> Value {
         }
         paths.entry(o.path).or_insert_with(|| json!({}))[o.method] = operation;
     }
+    let mut schemas = generator.take_definitions(true);
+    constrain_requests(&mut schemas);
     json!({
         "openapi": "3.1.0",
         "info": {"title": "mnemo", "version": env!("CARGO_PKG_VERSION"), "description": "Long-term memory for AI assistants and agents."},
         "security": [{"bearer": []}, {"apiKey": []}],
         "paths": paths,
         "components": {
-            "schemas": generator.take_definitions(true),
+            "schemas": schemas,
             "responses": ERROR_STATUSES
                 .iter()
                 .map(|(_, name, description)| {
@@ -611,5 +663,29 @@ mod tests {
         let list = &doc["paths"]["/v1/memories"]["get"]["parameters"];
         let expired = list.as_array().unwrap().iter().find(|p| p["name"] == "include_expired");
         assert_eq!(expired.unwrap()["schema"]["type"], "boolean");
+        assert!(
+            doc["paths"]["/metrics"]["get"]["responses"]["200"]["content"]["text/plain"]
+                .is_object()
+        );
+    }
+
+    #[test]
+    fn request_schemas_state_what_the_server_checks() {
+        let doc = document();
+        let schemas = &doc["components"]["schemas"];
+        // Text that must say something, identifiers without control characters.
+        assert_eq!(schemas["RememberBody"]["properties"]["content"]["minLength"], 1);
+        assert_eq!(schemas["SearchBody"]["properties"]["query"]["pattern"], "\\S");
+        let user = &schemas["RememberBody"]["properties"]["user_id"];
+        assert_eq!(user["minLength"], 1);
+        assert!(user["pattern"].as_str().unwrap().contains("\\u0000-\\u001F"));
+        // Responses are left as they are.
+        assert!(schemas["Memory"]["properties"]["content"].get("minLength").is_none());
+        // mem0's update needs its text under one of its names.
+        assert_eq!(schemas["Mem0UpdateBody"]["anyOf"].as_array().unwrap().len(), 3);
+        assert_eq!(
+            schemas["RunStatusBody"]["properties"]["status"]["enum"],
+            json!(["pending", "done", "blocked"])
+        );
     }
 }

@@ -261,6 +261,7 @@ pub struct RunStatusBody {
     #[serde(default)]
     pub user_id: Option<String>,
     /// pending, done or blocked.
+    #[schemars(extend("enum" = ["pending", "done", "blocked"]))]
     pub status: String,
 }
 

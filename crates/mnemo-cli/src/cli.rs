@@ -112,6 +112,11 @@ pub(crate) enum Command {
         /// least 100); more are answered 429 with Retry-After.
         #[arg(long, env = "MNEMO_RATE_LIMIT", default_value_t = 50.0)]
         rate_limit: f64,
+        /// Failed authentications allowed per minute from one client address, in bursts of
+        /// that many (at least 20); more are answered 429. Raise it behind a proxy, where every
+        /// client has the proxy's address.
+        #[arg(long, env = "MNEMO_FAILED_AUTH_LIMIT", default_value_t = 12.0)]
+        failed_auth_limit: f64,
         /// Connections served at once; more are answered 503 with Retry-After.
         #[arg(long, default_value_t = 4096)]
         max_connections: usize,

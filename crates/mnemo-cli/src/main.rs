@@ -330,13 +330,21 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Remember(args) => remember(cli, &mnemo, args),
         Command::List(args) => list(cli, &mnemo, args),
         Command::Ingest(args) => ingest(cli, &mnemo, args),
-        Command::Serve { addr, rate_limit, max_connections, header_timeout, request_log } => {
+        Command::Serve {
+            addr,
+            rate_limit,
+            failed_auth_limit,
+            max_connections,
+            header_timeout,
+            request_log,
+        } => {
             let limits = mnemo_server::Limits {
                 max_connections: *max_connections,
                 header_timeout: std::time::Duration::from_secs(*header_timeout),
             };
             log_requests(*request_log);
-            serve(mnemo.acting_as("http"), addr, *rate_limit, limits)
+            let rates = (*rate_limit, *failed_auth_limit);
+            serve(mnemo.acting_as("http"), addr, rates, limits)
         }
         Command::Mcp => mcp(cli, mnemo.acting_as("mcp")),
         Command::Keys { action } => keys(cli, &mnemo, action),
@@ -699,12 +707,15 @@ fn log_requests(format: crate::cli::RequestLog) {
     };
 }
 
+/// Serves the HTTP API; `rates` are the requests per second each key may make and the failed
+/// authentications per minute each client address may make.
 fn serve(
     mnemo: Mnemo,
     addr: &str,
-    rate_limit: f64,
+    rates: (f64, f64),
     limits: mnemo_server::Limits,
 ) -> anyhow::Result<()> {
+    let (rate_limit, failed_auth_limit) = rates;
     if limits.max_connections == 0 || limits.header_timeout.is_zero() {
         return Err(
             InvalidInput::new("--max-connections/--header-timeout", "must be at least 1").into()
@@ -717,6 +728,13 @@ fn serve(
         )
         .into());
     }
+    if !(failed_auth_limit.is_finite() && failed_auth_limit > 0.0) {
+        return Err(InvalidInput::new(
+            "--failed-auth-limit",
+            format!("must be a positive number per minute, not {failed_auth_limit}"),
+        )
+        .into());
+    }
     let keyless = !mnemo.has_live_keys().context("cannot read the API keys")?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async {
@@ -725,7 +743,8 @@ fn serve(
             .with_context(|| format!("cannot listen on {addr}"))?;
         let address = listener.local_addr()?;
         let state =
-            mnemo_server::AppState::new(mnemo, mnemo_server::RateLimit::per_second(rate_limit));
+            mnemo_server::AppState::new(mnemo, mnemo_server::RateLimit::per_second(rate_limit))
+                .with_failed_auth_limit(mnemo_server::RateLimit::per_minute(failed_auth_limit));
         // Signal handlers are in place before readiness is reported.
         let server = mnemo_server::serve(listener, state, limits);
         output::notice(&format!("mnemo serving on http://{address}"));

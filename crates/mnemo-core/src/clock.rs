@@ -126,6 +126,9 @@ impl schemars::JsonSchema for Timestamp {
         schemars::json_schema!({
             "type": "string",
             "format": "date-time",
+            // A record's times are after the Unix epoch (a year from 1971 keeps every offset
+            // clear of it).
+            "pattern": "^(197[1-9]|19[89][0-9]|[2-9][0-9]{3})-",
             "description": "RFC 3339, UTC, millisecond precision"
         })
     }

@@ -48,6 +48,12 @@ impl AppState {
             storage_full: Arc::new(std::sync::atomic::AtomicBool::new(false)),
         }
     }
+
+    /// The same with another allowance of failed authentications per client address.
+    pub fn with_failed_auth_limit(mut self, limit: RateLimit) -> Self {
+        self.failed_auth = Arc::new(limits::Limiter::new(limit));
+        self
+    }
 }
 
 /// The HTTP API.

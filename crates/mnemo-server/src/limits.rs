@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// A token bucket's size and refill rate.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RateLimit {
     /// Requests allowed in a burst.
     pub burst: f64,
@@ -20,6 +20,11 @@ impl RateLimit {
     pub fn per_second(per_second: f64) -> Self {
         Self { burst: (2.0 * per_second).max(100.0), per_second }
     }
+
+    /// `per_minute` events a minute, in bursts of that many (at least 20).
+    pub fn per_minute(per_minute: f64) -> Self {
+        Self { burst: per_minute.max(20.0), per_second: per_minute / 60.0 }
+    }
 }
 
 impl Default for RateLimit {
@@ -29,7 +34,8 @@ impl Default for RateLimit {
     }
 }
 
-/// Failed authentications allowed from one client address: 20 at once, then one every 5 s.
+/// Failed authentications allowed from one client address by default: 20 at once, then one
+/// every 5 s (12 a minute, `RateLimit::per_minute(12.0)`).
 pub const FAILED_AUTH_LIMIT: RateLimit = RateLimit { burst: 20.0, per_second: 0.2 };
 
 /// Buckets kept before full ones are swept out.
@@ -104,6 +110,14 @@ impl Limiter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_default_failed_authentication_allowance_is_twelve_a_minute() {
+        assert_eq!(RateLimit::per_minute(12.0), FAILED_AUTH_LIMIT);
+        // Behind a proxy the allowance is raised; the burst grows with it.
+        let raised = RateLimit::per_minute(600.0);
+        assert_eq!((raised.burst, raised.per_second), (600.0, 10.0));
+    }
 
     #[test]
     fn bucket_empties_and_refills() {

@@ -285,6 +285,7 @@ fn bad_input_fails_with_one_line_and_changes_nothing() {
         (vec!["import", junk.to_str().unwrap()], "junk.json"),
         (vec!["serve", "--addr", "127.0.0.1:0", "--rate-limit", "0"], "--rate-limit"),
         (vec!["serve", "--addr", "127.0.0.1:0", "--rate-limit", "NaN"], "--rate-limit"),
+        (vec!["serve", "--addr", "127.0.0.1:0", "--failed-auth-limit", "0"], "--failed-auth-limit"),
     ];
     for (args, names) in cases {
         let run = env.run(&args);
