@@ -119,6 +119,65 @@ impl SearchResponse {
     }
 }
 
+/// A memory as an agent reads it: what it says, its kind and status, since when it holds,
+/// and where it came from (the full record, with provenance, versions and metadata, on
+/// request).
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct CompactMemory {
+    /// Its id.
+    pub id: MemoryId,
+    /// What it says.
+    pub content: String,
+    /// Its kind.
+    pub kind: mnemo_core::Kind,
+    /// Its status.
+    pub status: mnemo_core::Status,
+    /// Since when it holds.
+    pub when: mnemo_core::Timestamp,
+    /// Where it came from (`user_stated`, `inferred`, `tool`…).
+    pub source: mnemo_core::SourceType,
+    /// Its score, for a search result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+}
+
+impl CompactMemory {
+    /// The compact form of `memory`, with a search `score`.
+    pub fn new(memory: Memory, score: Option<f64>) -> Self {
+        Self {
+            id: memory.id,
+            content: memory.content,
+            kind: memory.kind,
+            status: memory.status,
+            when: memory.valid_from,
+            source: memory.source.source_type,
+            score,
+        }
+    }
+}
+
+/// Compact search results: `{"results":[...]}`, best first.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct CompactResults {
+    /// The results.
+    pub results: Vec<CompactMemory>,
+}
+
+impl From<Vec<Hit>> for CompactResults {
+    fn from(hits: Vec<Hit>) -> Self {
+        let results =
+            hits.into_iter().map(|hit| CompactMemory::new(hit.memory, Some(hit.parts.score)));
+        Self { results: results.collect() }
+    }
+}
+
+/// A compact list of memories: `{"memories":[...]}`.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct CompactList {
+    /// The records.
+    pub memories: Vec<CompactMemory>,
+}
+
 /// One section of a context block.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ContextPartBody {

@@ -43,6 +43,10 @@ pub struct SearchArgs {
     /// "2026-03-01T00:00:00Z") instead of now.
     #[serde(default)]
     pub as_of: Option<String>,
+    /// Each memory's full record (provenance, versions, metadata, score parts) instead of
+    /// its id, content, kind, status, time, source and score.
+    #[serde(default)]
+    pub full: bool,
 }
 
 /// `memory_remember` arguments.
@@ -104,6 +108,9 @@ pub struct ListArgs {
     /// "2026-03-01T00:00:00Z") instead of now.
     #[serde(default)]
     pub as_of: Option<String>,
+    /// Each memory's full record instead of its id, content, kind, status, time and source.
+    #[serde(default)]
+    pub full: bool,
 }
 
 /// `memory_context` arguments.
@@ -230,7 +237,12 @@ impl MemoryTools {
                 as_of: as_of(args.as_of.as_deref())?,
             };
             let hits = mnemo.search(&who, &request).map_err(fail)?;
-            Ok(mnemo_api::SearchResponse::new(hits, None))
+            if args.full {
+                serde_json::to_value(mnemo_api::SearchResponse::new(hits, None))
+            } else {
+                serde_json::to_value(mnemo_api::CompactResults::from(hits))
+            }
+            .map_err(fail)
         })
         .await
     }
@@ -369,7 +381,15 @@ impl MemoryTools {
                 None => mnemo.list(&who, &filter),
                 Some(at) => mnemo.list_as_of(&who, &filter, at),
             };
-            Ok(mnemo_api::MemoryList { memories: memories.map_err(fail)? })
+            let memories = memories.map_err(fail)?;
+            if args.full {
+                serde_json::to_value(mnemo_api::MemoryList { memories })
+            } else {
+                let memories =
+                    memories.into_iter().map(|m| mnemo_api::CompactMemory::new(m, None)).collect();
+                serde_json::to_value(mnemo_api::CompactList { memories })
+            }
+            .map_err(fail)
         })
         .await
     }

@@ -116,6 +116,27 @@ async fn tools_are_listed_and_act_for_one_user() {
             .unwrap(),
     );
     assert_eq!(found["results"][0]["content"], "Prefers aisle seats on long flights");
+    // Results are compact by default (what an agent reads), the full record on request.
+    let compact = found["results"][0].as_object().unwrap();
+    let keys: Vec<&str> = compact.keys().map(String::as_str).collect();
+    assert_eq!(keys, ["content", "id", "kind", "score", "source", "status", "when"]);
+    assert_eq!(compact["source"], "inferred");
+    let full = text(
+        &client
+            .call_tool(call(
+                "memory_search",
+                json!({"query": "which seat do I like on planes?", "k": 3, "full": true}),
+            ))
+            .await
+            .unwrap(),
+    );
+    let full = &full["results"][0];
+    assert_eq!(full["source"]["ref"], "mcp", "{full}");
+    assert!(full.get("relevance").is_some() && full.get("version").is_some(), "{full}");
+    assert!(
+        full.to_string().len() > 2 * serde_json::Value::Object(compact.clone()).to_string().len(),
+        "the compact form is not much shorter: {full}"
+    );
     let listed = text(&client.call_tool(call("memory_list", json!({}))).await.unwrap());
     let contents: Vec<&str> = listed["memories"]
         .as_array()
