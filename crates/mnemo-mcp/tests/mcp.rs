@@ -173,6 +173,45 @@ async fn tools_are_listed_and_act_for_one_user() {
         (secret["outcome"].as_str(), secret["reason"].as_str()),
         (Some("refused"), Some("secret"))
     );
+    // The profile is also a resource, the user's own.
+    for (who, content) in
+        [(&alice, "Prefers replies in British English"), (&bob, "Bob is a falconer")]
+    {
+        let fields = mnemo::core::lifecycle::CandidateFields {
+            kind: Some(mnemo::core::Kind::Profile),
+            content: content.into(),
+            ..Default::default()
+        };
+        mnemo.remember(who, fields).unwrap();
+    }
+    let resources = client.list_all_resources().await.unwrap();
+    assert_eq!(
+        resources.iter().map(|r| r.uri.as_str()).collect::<Vec<_>>(),
+        [mnemo_mcp::PROFILE_URI]
+    );
+    let read = client
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(mnemo_mcp::PROFILE_URI))
+        .await
+        .unwrap();
+    let profile = match &read.contents[0] {
+        rmcp::model::ResourceContents::TextResourceContents { text, .. } => {
+            serde_json::from_str::<Value>(text).unwrap()
+        }
+        other => panic!("{other:?}"),
+    };
+    let contents: Vec<&str> = profile["memories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(contents, ["Prefers replies in British English"], "{profile}");
+    assert!(
+        client
+            .read_resource(rmcp::model::ReadResourceRequestParams::new("mnemo://elsewhere"))
+            .await
+            .is_err()
+    );
     // An agent's edit passes the gate as an inference: a sensitive inference and a secret
     // are refused, and the memory keeps its text.
     for content in ["Was diagnosed with diabetes last year", "pw is hunter2 AKIAIOSFODNN7EXAMPLE"] {
