@@ -341,19 +341,32 @@ fn verb_base(word: &str) -> String {
     stem.strip_suffix('e').filter(|s| s.len() >= 3).unwrap_or(stem).to_owned()
 }
 
-fn is_change_verb(word: &str) -> bool {
+/// The bases of a list of verbs, computed once.
+type VerbBases = std::sync::LazyLock<Vec<String>>;
+
+static CHANGE_BASES: VerbBases =
+    std::sync::LazyLock::new(|| CHANGE_VERBS.iter().map(|v| verb_base(v)).collect());
+static ENDING_BASES: VerbBases =
+    std::sync::LazyLock::new(|| ENDING_VERBS.iter().map(|v| verb_base(v)).collect());
+static REVISING_BASES: VerbBases =
+    std::sync::LazyLock::new(|| REVISING_VERBS.iter().map(|v| verb_base(v)).collect());
+
+/// Whether `word` is a form of one of the verbs whose bases are `bases`.
+fn is_form_of(word: &str, bases: &[String]) -> bool {
     let word = verb_base(word);
-    CHANGE_VERBS.iter().any(|v| verb_base(v) == word)
+    bases.contains(&word)
+}
+
+fn is_change_verb(word: &str) -> bool {
+    is_form_of(word, &CHANGE_BASES)
 }
 
 fn is_ending_verb(word: &str) -> bool {
-    let word = verb_base(word);
-    ENDING_VERBS.iter().any(|v| verb_base(v) == word)
+    is_form_of(word, &ENDING_BASES)
 }
 
 fn is_revising_verb(word: &str) -> bool {
-    let word = verb_base(word);
-    REVISING_VERBS.iter().any(|v| verb_base(v) == word)
+    is_form_of(word, &REVISING_BASES)
 }
 
 /// Whether a clause says that something changed. Explicitly: a verb of change, ending or
@@ -981,8 +994,14 @@ fn replaces(old: &Claim, new: &Claim, near: Nearness) -> bool {
 /// Whether statement `new` contradicts stored statement `old`: some claim of `new` gives
 /// another value of a slot a claim of `old` fills. `near`: how near in meaning `old` is.
 pub fn contradicts(old: &str, new: &str, near: Nearness) -> bool {
+    contradicts_claims(old, &claims(new), near)
+}
+
+/// [`contradicts`] with the new statement's claims already read, so a statement compared
+/// with several stored ones is read once.
+pub fn contradicts_claims(old: &str, new: &[Claim], near: Nearness) -> bool {
     let old = claims(old);
-    claims(new).iter().any(|n| old.iter().any(|o| replaces(o, n, near)))
+    new.iter().any(|n| old.iter().any(|o| replaces(o, n, near)))
 }
 
 #[cfg(test)]

@@ -518,13 +518,14 @@ fn contradicted<'a>(
         .max_by(|a, b| a.1.total_cmp(&b.1))
         .filter(|(_, closeness)| *closeness >= nearest_bar)
         .map(|(m, _)| &m.id);
+    let claims = crate::claims::claims(&candidate.content);
     live.iter()
         .filter(|(m, closeness)| {
             let near = crate::claims::Nearness {
                 related: *closeness >= related_bar,
                 nearest: nearest == Some(&m.id),
             };
-            crate::claims::contradicts(&m.content, &candidate.content, near)
+            crate::claims::contradicts_claims(&m.content, &claims, near)
         })
         .map(|(m, _)| *m)
         .collect()
