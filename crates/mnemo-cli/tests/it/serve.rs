@@ -459,6 +459,17 @@ fn key_rates_and_failed_authentications_over_real_connections() {
     assert_eq!(status, 429, "the address is refused whatever key it sends");
     server.kill().unwrap();
     server.wait().unwrap();
+
+    // Behind a proxy the allowance is raised: 60 a minute lets 60 failures through at once.
+    let (mut server, addr) = start_with(&env, &["--failed-auth-limit", "60"]);
+    for attempt in 0..60 {
+        let (status, _) = http(&addr, "GET", "/v1/memories?user_id=u", "mnemo_guess", None);
+        assert_eq!(status, 401, "attempt {attempt} with the raised allowance");
+    }
+    let (status, _) = http(&addr, "GET", "/v1/memories?user_id=u", "mnemo_guess", None);
+    assert_eq!(status, 429, "past the raised allowance the address is refused");
+    server.kill().unwrap();
+    server.wait().unwrap();
 }
 
 /// The request log: one JSON line per request on stderr with method, route template, status,
