@@ -26,15 +26,9 @@ fn yes() -> bool {
 pub struct Mem0AddBody {
     /// The conversation (with `infer`) or the statements to keep as they are.
     pub messages: Vec<Mem0Message>,
-    /// The user (optional with a user key).
-    #[serde(default)]
-    pub user_id: Option<String>,
-    /// The agent the memories belong to.
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    /// The run (a mnemo session) the memories belong to.
-    #[serde(default)]
-    pub run_id: Option<String>,
+    /// The user, and the agent and run (a mnemo session) the memories belong to.
+    #[serde(flatten)]
+    pub scope: Mem0Scope,
     /// Metadata kept on every memory, with its JSON types.
     #[serde(default)]
     pub metadata: Option<serde_json::Map<String, Value>>,
@@ -65,21 +59,15 @@ pub struct Mem0Scope {
 pub struct Mem0SearchBody {
     /// What to find.
     pub query: String,
-    /// The user (optional with a user key).
-    #[serde(default)]
-    pub user_id: Option<String>,
+    /// The user, and only memories of this agent and run.
+    #[serde(flatten)]
+    pub scope: Mem0Scope,
     /// How many results (default 10).
     #[serde(default)]
     pub limit: Option<usize>,
     /// mem0's newer name for `limit`.
     #[serde(default)]
     pub top_k: Option<usize>,
-    /// Only memories of this agent.
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    /// Only memories of this run.
-    #[serde(default)]
-    pub run_id: Option<String>,
     /// mem0's newer form: `{"filters": {"user_id": …, "agent_id": …, "run_id": …}}`.
     #[serde(default)]
     pub filters: Option<Mem0Scope>,

@@ -78,7 +78,7 @@ async fn add(
     body: Result<Json<Mem0AddBody>, JsonRejection>,
 ) -> Result<Json<Mem0Results<Mem0Event>>, ApiError> {
     let Json(body) = body?;
-    let who = caller.user(body.user_id.as_deref())?;
+    let who = caller.user(body.scope.user_id.as_deref())?;
     let results = blocking(&state, &caller, move |mnemo| {
         // Values keep their JSON types, as mem0 returns them.
         let metadata: mnemo::core::Metadata =
@@ -103,13 +103,13 @@ async fn add(
                 })
                 .collect();
             let mut run_metadata = metadata.clone();
-            if let Some(run) = &body.run_id {
+            if let Some(run) = &body.scope.run_id {
                 run_metadata.insert(RUN_ID.to_owned(), run.clone().into());
             }
             let options = mnemo::IngestOptions {
-                session: body.run_id.clone().unwrap_or_else(|| "mem0".to_owned()),
+                session: body.scope.run_id.clone().unwrap_or_else(|| "mem0".to_owned()),
                 incognito: false,
-                agent_id: body.agent_id.clone(),
+                agent_id: body.scope.agent_id.clone(),
                 metadata: run_metadata,
                 retention: mnemo::core::duration::Ttl::parse(
                     mnemo::DEFAULT_RETENTION,
@@ -130,8 +130,8 @@ async fn add(
             for m in body.messages {
                 let fields = CandidateFields {
                     content: m.content.clone(),
-                    agent_id: body.agent_id.clone(),
-                    session_id: body.run_id.clone(),
+                    agent_id: body.scope.agent_id.clone(),
+                    session_id: body.scope.run_id.clone(),
                     metadata: metadata.clone(),
                     expires_at,
                     ..Default::default()
@@ -191,9 +191,9 @@ async fn search(
 ) -> Result<Json<Mem0Results<Mem0Memory>>, ApiError> {
     let Json(body) = body?;
     let filters = body.filters.unwrap_or_default();
-    let who = caller.user(body.user_id.as_deref().or(filters.user_id.as_deref()))?;
-    let agent = body.agent_id.or(filters.agent_id);
-    let run = body.run_id.or(filters.run_id);
+    let who = caller.user(body.scope.user_id.as_deref().or(filters.user_id.as_deref()))?;
+    let agent = body.scope.agent_id.or(filters.agent_id);
+    let run = body.scope.run_id.or(filters.run_id);
     let limit = body.top_k.or(body.limit).unwrap_or(mnemo_api::DEFAULT_K);
     let hits = blocking(&state, &caller, move |mnemo| {
         // mem0 returns extracted memories, not transcript turns, of the agent and run asked
