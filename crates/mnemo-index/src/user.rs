@@ -122,6 +122,26 @@ pub struct IndexRow {
     pub valid_from: i64,
 }
 
+impl IndexRow {
+    /// The index row of a stored record with its vector (`None`: no vector).
+    pub fn of(rowid: i64, memory: &mnemo_core::Memory, vector: Option<&[f32]>) -> Self {
+        Self {
+            rowid,
+            kind: memory.kind,
+            scope: memory.scope.to_string(),
+            active: memory.status == mnemo_core::Status::Active,
+            sensitive: memory.sensitivity == mnemo_core::Sensitivity::Sensitive,
+            expires_at: memory.expires_at.map(Timestamp::as_millis),
+            vector: vector.map(<[f32]>::to_vec).unwrap_or_default(),
+            text: memory.content.clone(),
+            speaker: mnemo_core::record::metadata_str(&memory.metadata, "speaker")
+                .map(str::to_owned),
+            session: memory.session_id.clone(),
+            valid_from: memory.valid_from.as_millis(),
+        }
+    }
+}
+
 /// How many leading dimensions form the head of a `dims`-dimensional code: a quarter, for
 /// vectors long enough that a quarter still ranks; all of them otherwise.
 fn head_dims(dims: usize) -> usize {

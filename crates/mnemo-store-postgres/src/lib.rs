@@ -1,6 +1,7 @@
-//! mnemo's scale-out store: PostgreSQL with pgvector, behind the same [`Store`] trait as the
-//! embedded SQLite store and passing the same conformance suite, so any number of stateless
-//! `mnemo serve` nodes can share one database.
+//! mnemo's scale-out store: PostgreSQL with pgvector, a backend of the store engine
+//! (`mnemo-engine`, which holds every rule) like the embedded SQLite store and passing the
+//! same conformance suite, so any number of stateless `mnemo serve` nodes can share one
+//! database.
 //!
 //! - Every query filters on `tenant` and `user_id` in SQL.
 //! - Every change to a user's data runs in one transaction that first takes a transaction-level
@@ -18,30 +19,27 @@ mod codec;
 mod ledger;
 mod migrate;
 mod pool;
+mod tx;
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
-use mnemo_core::ledger::{Counted, DeletionReceipt, DeletionScope, LedgerKey, Removed};
-use mnemo_core::lifecycle::{Candidate, Decision, WriteContext, content_hash};
-use mnemo_core::policy::{ReasonCode, UserSettings};
-use mnemo_core::ports::{
-    ApiKey, AuditAction, AuditEntry, DeletionRequest, Edit, Embedded, ExportedMemory, Found,
-    History, Imported, ListFilter, NewRecord, PortError, SearchQuery, Store, StoreCaps,
-    WriteReceipt, audit_action_for,
-};
+use mnemo_core::ledger::{DeletionReceipt, LedgerKey, Remnant, Removed};
+use mnemo_core::lifecycle::content_hash;
+use mnemo_core::policy::UserSettings;
+use mnemo_core::ports::{ApiKey, AuditEntry, Embedded, Found, PortError, SearchQuery, StoreCaps};
 use mnemo_core::retrieval::{Fused, Signals};
 use mnemo_core::run::Run;
-use mnemo_core::{
-    ErrorKind, Kind, Memory, MemoryId, MemoryVersion, Status, Timestamp, UserRef, lifecycle,
-};
-use mnemo_index::{IndexRow, ScanFilter, UserIndex, cosine_of, quantize};
+use mnemo_core::{ErrorKind, Kind, Memory, MemoryId, MemoryVersion, Status, Timestamp, UserRef};
+use mnemo_engine::{Backend, Commit, Engine, Keys, Owner, Tx};
+use mnemo_index::{IndexRow, UserIndex};
 use pgvector::Vector;
 use postgres::{GenericClient, NoTls, Transaction};
 use r2d2_postgres::PostgresConnectionManager;
 
 use pool::{Conn, Statements};
+use tx::{PgTx, SlotGuard};
 
 use codec::{MEMORY_COLUMNS, MEMORY_FROM, memory_from_row, to_json};
 pub use migrate::LATEST_VERSION as SCHEMA_VERSION;
@@ -208,7 +206,7 @@ const POOL_SIZE: u32 = 16;
 const POOL_WAIT: Duration = Duration::from_secs(10);
 
 /// One user's cached search index and the epoch it reflects.
-struct CachedUser {
+pub(crate) struct CachedUser {
     epoch: i64,
     index: UserIndex,
 }
@@ -216,10 +214,10 @@ struct CachedUser {
 /// One user's slot in this node's cache. Searches read it together; a search that must bring
 /// it up to date, and a batch write following each of its records, take it alone, briefly:
 /// never for a whole transaction, so a search does not wait behind a write's commit.
-type UserSlot = Arc<RwLock<Option<CachedUser>>>;
+pub(crate) type UserSlot = Arc<RwLock<Option<CachedUser>>>;
 
 /// The PostgreSQL store: a connection pool and this node's cache of users' search indexes.
-pub struct PostgresStore {
+pub struct PostgresBackend {
     pool: OwnPool,
     users: Mutex<HashMap<(String, String), UserSlot>>,
     /// The embedder (model, dimensions) of the stored vectors, once read.
@@ -229,13 +227,22 @@ pub struct PostgresStore {
     ledger: LedgerKey,
 }
 
-impl std::fmt::Debug for PostgresStore {
+impl std::fmt::Debug for PostgresBackend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PostgresStore").field("target", &self.target).finish()
+        f.debug_struct("PostgresBackend").field("target", &self.target).finish()
     }
 }
 
-impl PostgresStore {
+/// The PostgreSQL store: the engine's rules over [`PostgresBackend`].
+pub type PostgresStore = Engine<PostgresBackend>;
+
+/// Connects to the database at `url` (see [`PostgresBackend::open`]) and applies pending
+/// migrations.
+pub fn open(url: &str, now: Timestamp) -> Result<PostgresStore> {
+    PostgresBackend::open(url, now).map(Engine::new)
+}
+
+impl PostgresBackend {
     /// Connects to the database at `url` (`postgres://user@host:port/db`, with libpq-style
     /// parameters such as `?options=-csearch_path%3Dmnemo` to pick a schema) and applies
     /// pending migrations.
@@ -296,38 +303,32 @@ impl PostgresStore {
         users.entry((who.0.to_owned(), who.1.to_owned())).or_default().clone()
     }
 
-    /// Runs `body` in a transaction that first takes the user's advisory lock and raises the
-    /// user's epoch (every row the transaction changes is stamped with it, and every row it
-    /// deletes leaves a tombstone with it: migration 0002), then commits. The body gets the
-    /// epoch before its own.
-    fn write_tx<T>(
-        &self,
-        who: (&str, &str),
-        body: impl FnOnce(&mut Transaction<'_>, &mut Statements, i64) -> Result<T>,
-    ) -> Result<T> {
-        let mut pooled = self.conn()?;
-        let Conn { client, statements } = &mut *pooled;
-        let mut tx = client.transaction()?;
-        let begin = statements.get(&mut tx, BEGIN_WRITE_SQL)?;
-        let epoch: i64 = tx.query_one(&begin, &[&who.0, &who.1])?.try_get(0)?;
+    /// Takes the user's advisory lock and raises the user's epoch (every row the
+    /// transaction changes is stamped with it, and every row it deletes leaves a tombstone
+    /// with it: migration 0002); returns the epoch before.
+    fn begin_write(
+        tx: &mut Transaction<'_>,
+        statements: &mut Statements,
+        (tenant, user): (&str, &str),
+    ) -> Result<i64> {
+        let begin = statements.get(tx, BEGIN_WRITE_SQL)?;
+        let epoch: i64 = tx.query_one(&begin, &[&tenant, &user])?.try_get(0)?;
         if epoch % PRUNE_EVERY == 0 {
             // Keep twice the catch-up window, so a node whose copy lags by up to
             // `DELTA_EPOCHS` finds every tombstone it needs even while a prune runs.
             tx.execute(
                 "DELETE FROM memory_tombstones WHERE tenant = $1 AND user_id = $2 AND epoch <= $3",
-                &[&who.0, &who.1, &(epoch - 2 * DELTA_EPOCHS)],
+                &[&tenant, &user, &(epoch - 2 * DELTA_EPOCHS)],
             )?;
         }
-        let value = body(&mut tx, statements, epoch - 1)?;
-        tx.commit()?;
-        Ok(value)
+        Ok(epoch - 1)
     }
 }
 
 /// The first statement of every write transaction: takes the user's lock (keyed by schema,
 /// tenant and user), raises the user's epoch and makes it the transaction's `mnemo.epoch`,
 /// which the triggers of migration 0002 stamp on changed rows and tombstones.
-const BEGIN_WRITE_SQL: &str = "WITH locked AS (
+pub(crate) const BEGIN_WRITE_SQL: &str = "WITH locked AS (
          SELECT pg_advisory_xact_lock(
              hashtextextended(current_schema() || chr(31) || $1 || chr(31) || $2, 0))),
      raised AS (
@@ -486,65 +487,6 @@ fn load_user(client: &mut impl GenericClient, who: (&str, &str)) -> Result<UserI
     Ok(index)
 }
 
-fn owner(who: &UserRef) -> (&str, &str) {
-    (who.tenant(), who.user_id())
-}
-
-/// Who acts, for whom and when: the fixed part of audit entries written in one operation.
-struct Auditor<'a> {
-    tenant: &'a str,
-    user_id: &'a str,
-    now: Timestamp,
-    actor: &'a str,
-}
-
-impl<'a> Auditor<'a> {
-    fn for_user(who: &'a UserRef, now: Timestamp, actor: &'a str) -> Self {
-        Self { tenant: who.tenant(), user_id: who.user_id(), now, actor }
-    }
-
-    /// Appends one audit entry; it never holds memory content.
-    fn log(
-        &self,
-        tx: &mut Transaction<'_>,
-        action: AuditAction,
-        memory_id: Option<&MemoryId>,
-        reason: Option<ReasonCode>,
-    ) -> Result<()> {
-        tx.execute(
-            "INSERT INTO audit_log (tenant, user_id, at, action, memory_id, reason, actor)
-             VALUES ($1, $2, $3, $4, $5, $6, $7)",
-            &[
-                &self.tenant,
-                &self.user_id,
-                &self.now.as_millis(),
-                &action.as_str(),
-                &memory_id.map(|id| id.0.as_str()),
-                &reason.map(ReasonCode::as_str),
-                &self.actor,
-            ],
-        )?;
-        Ok(())
-    }
-
-    /// Appends one audit entry about a run; it never holds the run's content.
-    fn log_run(&self, tx: &mut Transaction<'_>, action: AuditAction, run_id: &str) -> Result<()> {
-        tx.execute(
-            "INSERT INTO audit_log (tenant, user_id, at, action, actor, run_id)
-             VALUES ($1, $2, $3, $4, $5, $6)",
-            &[
-                &self.tenant,
-                &self.user_id,
-                &self.now.as_millis(),
-                &action.as_str(),
-                &self.actor,
-                &run_id,
-            ],
-        )?;
-        Ok(())
-    }
-}
-
 fn query_memories(
     client: &mut impl GenericClient,
     where_clause: &str,
@@ -554,32 +496,21 @@ fn query_memories(
     client.query(&sql, params)?.iter().map(memory_from_row).collect()
 }
 
-/// Reads one record of `who` by id, expired or not.
-fn find(
+fn read_settings(
     client: &mut impl GenericClient,
-    who: &UserRef,
-    id: &MemoryId,
-) -> Result<Option<(i64, Memory)>> {
-    Ok(query_memories(
-        client,
-        "m.tenant = $1 AND m.user_id = $2 AND m.id = $3",
-        &[&who.tenant(), &who.user_id(), &id.0],
-    )?
-    .pop())
-}
-
-fn read_settings(client: &mut impl GenericClient, who: &UserRef) -> Result<UserSettings> {
+    (tenant, user): (&str, &str),
+) -> Result<UserSettings> {
     let enabled: Option<bool> = client
         .query_opt(
             "SELECT memory_enabled FROM user_settings WHERE tenant = $1 AND user_id = $2",
-            &[&who.tenant(), &who.user_id()],
+            &[&tenant, &user],
         )?
         .map(|r| r.try_get(0))
         .transpose()?;
     Ok(enabled.map(|memory_enabled| UserSettings { memory_enabled }).unwrap_or_default())
 }
 
-impl PostgresStore {
+impl PostgresBackend {
     /// Refuses a vector from another embedder than the stored ones: comparing vectors of two
     /// models would silently give meaningless similarities. The stored embedder is read once
     /// and remembered; a vector that disagrees with the remembered one is checked against the
@@ -623,35 +554,38 @@ fn put_vector(tx: &mut Transaction<'_>, rowid: i64, embedded: &Embedded) -> Resu
     Ok(())
 }
 
-/// The vector of one of `who`'s records.
+/// The vector of one of the owner's records.
 fn vector_of(
     client: &mut impl GenericClient,
-    who: &UserRef,
+    tenant: &str,
+    user: Option<&str>,
     rowid: i64,
 ) -> Result<Option<Vec<f32>>> {
     Ok(client
         .query_opt(
             "SELECT v.vector FROM memory_vectors v JOIN memories m ON m.rowid = v.memory_rowid
-              WHERE v.memory_rowid = $1 AND m.tenant = $2 AND m.user_id = $3",
-            &[&rowid, &who.tenant(), &who.user_id()],
+              WHERE v.memory_rowid = $1 AND m.tenant = $2 AND ($3::text IS NULL OR m.user_id = $3)",
+            &[&rowid, &tenant, &user],
         )?
         .map(|row| row.try_get::<_, Vector>(0))
         .transpose()?
         .map(|v| v.to_vec()))
 }
 
-/// The earlier versions of one of `who`'s records, oldest first.
+/// The earlier versions of one of the owner's records, oldest first.
 fn versions(
     client: &mut impl GenericClient,
-    who: &UserRef,
+    tenant: &str,
+    user: Option<&str>,
     rowid: i64,
 ) -> Result<Vec<MemoryVersion>> {
     client
         .query(
             "SELECT s.snapshot FROM memory_versions s JOIN memories m ON m.rowid = s.memory_rowid
-              WHERE s.memory_rowid = $1 AND m.tenant = $2 AND m.user_id = $3
+              WHERE s.memory_rowid = $1 AND m.tenant = $2
+                AND ($3::text IS NULL OR m.user_id = $3)
               ORDER BY s.version",
-            &[&rowid, &who.tenant(), &who.user_id()],
+            &[&rowid, &tenant, &user],
         )?
         .iter()
         .map(|row| serde_json::from_str(&row.try_get::<_, String>(0)?).map_err(StoreError::Json))
@@ -800,14 +734,11 @@ fn chain(
         .collect()
 }
 
-/// How many nearest records a write compares itself with.
-const NEIGHBOURS: usize = 3;
-
 /// Every stored record a write must be decided against, in one query: live records with the
 /// same content hash, kind and scope (`$3`–`$6`); the active value of the same key (`$7`,
 /// `$8`); and, for an episode of a known message (`$9`, `$10`), the active episodes of that
 /// message with their vectors. Flags at columns 34–36 say which rule each row answers.
-const NEIGHBOURS_SQL: &str = "SELECT m.id, m.tenant, m.user_id, m.scope, m.agent_id,
+pub(crate) const NEIGHBOURS_SQL: &str = "SELECT m.id, m.tenant, m.user_id, m.scope, m.agent_id,
          m.session_id, m.kind, m.subject, m.attribute, m.content, m.importance, m.confidence,
          m.sensitivity, m.source_type, m.source_ref, m.source_captured_at, m.source_extractor,
          m.status, m.created_at, m.updated_at, m.last_used_at, m.valid_from, m.expires_at,
@@ -829,7 +760,7 @@ const NEIGHBOURS_SQL: &str = "SELECT m.id, m.tenant, m.user_id, m.scope, m.agent
    ORDER BY m.rowid";
 
 /// Inserts a record row and its vector in one statement; returns the rowid.
-const INSERT_SQL: &str = "WITH m AS (
+pub(crate) const INSERT_SQL: &str = "WITH m AS (
          INSERT INTO memories (id, tenant, user_id, scope, agent_id, session_id, kind, subject,
              attribute, content, content_hash, importance, confidence, sensitivity, source_type,
              source_ref, source_captured_at, source_extractor, status, created_at, updated_at,
@@ -843,796 +774,148 @@ const INSERT_SQL: &str = "WITH m AS (
          SELECT rowid, $32::text, $33::integer, $34::vector FROM m WHERE $34::vector IS NOT NULL)
      SELECT rowid FROM m";
 
-const AUDIT_SQL: &str =
-    "INSERT INTO audit_log (tenant, user_id, at, action, memory_id, reason, actor)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)";
-
-const SUPERSEDE_SQL: &str = "UPDATE memories SET status = 'superseded', superseded_by = $1,
-            updated_at = $2
-      WHERE tenant = $3 AND user_id = $4 AND id = $5
-     RETURNING rowid";
-
-/// The write path's statements, prepared once per connection.
-struct WriteStatements {
-    neighbours: postgres::Statement,
-    insert: postgres::Statement,
-    audit: postgres::Statement,
-    supersede: postgres::Statement,
-}
-
-impl WriteStatements {
-    fn prepare(tx: &mut Transaction<'_>, statements: &mut Statements) -> Result<Self> {
-        Ok(Self {
-            neighbours: statements.get(tx, NEIGHBOURS_SQL)?,
-            insert: statements.get(tx, INSERT_SQL)?,
-            audit: statements.get(tx, AUDIT_SQL)?,
-            supersede: statements.get(tx, SUPERSEDE_SQL)?,
-        })
-    }
-}
-
-/// One batch of writes of one user, inside its transaction.
-struct Batch<'s> {
-    store: &'s PostgresStore,
-    statements: WriteStatements,
-    who: &'s UserRef,
-    settings: UserSettings,
-    now: Timestamp,
-    actor: &'s str,
-}
-
-/// The index row of a record as just written, so the index follows without reading it back.
-fn index_row_of(rowid: i64, memory: &Memory, vector: Option<&Embedded>) -> IndexRow {
-    IndexRow {
-        rowid,
-        kind: memory.kind,
-        scope: memory.scope.to_string(),
-        active: memory.status == Status::Active,
-        sensitive: memory.sensitivity == mnemo_core::Sensitivity::Sensitive,
-        expires_at: memory.expires_at.map(Timestamp::as_millis),
-        vector: vector.map(|v| v.vector.clone()).unwrap_or_default(),
-        text: memory.content.clone(),
-        speaker: mnemo_core::record::metadata_str(&memory.metadata, "speaker").map(str::to_owned),
-        session: memory.session_id.clone(),
-        valid_from: memory.valid_from.as_millis(),
-    }
-}
-
-impl Batch<'_> {
-    fn audit(
-        &self,
-        tx: &mut Transaction<'_>,
-        action: AuditAction,
-        memory_id: Option<&MemoryId>,
-        reason: Option<ReasonCode>,
-    ) -> Result<()> {
-        tx.execute(
-            &self.statements.audit,
-            &[
-                &self.who.tenant(),
-                &self.who.user_id(),
-                &self.now.as_millis(),
-                &action.as_str(),
-                &memory_id.map(|id| id.0.as_str()),
-                &reason.map(ReasonCode::as_str),
-                &self.actor,
-            ],
-        )?;
-        Ok(())
-    }
-
-    /// Reads the neighbours of a candidate that the consistency rules need.
-    fn write_context(
-        &self,
-        tx: &mut Transaction<'_>,
-        slot: &UserSlot,
-        candidate: &Candidate,
-        embedding: Option<&Embedded>,
-    ) -> Result<WriteContext> {
-        let (tenant, user) = owner(self.who);
-        let scope = candidate.scope.to_string();
-        let (subject, attribute) = candidate.key.clone().unzip();
-        let source_ref = candidate.source.source_ref.as_deref();
-        let by_message =
-            embedding.is_some() && candidate.kind == Kind::Episodic && source_ref.is_some();
-        if let Some(embedded) = embedding {
-            self.store.check_vector(tx, embedded)?;
-        }
-        let rows = tx.query(
-            &self.statements.neighbours,
-            &[
-                &tenant,
-                &user,
-                &content_hash(&candidate.content),
-                &candidate.kind.as_str(),
-                &scope,
-                &self.now.as_millis(),
-                &subject,
-                &attribute,
-                &by_message,
-                &source_ref,
-            ],
-        )?;
-        let normalized = candidate.normalized_content();
-        let (mut same_key, mut same_content, mut similar) = (Vec::new(), Vec::new(), Vec::new());
-        let mut related = Vec::new();
-        for row in &rows {
-            let (_, memory) = memory_from_row(row)?;
-            let flags: (bool, bool, bool) = (row.try_get(34)?, row.try_get(35)?, row.try_get(36)?);
-            if flags.0 && lifecycle::normalize(&memory.content) == normalized {
-                same_content.push(memory.clone());
-            }
-            if flags.1 {
-                same_key.push(memory.clone());
-            }
-            if let (true, Some(embedded)) = (flags.2, embedding) {
-                // An episode can only duplicate a record of the same message.
-                if let Some(vector) = row.try_get::<_, Option<Vector>>(33)? {
-                    let (a, b) = (quantize(&embedded.vector), quantize(vector.as_slice()));
-                    similar.push((memory, cosine_of(&a, &b)));
-                }
-            }
-        }
-        if let (false, Some(embedded)) = (by_message, embedding) {
-            let filter = ScanFilter {
-                now: self.now.as_millis(),
-                kind: Some(candidate.kind),
-                scope: Some(&scope),
-                exclude_sensitive: false,
-            };
-            // Read beside searches; the batch brought the index up to date before this record.
-            let nearest = read_slot(slot)
-                .and_then(|cached| {
-                    Some(cached.as_ref()?.index.nearest(
-                        &embedded.vector,
-                        embedded.calibration.as_deref(),
-                        filter,
-                        NEIGHBOURS,
-                    ))
-                })
-                .unwrap_or_default();
-            let rowids: Vec<i64> = nearest.iter().map(|near| near.rowid).collect();
-            let mut found: HashMap<i64, Memory> = query_memories(
-                tx,
-                "m.tenant = $1 AND m.user_id = $2 AND m.rowid = ANY($3)",
-                &[&tenant, &user, &rowids],
-            )?
-            .into_iter()
-            .collect();
-            for near in nearest {
-                if let Some(memory) = found.remove(&near.rowid) {
-                    if let Some(score) = near.related {
-                        related.push((memory.id.clone(), score));
-                    }
-                    similar.push((memory, near.cosine));
-                }
-            }
-        }
-        Ok(WriteContext {
-            settings: self.settings,
-            same_key,
-            same_content,
-            similar,
-            related,
-            forgotten: ledger::forgotten(tx, self.who, &self.store.ledger, candidate)?,
-        })
-    }
-
-    /// Decides and applies one record inside the batch's transaction, and brings the index
-    /// up to date with it.
-    fn write_one(
-        &self,
-        tx: &mut Transaction<'_>,
-        slot: &UserSlot,
-        record: &NewRecord,
-        decide: &dyn Fn(&Candidate, &WriteContext) -> Decision,
-    ) -> Result<WriteReceipt> {
-        let context = self.write_context(tx, slot, &record.candidate, record.embedding.as_ref())?;
-        let decision = decide(&record.candidate, &context);
-        let (action, reason) = audit_action_for(&decision);
-        let id = match &decision {
-            // Memory switched off means no trace at all, not even an audit line.
-            Decision::Refuse(ReasonCode::MemoryDisabled) => {
-                return Ok(WriteReceipt { decision, id: None });
-            }
-            Decision::Refuse(_) => None,
-            Decision::Skip { existing, .. } => Some(existing.clone()),
-            Decision::Insert { status, supersede, .. } => {
-                let mut memory = record.candidate.clone().into_memory(
-                    record.id.clone(),
-                    self.who.tenant(),
-                    self.who.user_id(),
-                    *status,
-                    self.now,
-                );
-                // Supersede first, so the unique active-key index never sees two.
-                for old in supersede {
-                    let rowid: Option<i64> = tx
-                        .query_opt(
-                            &self.statements.supersede,
-                            &[
-                                &memory.id.0,
-                                &self.now.as_millis(),
-                                &self.who.tenant(),
-                                &self.who.user_id(),
-                                &old.0,
-                            ],
-                        )?
-                        .map(|r| r.try_get(0))
-                        .transpose()?;
-                    if let (Some(rowid), Some(cached)) = (rowid, write_slot(slot).as_mut()) {
-                        cached.index.deactivate(rowid);
-                    }
-                    self.audit(tx, AuditAction::Superseded, Some(old), reason)?;
-                }
-                memory.embedding = None;
-                let rowid = self.insert(tx, &memory, record.embedding.as_ref())?;
-                if let Some(cached) = write_slot(slot).as_mut() {
-                    cached.index.upsert_row(index_row_of(
-                        rowid,
-                        &memory,
-                        record.embedding.as_ref(),
-                    ));
-                }
-                Some(memory.id)
-            }
-        };
-        self.audit(tx, action, id.as_ref(), reason)?;
-        Ok(WriteReceipt { decision, id })
-    }
-
-    /// Inserts a new record and its vector; returns its rowid.
-    fn insert(
-        &self,
-        tx: &mut Transaction<'_>,
-        memory: &Memory,
-        vector: Option<&Embedded>,
-    ) -> Result<i64> {
-        insert_with(tx, &self.statements.insert, memory, vector)
-    }
-}
-
-impl Store for PostgresStore {
+impl Backend for PostgresBackend {
     fn capabilities(&self) -> StoreCaps {
         // Deleted rows stay in heap pages as dead tuples until VACUUM reclaims them and in
         // the write-ahead log until its segments are recycled (docs/OPERATIONS.md).
         StoreCaps { full_text: true, vectors: true, secure_delete: false }
     }
 
-    fn settings(&self, who: &UserRef) -> Result<UserSettings, PortError> {
-        Ok(read_settings(&mut self.conn()?.client, who)?)
+    fn ledger_key(&self) -> &LedgerKey {
+        &self.ledger
     }
 
-    fn set_settings(
+    fn remains(&self, _at: Timestamp) -> Vec<Remnant> {
+        ledger::store_remains()
+    }
+
+    fn transaction<T>(
         &self,
-        who: &UserRef,
-        settings: UserSettings,
-        now: Timestamp,
-        actor: &str,
-    ) -> Result<(), PortError> {
-        Ok(self.write_tx(owner(who), |tx, _, _| {
-            tx.execute(
-                "INSERT INTO user_settings (tenant, user_id, memory_enabled, updated_at)
-                 VALUES ($1, $2, $3, $4)
-                 ON CONFLICT (tenant, user_id)
-                 DO UPDATE SET memory_enabled = excluded.memory_enabled,
-                               updated_at = excluded.updated_at",
-                &[&who.tenant(), &who.user_id(), &settings.memory_enabled, &now.as_millis()],
-            )?;
-            Auditor::for_user(who, now, actor).log(tx, AuditAction::SettingsChanged, None, None)?;
-            Ok(())
-        })?)
-    }
-
-    fn write_batch(
-        &self,
-        who: &UserRef,
-        records: Vec<NewRecord>,
-        now: Timestamp,
-        actor: &str,
-        decide: &dyn Fn(&Candidate, &WriteContext) -> Decision,
-    ) -> Result<Vec<WriteReceipt>, PortError> {
-        let slot = self.slot(owner(who));
-        let write = || {
-            self.write_tx(owner(who), |tx, statements, before| {
-                let batch = Batch {
-                    store: self,
-                    statements: WriteStatements::prepare(tx, statements)?,
-                    who,
-                    // The user's lock keeps settings from changing during the batch.
-                    settings: read_settings(tx, who)?,
-                    now,
-                    actor,
-                };
-                let mut receipts = Vec::with_capacity(records.len());
-                // The index is brought up to the epoch before this batch; from then on the batch
-                // takes it alone only to follow a row, and searches in between read it labelled
-                // with that epoch (rows not yet committed are fetched by no search). No other
-                // node's write of the user can commit meanwhile (the advisory lock), so no search
-                // replaces it either.
-                index_at(tx, statements, owner(who), before, &mut write_slot(&slot))?;
-                for record in &records {
-                    receipts.push(batch.write_one(tx, &slot, record, decide)?);
-                }
-                Ok((receipts, before + 1))
-            })
-        };
-        // The index follows the batch's rows before they commit: if the transaction fails
-        // (an error, a panic, the commit), it holds rows that do not exist, and is dropped.
-        let (receipts, epoch) = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(write))
-        {
-            Ok(Ok(written)) => written,
-            Ok(Err(e)) => {
-                *write_slot(&slot) = None;
-                return Err(e.into());
-            }
-            Err(panic) => {
-                *write_slot(&slot) = None;
-                std::panic::resume_unwind(panic);
-            }
-        };
-        // Committed: the index followed every row of the batch, so it is the state at the
-        // batch's epoch (a search may have caught it up already).
-        if let Some(current) = write_slot(&slot).as_mut()
-            && current.epoch < epoch
-        {
-            current.epoch = epoch;
-        }
-        Ok(receipts)
-    }
-
-    fn get(
-        &self,
-        who: &UserRef,
-        id: &MemoryId,
-        now: Timestamp,
-    ) -> Result<Option<Memory>, PortError> {
-        let mut conn = self.conn()?;
-        Ok(find(&mut conn.client, who, id)?.map(|(_, m)| m).filter(|m| !m.is_expired(now)))
-    }
-
-    fn list(
-        &self,
-        who: &UserRef,
-        filter: &ListFilter,
-        now: Timestamp,
-    ) -> Result<Vec<Memory>, PortError> {
-        let mut conn = self.conn()?;
-        let kind = filter.kind.map(|k| k.as_str());
-        let status = filter.status.map(|s| s.as_str());
-        let scope = filter.scope.as_ref().map(ToString::to_string);
-        let rows = query_memories(
-            &mut conn.client,
-            "m.tenant = $1 AND m.user_id = $2
-             AND ($3::text IS NULL OR m.kind = $3)
-             AND ($4::text IS NULL OR m.status = $4)
-             AND ($5::text IS NULL OR m.scope = $5)
-             AND ($6 OR m.expires_at IS NULL OR m.expires_at > $7)
-             AND ($8::text IS NULL OR m.session_id = $8)
-             ORDER BY m.created_at DESC, m.rowid DESC",
-            &[
-                &who.tenant(),
-                &who.user_id(),
-                &kind,
-                &status,
-                &scope,
-                &filter.include_expired,
-                &now.as_millis(),
-                &filter.session,
-            ],
-        )?;
-        Ok(rows.into_iter().map(|(_, m)| m).collect())
-    }
-
-    fn history(
-        &self,
-        who: &UserRef,
-        id: &MemoryId,
-        now: Timestamp,
-    ) -> Result<Option<History>, PortError> {
-        let mut conn = self.conn()?;
-        let mut tx = conn
-            .client
-            .build_transaction()
-            .isolation_level(postgres::IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
-            .map_err(StoreError::from)?;
-        let Some((rowid, memory)) = find(&mut tx, who, id)? else { return Ok(None) };
-        if memory.is_expired(now) {
-            return Ok(None);
-        }
-        let versions = versions(&mut tx, who, rowid)?;
-        let older: Vec<i64> = chain(&mut tx, owner(who), rowid, false)?
-            .into_iter()
-            .map(|(r, _)| r)
-            .filter(|r| *r != rowid)
-            .collect();
-        let mut superseded: Vec<Memory> = query_memories(
-            &mut tx,
-            "m.tenant = $1 AND m.user_id = $2 AND m.rowid = ANY($3)",
-            &[&who.tenant(), &who.user_id(), &older],
-        )?
-        .into_iter()
-        .map(|(_, m)| m)
-        .collect();
-        superseded.sort_by_key(|m| std::cmp::Reverse(m.created_at));
-        Ok(Some(History { memory, versions, superseded }))
-    }
-
-    fn edit(
-        &self,
-        who: &UserRef,
-        id: &MemoryId,
-        edit: Edit,
-        now: Timestamp,
-        actor: &str,
-    ) -> Result<Option<Memory>, PortError> {
-        Ok(self.write_tx(owner(who), |tx, _, _| {
-            let Some((rowid, memory)) = find(tx, who, id)? else {
-                return Ok(None);
-            };
-            if memory.is_expired(now) {
-                return Ok(None);
-            }
-            if let Some(refusal) = memory.edit_refusal() {
-                return Err(StoreError::Conflict(refusal));
-            }
-            if !read_settings(tx, who)?.memory_enabled {
-                return Err(StoreError::Conflict(lifecycle::MEMORY_OFF_EDIT.into()));
-            }
-            let snapshot = memory.snapshot(now);
-            let version = i32::try_from(memory.version).unwrap_or(i32::MAX);
-            tx.execute(
-                "INSERT INTO memory_versions (memory_rowid, version, snapshot) VALUES ($1, $2, $3)",
-                &[&rowid, &version, &to_json(&snapshot)?],
-            )?;
-            tx.execute(
-                "UPDATE memories SET content = $1, content_hash = $2, version = version + 1,
-                        updated_at = $3, status = $7, sensitivity = $8
-                  WHERE rowid = $4 AND tenant = $5 AND user_id = $6",
-                &[
-                    &edit.content,
-                    &content_hash(&edit.content),
-                    &now.as_millis(),
-                    &rowid,
-                    &who.tenant(),
-                    &who.user_id(),
-                    &edit.hold.map_or(memory.status, |_| Status::Pending).as_str(),
-                    &edit.sensitivity.unwrap_or(memory.sensitivity).as_str(),
-                ],
-            )?;
-            match &edit.embedding {
-                Some(embedded) => {
-                    self.check_vector(tx, embedded)?;
-                    put_vector(tx, rowid, embedded)?;
-                }
-                None => {
-                    tx.execute("DELETE FROM memory_vectors WHERE memory_rowid = $1", &[&rowid])?;
-                }
-            }
-            Auditor::for_user(who, now, actor).log(tx, AuditAction::Edited, Some(id), edit.hold)?;
-            Ok(find(tx, who, id)?.map(|(_, m)| m))
-        })?)
-    }
-
-    fn confirm(
-        &self,
-        who: &UserRef,
-        id: &MemoryId,
-        now: Timestamp,
-        actor: &str,
-    ) -> Result<Option<Vec<MemoryId>>, PortError> {
-        Ok(self.write_tx(owner(who), |tx, _, _| {
-            let Some((rowid, memory)) = find(tx, who, id)? else {
-                return Ok(None);
-            };
-            if memory.is_expired(now) {
-                return Ok(None);
-            }
-            if let Some(refusal) = memory.review_refusal("confirmed") {
-                return Err(StoreError::Conflict(refusal));
-            }
-            if !read_settings(tx, who)?.memory_enabled {
-                return Err(StoreError::Conflict(lifecycle::MEMORY_OFF_EDIT.into()));
-            }
-            let log = Auditor::for_user(who, now, actor);
-            let mut superseded = Vec::new();
-            if let Some((subject, attribute)) = memory.key() {
-                let scope = memory.scope.to_string();
-                let olds = query_memories(
-                    tx,
-                    "m.tenant = $1 AND m.user_id = $2 AND m.scope = $3 AND m.subject = $4
-                     AND m.attribute = $5 AND m.status = 'active'",
-                    &[&who.tenant(), &who.user_id(), &scope, &subject, &attribute],
-                )?;
-                for (old_rowid, old) in olds {
-                    tx.execute(
-                        "UPDATE memories SET status = 'superseded', superseded_by = $1,
-                                updated_at = $2
-                          WHERE rowid = $3 AND tenant = $4 AND user_id = $5",
-                        &[&id.0, &now.as_millis(), &old_rowid, &who.tenant(), &who.user_id()],
-                    )?;
-                    log.log(tx, AuditAction::Superseded, Some(&old.id), None)?;
-                    superseded.push(old.id);
-                }
-            }
-            let consent =
-                memory.consent_on_confirm(now, actor).as_ref().map(to_json).transpose()?;
-            tx.execute(
-                "UPDATE memories SET status = 'active', updated_at = $1, consent = $2
-                  WHERE rowid = $3 AND tenant = $4 AND user_id = $5",
-                &[&now.as_millis(), &consent, &rowid, &who.tenant(), &who.user_id()],
-            )?;
-            log.log(tx, AuditAction::Confirmed, Some(id), None)?;
-            Ok(Some(superseded))
-        })?)
-    }
-
-    fn reject(
-        &self,
-        who: &UserRef,
-        id: &MemoryId,
-        request: &DeletionRequest<'_>,
-    ) -> Result<bool, PortError> {
-        Ok(self.write_tx(owner(who), |tx, _, _| {
-            let Some((rowid, memory)) = find(tx, who, id)? else {
-                return Ok(false);
-            };
-            if let Some(refusal) = memory.review_refusal("rejected") {
-                return Err(StoreError::Conflict(refusal));
-            }
-            let tombstones = ledger::bury(tx, who, &self.ledger, &[rowid], request)?;
-            let removed = purge(tx, owner(who), &[rowid])?;
-            let counted = Counted {
-                scope: DeletionScope::Rejected,
-                memory_id: Some(id.clone()),
-                removed_ids: vec![id.clone()],
-                removed,
-                tombstones,
-            };
-            ledger::save_receipt(tx, who, counted, request)?;
-            Auditor::for_user(who, request.now, request.actor).log(
-                tx,
-                AuditAction::Rejected,
-                Some(id),
-                None,
-            )?;
-            Ok(true)
-        })?)
-    }
-
-    fn forget_each(
-        &self,
-        who: &UserRef,
-        ids: &[MemoryId],
-        request: &DeletionRequest<'_>,
-    ) -> Result<Option<DeletionReceipt>, PortError> {
-        Ok(self.write_tx(owner(who), |tx, _, _| {
-            // Both look-ups read through the one transaction.
-            let shared = std::cell::RefCell::new(&mut *tx);
-            let selection = mnemo_core::ledger::select(
-                ids,
-                |id| Ok::<_, StoreError>(find(*shared.borrow_mut(), who, id)?.map(|(row, _)| row)),
-                |row, derived| chain(*shared.borrow_mut(), owner(who), row, derived),
-            )?;
-            let Some(selection) = selection else {
-                return Ok(None);
-            };
-            let rowids: Vec<i64> = selection.doomed.iter().map(|(r, _)| *r).collect();
-            let tombstones = ledger::bury(tx, who, &self.ledger, &rowids, request)?;
-            let removed = purge(tx, owner(who), &rowids)?;
-            let counted = Counted::of_selection(selection, removed, tombstones);
-            for gone in &counted.removed_ids {
-                Auditor::for_user(who, request.now, request.actor).log(
-                    tx,
-                    AuditAction::Forgotten,
-                    Some(gone),
-                    None,
-                )?;
-            }
-            Ok(Some(ledger::save_receipt(tx, who, counted, request)?))
-        })?)
-    }
-
-    fn forget_all(
-        &self,
-        who: &UserRef,
-        request: &DeletionRequest<'_>,
-    ) -> Result<DeletionReceipt, PortError> {
-        Ok(self.write_tx(owner(who), |tx, _, _| {
-            let rowids: Vec<i64> = tx
-                .query(
-                    "SELECT rowid FROM memories WHERE tenant = $1 AND user_id = $2",
-                    &[&who.tenant(), &who.user_id()],
-                )?
-                .iter()
-                .map(|row| row.try_get(0))
-                .collect::<Result<_, _>>()?;
-            let tombstones = ledger::bury(tx, who, &self.ledger, &rowids, request)?;
-            let mut removed = purge(tx, owner(who), &rowids)?;
-            removed.links += tx.execute(
-                "DELETE FROM memory_links WHERE tenant = $1 AND user_id = $2",
-                &[&who.tenant(), &who.user_id()],
-            )?;
-            // Working memory goes with the rest of the user's data.
-            removed.runs = tx.execute(
-                "DELETE FROM runs WHERE tenant = $1 AND user_id = $2",
-                &[&who.tenant(), &who.user_id()],
-            )?;
-            Auditor::for_user(who, request.now, request.actor).log(
-                tx,
-                AuditAction::Forgotten,
-                None,
-                None,
-            )?;
-            let counted = Counted {
-                scope: DeletionScope::User,
-                memory_id: None,
-                removed_ids: Vec::new(),
-                removed,
-                tombstones,
-            };
-            ledger::save_receipt(tx, who, counted, request)
-        })?)
-    }
-
-    fn deletions(&self, who: &UserRef, limit: usize) -> Result<Vec<DeletionReceipt>, PortError> {
-        Ok(ledger::receipts(&mut self.conn()?.client, who, limit)?)
-    }
-
-    fn expire(
-        &self,
-        tenant: &str,
-        user_id: Option<&str>,
-        now: Timestamp,
-        actor: &str,
-    ) -> Result<Vec<MemoryId>, PortError> {
-        // One transaction for the whole tenant (all or nothing, as on SQLite). Users are
-        // locked in name order, each just before its records go, and each gets its own epoch.
+        owner: Owner<'_>,
+        commit: Commit,
+        body: &mut dyn FnMut(&mut dyn Tx) -> Result<T, PortError>,
+    ) -> Result<T, PortError> {
         let mut pooled = self.conn()?;
         let Conn { client, statements } = &mut *pooled;
         let mut tx = client.transaction().map_err(StoreError::from)?;
-        let users: Vec<String> = tx
-            .query(
-                "SELECT DISTINCT user_id FROM memories
-                  WHERE tenant = $1 AND ($2::text IS NULL OR user_id = $2)
-                    AND expires_at IS NOT NULL AND expires_at <= $3
-                  ORDER BY user_id",
-                &[&tenant, &user_id, &now.as_millis()],
-            )
-            .map_err(StoreError::from)?
-            .iter()
-            .map(|r| r.try_get(0))
-            .collect::<Result<_, _>>()
-            .map_err(StoreError::from)?;
-        let begin = statements.get(&mut tx, BEGIN_WRITE_SQL).map_err(StoreError::from)?;
-        let mut removed = Vec::new();
-        for user in &users {
-            tx.query_one(&begin, &[&tenant, user]).map_err(StoreError::from)?;
-            let expired: Vec<i64> = tx
-                .query(
-                    "SELECT rowid FROM memories
-                      WHERE tenant = $1 AND user_id = $2
-                        AND expires_at IS NOT NULL AND expires_at <= $3
-                      ORDER BY rowid",
-                    &[&tenant, user, &now.as_millis()],
-                )
-                .map_err(StoreError::from)?
-                .iter()
-                .map(|r| r.try_get(0))
-                .collect::<Result<_, _>>()
-                .map_err(StoreError::from)?;
-            let mut gone: Vec<(i64, MemoryId)> = Vec::new();
-            for rowid in expired {
-                if gone.iter().any(|(r, _)| *r == rowid) {
-                    continue;
-                }
-                for link in chain(&mut tx, (tenant, user), rowid, false)? {
-                    if !gone.iter().any(|(r, _)| *r == link.0) {
-                        gone.push(link);
-                    }
-                }
+        let (tenant, user) = (owner.tenant(), owner.user());
+        let write = match (owner, commit) {
+            // A lost last-used time is harmless: no lock, no epoch, no wait for the flush.
+            (_, Commit::Light) => {
+                tx.execute("SET LOCAL synchronous_commit = off", &[]).map_err(StoreError::from)?;
+                None
             }
-            let rowids: Vec<i64> = gone.iter().map(|(r, _)| *r).collect();
-            purge(&mut tx, (tenant, user), &rowids)?;
-            let log = Auditor { tenant, user_id: user, now, actor };
-            for (_, id) in gone {
-                log.log(&mut tx, AuditAction::Expired, Some(&id), None)?;
-                removed.push(id);
+            (Owner::User(who), _) => {
+                let who = (who.tenant(), who.user_id());
+                let before = Self::begin_write(&mut tx, statements, who)?;
+                Some((before, self.slot(who)))
             }
-        }
-        // Cached indexes of these users catch up from the tombstones at their next use.
+            // A tenant-wide job locks each user it touches (`Tx::expired`).
+            (Owner::Tenant { .. }, _) => None,
+        };
+        let mut pg = PgTx {
+            tx: &mut tx,
+            statements,
+            store: self,
+            tenant,
+            user,
+            write: write.clone(),
+            following: None,
+            locked: Default::default(),
+        };
+        let value = body(&mut pg);
+        // Dropped (and the index with it) unless the commit succeeds.
+        let following = pg.following.take();
+        drop(pg);
+        let value = value?;
         tx.commit().map_err(StoreError::from)?;
-        Ok(removed)
+        if let (Some(slot), Some((before, _))) = (following.and_then(SlotGuard::disarm), write)
+            && let Some(current) = write_slot(&slot).as_mut()
+            && current.epoch <= before
+        {
+            // The index followed every row written, so it is the state at this epoch.
+            current.epoch = before + 1;
+        }
+        Ok(value)
     }
 
-    fn export(&self, who: &UserRef) -> Result<Vec<ExportedMemory>, PortError> {
-        let mut conn = self.conn()?;
-        let mut tx = conn
-            .client
+    fn read<T>(
+        &self,
+        who: &UserRef,
+        body: &mut dyn FnMut(&mut dyn Tx) -> Result<T, PortError>,
+    ) -> Result<T, PortError> {
+        let mut pooled = self.conn()?;
+        let Conn { client, statements } = &mut *pooled;
+        let mut tx = client
             .build_transaction()
             .isolation_level(postgres::IsolationLevel::RepeatableRead)
             .read_only(true)
             .start()
             .map_err(StoreError::from)?;
-        let rows = query_memories(
-            &mut tx,
-            "m.tenant = $1 AND m.user_id = $2 ORDER BY m.created_at, m.id",
-            &[&who.tenant(), &who.user_id()],
-        )?;
-        let mut out = Vec::with_capacity(rows.len());
-        for (rowid, mut memory) in rows {
-            if let Some(info) = memory.embedding.as_mut() {
-                info.vector = vector_of(&mut tx, who, rowid)?;
-            }
-            out.push(ExportedMemory { history: versions(&mut tx, who, rowid)?, memory });
-        }
-        Ok(out)
+        let mut pg = PgTx {
+            tx: &mut tx,
+            statements,
+            store: self,
+            tenant: who.tenant(),
+            user: Some(who.user_id()),
+            write: None,
+            following: None,
+            locked: Default::default(),
+        };
+        body(&mut pg)
     }
 
-    fn import(
+    fn search(
         &self,
         who: &UserRef,
-        records: Vec<ExportedMemory>,
+        query: &SearchQuery<'_>,
         now: Timestamp,
-        actor: &str,
-        allow_forgotten: bool,
-    ) -> Result<Imported, PortError> {
-        Ok(self.write_tx(owner(who), |tx, _, _| {
-            let mut imported = Imported::default();
-            // Superseded records first, so the active-key index holds at every step.
-            let mut ordered = records;
-            ordered.sort_by_key(|r| r.memory.status == Status::Active);
-            for record in &ordered {
-                let mut memory = record.memory.clone();
-                memory.tenant = who.tenant().to_owned();
-                memory.user_id = who.user_id().to_owned();
-                if !allow_forgotten && ledger::import_forgotten(tx, who, &self.ledger, &memory)? {
-                    imported.forgotten.push(memory.id);
-                    continue;
-                }
-                imported.count += 1;
-                let embedded = match &memory.embedding {
-                    Some(info) => match &info.vector {
-                        Some(vector) if vector.len() == info.dims as usize => Some(Embedded {
-                            model: info.model.clone(),
-                            vector: vector.clone(),
-                            calibration: None,
-                        }),
-                        _ => {
-                            return Err(StoreError::VectorMismatch(format!(
-                                "memory {}: embedding has no vector of {} dimensions",
-                                memory.id, info.dims
-                            )));
-                        }
-                    },
-                    None => None,
-                };
-                if let Some(embedded) = &embedded {
-                    self.check_vector(tx, embedded)?;
-                }
-                let rowid = insert_with(tx, INSERT_SQL, &memory, embedded.as_ref())?;
-                for version in &record.history {
-                    let number = i32::try_from(version.version).unwrap_or(i32::MAX);
-                    tx.execute(
-                        "INSERT INTO memory_versions (memory_rowid, version, snapshot)
-                         VALUES ($1, $2, $3)",
-                        &[&rowid, &number, &to_json(version)?],
-                    )?;
-                }
-                Auditor::for_user(who, now, actor).log(
-                    tx,
-                    AuditAction::Imported,
-                    Some(&memory.id),
-                    None,
+        select: &dyn Fn(&Signals<'_>) -> Vec<Fused>,
+    ) -> Result<Vec<Found>, PortError> {
+        let mut pooled = self.conn()?;
+        let Conn { client, statements } = &mut *pooled;
+        if let Some(vector) = query.vector {
+            self.check_vector(client, vector)?;
+        }
+        let scope = query.filter.scope.as_ref().map(ToString::to_string);
+        let filter = mnemo_engine::scan_filter(query, now, scope.as_deref());
+        // The epoch is read before the rows, so an index loaded now is never labelled newer
+        // than its contents.
+        let epoch = read_epoch(client, statements, (who.tenant(), who.user_id()))?;
+        let slot = self.slot((who.tenant(), who.user_id()));
+        let vector = query.vector.map(|v| v.vector.as_slice());
+        // A current index is read beside other searches (and beside a write's transaction);
+        // one that lags is brought up to date alone.
+        let current = read_slot(&slot).and_then(|cached| {
+            let cached = cached.as_ref().filter(|c| c.epoch >= epoch)?;
+            Some(cached.index.search(query.terms, vector, query.common, filter, select))
+        });
+        let hits = match current {
+            Some(hits) => hits,
+            None => {
+                let mut cached = write_slot(&slot);
+                let index = index_at(
+                    client,
+                    statements,
+                    (who.tenant(), who.user_id()),
+                    epoch,
+                    &mut cached,
                 )?;
+                index.search(query.terms, vector, query.common, filter, select)
             }
-            Ok(imported)
-        })?)
+        };
+        let wanted: Vec<i64> = hits.iter().map(|hit| hit.rowid).collect();
+        let by_rowid = statements.get(client, &BY_ROWID_SQL).map_err(StoreError::from)?;
+        let memories: HashMap<i64, Memory> = client
+            .query(&by_rowid, &[&who.tenant(), &who.user_id(), &wanted, &now.as_millis()])
+            .map_err(StoreError::from)?
+            .iter()
+            .map(memory_from_row)
+            .collect::<Result<_>>()?;
+        Ok(mnemo_engine::found_in_order(hits, memories))
     }
 
-    fn audit(&self, who: &UserRef, limit: usize) -> Result<Vec<AuditEntry>, PortError> {
+    fn audit_entries(&self, who: &UserRef, limit: usize) -> Result<Vec<AuditEntry>, PortError> {
         let mut conn = self.conn()?;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let rows = conn
@@ -1666,59 +949,23 @@ impl Store for PostgresStore {
         Ok(out)
     }
 
-    fn search(
-        &self,
-        who: &UserRef,
-        query: &SearchQuery<'_>,
-        now: Timestamp,
-        select: &dyn Fn(&Signals<'_>) -> Vec<Fused>,
-    ) -> Result<Vec<Found>, PortError> {
-        let mut pooled = self.conn()?;
-        let Conn { client, statements } = &mut *pooled;
-        if let Some(vector) = query.vector {
-            self.check_vector(client, vector)?;
-        }
-        let scope = query.filter.scope.as_ref().map(ToString::to_string);
-        let filter = ScanFilter {
-            now: now.as_millis(),
-            kind: query.filter.kind,
-            scope: scope.as_deref(),
-            exclude_sensitive: query.filter.exclude_sensitive,
-        };
-        // The epoch is read before the rows, so an index loaded now is never labelled newer
-        // than its contents.
-        let epoch = read_epoch(client, statements, owner(who))?;
-        let slot = self.slot(owner(who));
-        let vector = query.vector.map(|v| v.vector.as_slice());
-        // A current index is read beside other searches (and beside a write's transaction);
-        // one that lags is brought up to date alone.
-        let current = read_slot(&slot).and_then(|cached| {
-            let cached = cached.as_ref().filter(|c| c.epoch >= epoch)?;
-            Some(cached.index.search(query.terms, vector, query.common, filter, select))
-        });
-        let hits = match current {
-            Some(hits) => hits,
-            None => {
-                let mut cached = write_slot(&slot);
-                let index = index_at(client, statements, owner(who), epoch, &mut cached)?;
-                index.search(query.terms, vector, query.common, filter, select)
-            }
-        };
-        let wanted: Vec<i64> = hits.iter().map(|hit| hit.rowid).collect();
-        let by_rowid = statements.get(client, &BY_ROWID_SQL).map_err(StoreError::from)?;
-        let mut memories: HashMap<i64, Memory> = client
-            .query(&by_rowid, &[&who.tenant(), &who.user_id(), &wanted, &now.as_millis()])
-            .map_err(StoreError::from)?
+    fn receipts(&self, who: &UserRef, limit: usize) -> Result<Vec<DeletionReceipt>, PortError> {
+        Ok(ledger::receipts(&mut self.conn()?.client, (who.tenant(), who.user_id()), limit)?)
+    }
+
+    fn runs(&self, who: &UserRef) -> Result<Vec<Run>, PortError> {
+        let mut conn = self.conn()?;
+        let rows = conn
+            .client
+            .query(
+                "SELECT state FROM runs WHERE tenant = $1 AND user_id = $2 ORDER BY started_at, id",
+                &[&who.tenant(), &who.user_id()],
+            )
+            .map_err(StoreError::from)?;
+        Ok(rows
             .iter()
-            .map(memory_from_row)
-            .collect::<Result<_>>()?;
-        Ok(hits
-            .into_iter()
-            .filter_map(|hit| {
-                let memory = memories.remove(&hit.rowid)?;
-                Some(Found { memory, fused: hit.fused, bm25: hit.bm25, cosine: hit.cosine })
-            })
-            .collect())
+            .map(|r| serde_json::from_str(r.try_get::<_, &str>(0)?).map_err(StoreError::Json))
+            .collect::<Result<_>>()?)
     }
 
     fn count_by_status(&self) -> Result<Vec<(Status, u64)>, PortError> {
@@ -1736,7 +983,9 @@ impl Store for PostgresStore {
             })
             .collect())
     }
+}
 
+impl Keys for PostgresBackend {
     fn create_key(&self, key: &ApiKey) -> Result<(), PortError> {
         let mut conn = self.conn()?;
         conn.client.execute(
@@ -1798,141 +1047,6 @@ impl Store for PostgresStore {
             .map_err(StoreError::from)?;
         Ok(changed > 0)
     }
-
-    fn mark_used(
-        &self,
-        who: &UserRef,
-        ids: &[MemoryId],
-        now: Timestamp,
-    ) -> Result<Vec<MemoryId>, PortError> {
-        let wanted: BTreeSet<&str> = ids.iter().map(|id| id.0.as_str()).collect();
-        if wanted.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut pooled = self.conn()?;
-        let Conn { client, statements } = &mut *pooled;
-        let wanted: Vec<&str> = wanted.into_iter().collect();
-        let count = i64::try_from(wanted.len()).unwrap_or(i64::MAX);
-        // One statement: the update applies only when every id is the user's (all or
-        // nothing), and the ids found come back. A lost last-used time is harmless, so this
-        // commit does not wait for the WAL flush (`set_config(..., true)` applies to the
-        // statement's own transaction).
-        let statement = statements
-            .get(
-                client,
-                "WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true)),
-                      found AS (SELECT id FROM memories
-                                 WHERE tenant = $2 AND user_id = $3 AND id = ANY($4)),
-                      marked AS (UPDATE memories SET last_used_at = $1 FROM relaxed
-                                  WHERE tenant = $2 AND user_id = $3 AND id = ANY($4)
-                                    AND (SELECT count(*) FROM found) = $5)
-                 SELECT id FROM found",
-            )
-            .map_err(StoreError::from)?;
-        let rows = client
-            .query(&statement, &[&now.as_millis(), &who.tenant(), &who.user_id(), &wanted, &count])
-            .map_err(StoreError::from)?;
-        let mut found = BTreeSet::new();
-        for row in &rows {
-            found.insert(row.try_get::<_, String>(0).map_err(StoreError::from)?);
-        }
-        Ok(ids.iter().filter(|id| !found.contains(&id.0)).cloned().collect())
-    }
-
-    fn create_run(&self, who: &UserRef, run: &Run, actor: &str) -> Result<(), PortError> {
-        let state = serde_json::to_string(run).map_err(StoreError::Json)?;
-        Ok(self.write_tx(owner(who), |tx, _, _| {
-            if !read_settings(tx, who)?.memory_enabled {
-                return Err(StoreError::Conflict(lifecycle::MEMORY_OFF_EDIT.into()));
-            }
-            tx.execute(
-                "INSERT INTO runs (id, tenant, user_id, state, started_at, updated_at)
-                 VALUES ($1, $2, $3, $4, $5, $6)",
-                &[
-                    &run.id,
-                    &who.tenant(),
-                    &who.user_id(),
-                    &state,
-                    &run.started_at.as_millis(),
-                    &run.updated_at.as_millis(),
-                ],
-            )?;
-            Auditor::for_user(who, run.started_at, actor).log_run(
-                tx,
-                AuditAction::RunStarted,
-                &run.id,
-            )?;
-            Ok(())
-        })?)
-    }
-
-    fn run(&self, who: &UserRef, id: &str) -> Result<Option<Run>, PortError> {
-        Ok(read_run(&mut self.conn()?.client, who, id)?)
-    }
-
-    fn runs(&self, who: &UserRef) -> Result<Vec<Run>, PortError> {
-        let mut conn = self.conn()?;
-        let rows = conn
-            .client
-            .query(
-                "SELECT state FROM runs WHERE tenant = $1 AND user_id = $2 ORDER BY started_at, id",
-                &[&who.tenant(), &who.user_id()],
-            )
-            .map_err(StoreError::from)?;
-        Ok(rows
-            .iter()
-            .map(|r| serde_json::from_str(r.try_get::<_, &str>(0)?).map_err(StoreError::Json))
-            .collect::<Result<_>>()?)
-    }
-
-    fn update_run(
-        &self,
-        who: &UserRef,
-        id: &str,
-        change: &dyn Fn(&mut Run) -> Result<(), PortError>,
-    ) -> Result<Option<Run>, PortError> {
-        let mut refused = None;
-        let result = self.write_tx(owner(who), |tx, _, _| {
-            let Some(mut run) = read_run(tx, who, id)? else { return Ok(None) };
-            if !read_settings(tx, who)?.memory_enabled {
-                return Err(StoreError::Conflict(lifecycle::MEMORY_OFF_EDIT.into()));
-            }
-            if let Err(e) = change(&mut run) {
-                refused = Some(e);
-                // Returning an error rolls the transaction back.
-                return Err(StoreError::Conflict("run change refused".into()));
-            }
-            let state = serde_json::to_string(&run).map_err(StoreError::Json)?;
-            tx.execute(
-                "UPDATE runs SET state = $1, updated_at = $2
-                  WHERE tenant = $3 AND user_id = $4 AND id = $5",
-                &[&state, &run.updated_at.as_millis(), &who.tenant(), &who.user_id(), &id],
-            )?;
-            Ok(Some(run))
-        });
-        match refused {
-            Some(e) => Err(e),
-            None => Ok(result?),
-        }
-    }
-
-    fn end_run(
-        &self,
-        who: &UserRef,
-        id: &str,
-        now: Timestamp,
-        actor: &str,
-    ) -> Result<Option<Run>, PortError> {
-        Ok(self.write_tx(owner(who), |tx, _, _| {
-            let Some(run) = read_run(tx, who, id)? else { return Ok(None) };
-            tx.execute(
-                "DELETE FROM runs WHERE tenant = $1 AND user_id = $2 AND id = $3",
-                &[&who.tenant(), &who.user_id(), &id],
-            )?;
-            Auditor::for_user(who, now, actor).log_run(tx, AuditAction::RunEnded, id)?;
-            Ok(Some(run))
-        })?)
-    }
 }
 
 /// The unrevoked key with a hash.
@@ -1957,10 +1071,14 @@ fn key_from_row(row: &postgres::Row) -> Result<ApiKey, postgres::Error> {
 }
 
 /// The user's run with this id, if any.
-fn read_run(client: &mut impl GenericClient, who: &UserRef, id: &str) -> Result<Option<Run>> {
+fn read_run(
+    client: &mut impl GenericClient,
+    (tenant, user): (&str, &str),
+    id: &str,
+) -> Result<Option<Run>> {
     let row = client.query_opt(
         "SELECT state FROM runs WHERE tenant = $1 AND user_id = $2 AND id = $3",
-        &[&who.tenant(), &who.user_id(), &id],
+        &[&tenant, &user, &id],
     )?;
     row.map(|r| serde_json::from_str(r.try_get::<_, &str>(0)?).map_err(StoreError::Json))
         .transpose()

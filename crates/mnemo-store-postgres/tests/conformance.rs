@@ -7,7 +7,6 @@
 use std::sync::{Arc, Mutex};
 
 use mnemo_core::ports::Store;
-use mnemo_store_postgres::PostgresStore;
 use mnemo_testkit::conformance::Harness;
 use mnemo_testkit::pg::{Scratch, server_url};
 
@@ -25,7 +24,7 @@ impl PostgresHarness {
 impl Harness for PostgresHarness {
     fn store(&self) -> Arc<dyn Store> {
         let scratch = Scratch::create(&self.base).unwrap();
-        let store = PostgresStore::open(&scratch.url(), mnemo_testkit::T0).unwrap();
+        let store = mnemo_store_postgres::open(&scratch.url(), mnemo_testkit::T0).unwrap();
         self.schemas.lock().unwrap().push(scratch);
         Arc::new(store)
     }

@@ -45,8 +45,8 @@ fn write(store: &PostgresStore, id: &str, text: &str, model: &str) -> Result<(),
 fn a_node_that_remembers_an_old_embedder_cannot_mix_embedders() {
     let base = server_url();
     let scratch = Scratch::create(&base).unwrap();
-    let a = PostgresStore::open(&scratch.url(), T0).unwrap();
-    let b = PostgresStore::open(&scratch.url(), T0).unwrap();
+    let a = mnemo_store_postgres::open(&scratch.url(), T0).unwrap();
+    let b = mnemo_store_postgres::open(&scratch.url(), T0).unwrap();
     write(&a, "m1", "Keeps bees on the roof", "model-x").unwrap();
     // Its second write reads the stored embedder, which node A then remembers.
     write(&a, "m1b", "Keeps a kayak in the garage", "model-x").unwrap();
@@ -75,7 +75,9 @@ fn nodes_starting_together_migrate_once_and_refuse_a_newer_schema() {
     let versions: Vec<u32> = std::thread::scope(|threads| {
         let opening: Vec<_> = (0..4)
             .map(|_| {
-                threads.spawn(|| PostgresStore::open(&url, T0).unwrap().schema_version().unwrap())
+                threads.spawn(|| {
+                    mnemo_store_postgres::open(&url, T0).unwrap().schema_version().unwrap()
+                })
             })
             .collect();
         opening.into_iter().map(|node| node.join().unwrap()).collect()
@@ -97,7 +99,7 @@ fn nodes_starting_together_migrate_once_and_refuse_a_newer_schema() {
             &[],
         )
         .unwrap();
-    let refused = PostgresStore::open(&url, T0).unwrap_err().to_string();
+    let refused = mnemo_store_postgres::open(&url, T0).unwrap_err().to_string();
     assert!(refused.contains("99") && refused.contains("newer"), "{refused}");
 }
 
@@ -111,7 +113,7 @@ fn searches_are_served_while_a_batch_of_the_same_user_is_written() {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::time::{Duration, Instant};
     let scratch = Scratch::create(&server_url()).unwrap();
-    let store = PostgresStore::open(&scratch.url(), T0).unwrap();
+    let store = mnemo_store_postgres::open(&scratch.url(), T0).unwrap();
     let alice = who("acme", "alice");
     write(&store, "seed", "Keeps bees on the roof", "model-x").unwrap();
     let terms = vec!["bees".to_owned()];

@@ -1,13 +1,12 @@
 //! The deletion ledger in the file: the key tombstones are hashed with, tombstones of removed
-//! records (ids and keyed hashes, never text), and receipts (see `mnemo_core::ledger`).
+//! records (ids and keyed hashes, never text), and receipts (see `mnemo_core::ledger`; the
+//! engine decides what they hold).
 
-use mnemo_core::ledger::{Counted, DeletionReceipt, ForgottenMatch, LedgerKey, Remnant, Tombstone};
-use mnemo_core::lifecycle::Candidate;
-use mnemo_core::ports::DeletionRequest;
-use mnemo_core::{Memory, MemoryId, Timestamp, UserRef};
+use mnemo_core::ledger::{DeletionReceipt, ForgottenMatch, LedgerKey, Remnant, Tombstone};
+use mnemo_core::{MemoryId, Timestamp};
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::{Result, StoreError, to_json, versions};
+use crate::{Result, StoreError, to_json};
 
 /// The file's ledger key (made by migration 9).
 pub(crate) fn read_key(conn: &Connection) -> Result<LedgerKey> {
@@ -17,87 +16,74 @@ pub(crate) fn read_key(conn: &Connection) -> Result<LedgerKey> {
         .ok_or_else(|| StoreError::Conflict("the deletion ledger's key is damaged".into()))
 }
 
-/// The tombstone of the candidate's statement, if the user asked to forget it.
-pub(crate) fn forgotten(
+/// The latest tombstone of a statement digest of the user, and whether one of them has the
+/// source digest too.
+pub(crate) fn tombstone(
     conn: &Connection,
-    who: &UserRef,
-    key: &LedgerKey,
-    candidate: &Candidate,
+    tenant: &str,
+    user: &str,
+    statement: &str,
+    source: Option<&str>,
 ) -> Result<Option<ForgottenMatch>> {
-    let statement = key.statement_digest(&candidate.content);
-    let source = candidate.source.source_ref.as_deref().map(|r| key.source_digest(r));
     let found: (Option<i64>, Option<bool>) = conn
         .prepare_cached(
             "SELECT max(deleted_at), max(coalesce(source_digest = ?4, 0)) FROM ledger_tombstones
               WHERE tenant = ?1 AND user_id = ?2 AND statement_digest = ?3",
         )?
-        .query_row(params![who.tenant(), who.user_id(), statement, source], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })?;
+        .query_row(params![tenant, user, statement, source], |r| Ok((r.get(0)?, r.get(1)?)))?;
     Ok(found.0.map(|at| ForgottenMatch {
         deleted_at: Timestamp::from_millis(at),
         same_source: found.1.unwrap_or(false),
     }))
 }
 
-/// Whether an imported record was forgotten: its id or its statement has a tombstone.
-pub(crate) fn import_forgotten(
+/// Whether the user has a tombstone with this id or this statement digest.
+pub(crate) fn tombstoned(
     conn: &Connection,
-    who: &UserRef,
-    key: &LedgerKey,
-    memory: &Memory,
+    tenant: &str,
+    user: &str,
+    id: &MemoryId,
+    statement: &str,
 ) -> Result<bool> {
-    let statement = key.statement_digest(&memory.content);
     let hit: Option<i64> = conn
         .prepare_cached(
             "SELECT 1 FROM ledger_tombstones WHERE tenant = ?1 AND user_id = ?2
                 AND (memory_id = ?3 OR statement_digest = ?4) LIMIT 1",
         )?
-        .query_row(params![who.tenant(), who.user_id(), memory.id.0, statement], |r| r.get(0))
+        .query_row(params![tenant, user, id.0, statement], |r| r.get(0))
         .optional()?;
     Ok(hit.is_some())
 }
 
-/// Leaves the tombstones of each record about to be removed (by rowid); returns how many.
-pub(crate) fn bury(
+/// Leaves one tombstone.
+pub(crate) fn put_tombstone(
     tx: &Connection,
-    who: &UserRef,
-    key: &LedgerKey,
-    rowids: &[i64],
-    request: &DeletionRequest<'_>,
-) -> Result<u64> {
-    let mut written = 0;
-    for &rowid in rowids {
-        let (id, content, source_ref): (String, String, Option<String>) = tx
-            .prepare_cached("SELECT id, content, source_ref FROM memories WHERE rowid = ?1")?
-            .query_row([rowid], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-        let earlier = versions(tx, rowid)?;
-        let statements =
-            std::iter::once(content.as_str()).chain(earlier.iter().map(|v| v.content.as_str()));
-        for tombstone in Tombstone::all_of(key, &MemoryId(id), statements, source_ref.as_deref()) {
-            tx.prepare_cached(
-                "INSERT INTO ledger_tombstones (tenant, user_id, memory_id, statement_digest,
-                                                source_digest, deleted_at, receipt_id)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            )?
-            .execute(params![
-                who.tenant(),
-                who.user_id(),
-                tombstone.memory_id.0,
-                tombstone.statement_digest,
-                tombstone.source_digest,
-                request.now.as_millis(),
-                request.receipt_id
-            ])?;
-            written += 1;
-        }
-    }
-    Ok(written)
+    tenant: &str,
+    user: &str,
+    tombstone: &Tombstone,
+    at: Timestamp,
+    receipt_id: &str,
+) -> Result<()> {
+    tx.prepare_cached(
+        "INSERT INTO ledger_tombstones (tenant, user_id, memory_id, statement_digest,
+                                        source_digest, deleted_at, receipt_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?
+    .execute(params![
+        tenant,
+        user,
+        tombstone.memory_id.0,
+        tombstone.statement_digest,
+        tombstone.source_digest,
+        at.as_millis(),
+        receipt_id
+    ])?;
+    Ok(())
 }
 
 /// What stays after a deletion commits in this store: nothing in the file (freed pages are
 /// zeroed and the write-ahead log truncated at commit); backups are added by the ledger.
-fn store_remains(at: Timestamp) -> Vec<Remnant> {
+pub(crate) fn store_remains(at: Timestamp) -> Vec<Remnant> {
     vec![Remnant {
         place: "database file and write-ahead log".into(),
         until: Some(at),
@@ -107,41 +93,35 @@ fn store_remains(at: Timestamp) -> Vec<Remnant> {
     }]
 }
 
-/// Stores the receipt of a deletion in the ledger and returns it.
-pub(crate) fn save_receipt(
+/// Stores the receipt of a deletion.
+pub(crate) fn put_receipt(
     tx: &Connection,
-    who: &UserRef,
-    counted: Counted,
-    request: &DeletionRequest<'_>,
-) -> Result<DeletionReceipt> {
-    let receipt = counted.receipt(request, store_remains(request.now));
+    tenant: &str,
+    user: &str,
+    receipt: &DeletionReceipt,
+) -> Result<()> {
     tx.prepare_cached(
         "INSERT INTO deletion_receipts (tenant, user_id, id, at, receipt)
          VALUES (?1, ?2, ?3, ?4, ?5)",
     )?
-    .execute(params![
-        who.tenant(),
-        who.user_id(),
-        receipt.id,
-        receipt.at.as_millis(),
-        to_json(&receipt)?
-    ])?;
-    Ok(receipt)
+    .execute(params![tenant, user, receipt.id, receipt.at.as_millis(), to_json(receipt)?])?;
+    Ok(())
 }
 
 /// The user's receipts, newest first.
 pub(crate) fn receipts(
     conn: &Connection,
-    who: &UserRef,
+    tenant: &str,
+    user: &str,
     limit: usize,
 ) -> Result<Vec<DeletionReceipt>> {
     let mut stmt = conn.prepare_cached(
         "SELECT receipt FROM deletion_receipts WHERE tenant = ?1 AND user_id = ?2
           ORDER BY at DESC, id DESC LIMIT ?3",
     )?;
-    let rows = stmt.query_map(
-        params![who.tenant(), who.user_id(), i64::try_from(limit).unwrap_or(i64::MAX)],
-        |r| r.get::<_, String>(0),
-    )?;
+    let rows = stmt
+        .query_map(params![tenant, user, i64::try_from(limit).unwrap_or(i64::MAX)], |r| {
+            r.get::<_, String>(0)
+        })?;
     rows.map(|text| serde_json::from_str(&text?).map_err(StoreError::Json)).collect()
 }

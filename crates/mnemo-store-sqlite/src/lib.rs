@@ -1,5 +1,6 @@
 //! mnemo's embedded default store: one SQLite file in WAL mode holding records, their
-//! versions, vectors, settings and the audit log. Lexical and vector search run in the
+//! versions, vectors, settings and the audit log; a backend of the store engine
+//! (`mnemo-engine`), which holds every rule. Lexical and vector search run in the
 //! per-user in-memory index derived from these rows (`vector_index.rs`).
 //!
 //! Every query filters on `tenant` and `user_id` in SQL. Writes run on one writer connection
@@ -13,6 +14,7 @@ mod codec;
 mod encryption;
 mod ledger;
 mod migrate;
+mod tx;
 mod vector_index;
 mod writer;
 
@@ -22,19 +24,13 @@ use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use mnemo_core::ledger::{Counted, DeletionReceipt, DeletionScope, LedgerKey, Removed};
-use mnemo_core::lifecycle::{Candidate, Decision, WriteContext};
-use mnemo_core::policy::{ReasonCode, UserSettings};
-use mnemo_core::ports::{
-    ApiKey, AuditAction, AuditEntry, DeletionRequest, Edit, Embedded, ExportedMemory, Found,
-    History, Imported, ListFilter, NewRecord, PortError, SearchQuery, Store, StoreCaps,
-    WriteReceipt, audit_action_for,
-};
+use mnemo_core::ledger::{DeletionReceipt, LedgerKey, Remnant, Removed};
+use mnemo_core::policy::UserSettings;
+use mnemo_core::ports::{ApiKey, AuditEntry, Embedded, Found, PortError, SearchQuery, StoreCaps};
 use mnemo_core::retrieval::{Fused, Signals};
 use mnemo_core::run::Run;
-use mnemo_core::{
-    ErrorKind, Kind, Memory, MemoryId, MemoryVersion, Status, Timestamp, UserRef, lifecycle,
-};
+use mnemo_core::{ErrorKind, Memory, MemoryId, MemoryVersion, Status, Timestamp, UserRef};
+use mnemo_engine::{Backend, Commit, Engine, Keys, Owner, Tx};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use codec::{
@@ -44,7 +40,7 @@ use codec::{
 pub use encryption::{DatabaseKey, rekey};
 use encryption::{FileState, Unlock};
 pub use migrate::LATEST_VERSION as SCHEMA_VERSION;
-use mnemo_index::{ScanFilter, cosine_of, quantize};
+use tx::SqliteTx;
 use vector_index::{Change, IndexCache, Touched};
 use writer::Writer;
 
@@ -107,6 +103,9 @@ pub enum StoreError {
     /// A file beside the database could not be written or renamed.
     #[error("file: {0}")]
     Io(std::io::Error),
+    /// The engine's error, passed through a transaction unchanged.
+    #[error("{0}")]
+    Port(PortError),
     /// A deletion committed but the write-ahead log still holds old pages.
     #[error(
         "deleted, but the write-ahead log could not be scrubbed because another connection is \
@@ -136,6 +135,7 @@ impl StoreError {
             {
                 ErrorKind::StorageFull
             }
+            StoreError::Port(error) => error.kind,
             StoreError::Conflict(_) => ErrorKind::Conflict,
             StoreError::VectorMismatch(_) | StoreError::Foreign { .. } | StoreError::Key(_) => {
                 ErrorKind::InvalidInput
@@ -151,6 +151,10 @@ impl StoreError {
 
 impl From<StoreError> for PortError {
     fn from(error: StoreError) -> Self {
+        let error = match error {
+            StoreError::Port(error) => return error,
+            other => other,
+        };
         let kind = error.kind();
         if kind == ErrorKind::StorageFull {
             return PortError {
@@ -167,7 +171,7 @@ type Result<T, E = StoreError> = std::result::Result<T, E>;
 /// The SQLite store: one writer connection with group commit (`writer.rs`) and a pool of
 /// reader connections, so searches and reads run beside writes; other processes may open
 /// the same file concurrently.
-pub struct SqliteStore {
+pub struct SqliteBackend {
     /// Lock order: the writer, then the readers (in pool order), then the index cache.
     writer: Writer,
     readers: Vec<Mutex<Connection>>,
@@ -177,7 +181,7 @@ pub struct SqliteStore {
     path: PathBuf,
     /// The key of the deletion ledger's hashes.
     ledger: LedgerKey,
-    /// The page cap set by [`SqliteStore::limit_size`] (0: none).
+    /// The page cap set by [`SqliteBackend::limit_size`] (0: none).
     max_pages: AtomicI64,
 }
 
@@ -188,9 +192,9 @@ const READERS: usize = 4;
 /// forgetting works on a full store.
 const DELETION_RESERVE_PAGES: i64 = 256;
 
-impl std::fmt::Debug for SqliteStore {
+impl std::fmt::Debug for SqliteBackend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SqliteStore").field("path", &self.path).finish()
+        f.debug_struct("SqliteBackend").field("path", &self.path).finish()
     }
 }
 
@@ -230,13 +234,26 @@ fn refuse_foreign_file(path: &Path, unlock: Option<&Unlock>) -> Result<()> {
     Err(foreign(format!("it holds other tables: {}", named.join(", "))))
 }
 
-impl SqliteStore {
-    /// Opens (creating if needed) the unencrypted database at `path` and applies pending
-    /// migrations.
-    pub fn open(path: &Path, now: Timestamp) -> Result<Self> {
-        Self::open_with_key(path, now, None)
-    }
+/// The SQLite store: the engine's rules over [`SqliteBackend`].
+pub type SqliteStore = Engine<SqliteBackend>;
 
+/// Opens (creating if needed) the unencrypted database at `path` and applies pending
+/// migrations.
+pub fn open(path: &Path, now: Timestamp) -> Result<SqliteStore> {
+    open_with_key(path, now, None)
+}
+
+/// Opens (creating if needed) the database at `path`, encrypted under `key` when one is
+/// given (a new file is created encrypted), and applies pending migrations.
+pub fn open_with_key(
+    path: &Path,
+    now: Timestamp,
+    key: Option<&DatabaseKey>,
+) -> Result<SqliteStore> {
+    SqliteBackend::open_with_key(path, now, key).map(Engine::new)
+}
+
+impl SqliteBackend {
     /// Opens (creating if needed) the database at `path`, encrypted under `key` when one is
     /// given (a new file is created encrypted), and applies pending migrations.
     pub fn open_with_key(path: &Path, now: Timestamp, key: Option<&DatabaseKey>) -> Result<Self> {
@@ -360,11 +377,11 @@ impl SqliteStore {
         &self,
         tenant: &str,
         user: &str,
-        body: impl Fn(&Connection) -> Result<(T, Touched)>,
+        mut body: impl FnMut(&Connection) -> Result<(T, Touched)>,
     ) -> Result<T> {
-        match self.commit_tx(tenant, user, true, &body) {
+        match self.commit_tx(tenant, user, true, &mut body) {
             Err(error) if error.kind() == ErrorKind::StorageFull && self.release_reserve() => {
-                self.commit_tx(tenant, user, true, &body)
+                self.commit_tx(tenant, user, true, &mut body)
             }
             outcome => outcome,
         }
@@ -537,83 +554,13 @@ fn key_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<ApiKey> {
     })
 }
 
-fn owner_params(who: &UserRef) -> [&str; 2] {
-    [who.tenant(), who.user_id()]
-}
-
-/// Who acts, for whom and when: the fixed part of audit entries written in one operation.
-struct Auditor<'a> {
-    tenant: &'a str,
-    user_id: &'a str,
-    now: Timestamp,
-    actor: &'a str,
-}
-
-impl<'a> Auditor<'a> {
-    /// An auditor for operations on `who`.
-    fn for_user(who: &'a UserRef, now: Timestamp, actor: &'a str) -> Self {
-        Self { tenant: who.tenant(), user_id: who.user_id(), now, actor }
-    }
-
-    /// Appends one audit entry; it never holds memory content.
-    fn log(
-        &self,
-        tx: &Connection,
-        action: AuditAction,
-        memory_id: Option<&MemoryId>,
-        reason: Option<ReasonCode>,
-    ) -> Result<()> {
-        tx.prepare_cached(
-            "INSERT INTO audit_log (tenant, user_id, at, action, memory_id, reason, actor)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        )?
-        .execute(params![
-            self.tenant,
-            self.user_id,
-            self.now.as_millis(),
-            action.as_str(),
-            memory_id.map(|id| id.0.as_str()),
-            reason.map(ReasonCode::as_str),
-            self.actor
-        ])?;
-        Ok(())
-    }
-
-    /// Appends one audit entry about a run; it never holds the run's content.
-    fn log_run(&self, tx: &Connection, action: AuditAction, run_id: &str) -> Result<()> {
-        tx.prepare_cached(
-            "INSERT INTO audit_log (tenant, user_id, at, action, actor, run_id)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        )?
-        .execute(params![
-            self.tenant,
-            self.user_id,
-            self.now.as_millis(),
-            action.as_str(),
-            self.actor,
-            run_id
-        ])?;
-        Ok(())
-    }
-}
-
 /// The user's run with this id, if any.
-fn read_run(conn: &Connection, who: &UserRef, id: &str) -> Result<Option<Run>> {
+fn read_run(conn: &Connection, tenant: &str, user: &str, id: &str) -> Result<Option<Run>> {
     let state: Option<String> = conn
         .prepare_cached("SELECT state FROM runs WHERE tenant = ?1 AND user_id = ?2 AND id = ?3")?
-        .query_row(params![who.tenant(), who.user_id(), id], |r| r.get(0))
+        .query_row(params![tenant, user, id], |r| r.get(0))
         .optional()?;
     state.map(|s| serde_json::from_str(&s).map_err(StoreError::Json)).transpose()
-}
-
-/// Stores a run's whole state over its row.
-fn write_run(tx: &Connection, who: &UserRef, run: &Run) -> Result<()> {
-    let state = serde_json::to_string(run).map_err(StoreError::Json)?;
-    tx.prepare_cached(
-        "UPDATE runs SET state = ?1, updated_at = ?2 WHERE tenant = ?3 AND user_id = ?4 AND id = ?5",
-    )?
-    .execute(params![state, run.updated_at.as_millis(), who.tenant(), who.user_id(), run.id])?;
-    Ok(())
 }
 
 fn query_memories(
@@ -627,22 +574,11 @@ fn query_memories(
     Ok(rows.collect::<Result<Vec<_>, _>>()?)
 }
 
-/// Reads one record of `who` by id, expired or not.
-fn find(conn: &Connection, who: &UserRef, id: &MemoryId) -> Result<Option<(i64, Memory)>> {
-    let [tenant, user] = owner_params(who);
-    Ok(query_memories(
-        conn,
-        "m.tenant = ?1 AND m.user_id = ?2 AND m.id = ?3",
-        &[&tenant, &user, &id.0],
-    )?
-    .pop())
-}
-
-fn read_settings(conn: &Connection, who: &UserRef) -> Result<UserSettings> {
+fn read_settings(conn: &Connection, tenant: &str, user: &str) -> Result<UserSettings> {
     let enabled: Option<bool> = conn
         .query_row(
             "SELECT memory_enabled FROM user_settings WHERE tenant = ?1 AND user_id = ?2",
-            owner_params(who),
+            [tenant, user],
             |r| r.get(0),
         )
         .optional()?;
@@ -835,641 +771,92 @@ fn vector_of(conn: &Connection, rowid: i64) -> Result<Option<Vec<f32>>> {
     Ok(blob.and_then(|b| blob_to_vector(&b)))
 }
 
-impl SqliteStore {
-    /// Reads the neighbours of a candidate that the consistency rules need.
-    fn write_context(
-        &self,
-        tx: &Connection,
-        who: &UserRef,
-        candidate: &Candidate,
-        embedding: Option<&Embedded>,
-        now: Timestamp,
-    ) -> Result<WriteContext> {
-        let [tenant, user] = owner_params(who);
-        let scope = candidate.scope.to_string();
-        let same_key = match &candidate.key {
-            Some((subject, attribute)) => query_memories(
-                tx,
-                "m.tenant = ?1 AND m.user_id = ?2 AND m.scope = ?3 AND m.subject = ?4
-                 AND m.attribute = ?5 AND m.status = 'active'",
-                &[&tenant, &user, &scope, subject, attribute],
-            )?
-            .into_iter()
-            .map(|(_, m)| m)
-            .collect(),
-            None => Vec::new(),
-        };
-        let normalized = candidate.normalized_content();
-        let same_content = query_memories(
-            tx,
-            SAME_CONTENT,
-            &[
-                &tenant,
-                &user,
-                &content_hash(&candidate.content),
-                &candidate.kind.as_str(),
-                &scope,
-                &now.as_millis(),
-            ],
-        )?
-        .into_iter()
-        .map(|(_, m)| m)
-        .filter(|m| lifecycle::normalize(&m.content) == normalized)
-        .collect();
-        let (mut similar, mut related) = (Vec::new(), Vec::new());
-        if let Some(embedded) = embedding {
-            check_vector(tx, embedded)?;
-            match (&candidate.kind, &candidate.source.source_ref) {
-                // An episode can only duplicate a record of the same message, so compare
-                // with those alone rather than scanning every episode of the user.
-                (Kind::Episodic, Some(reference)) => {
-                    let rows = query_memories(
-                        tx,
-                        "m.tenant = ?1 AND m.user_id = ?2 AND +m.kind = 'episodic'
-                         AND m.source_ref = ?3 AND +m.status = 'active'",
-                        &[&tenant, &user, reference],
-                    )?;
-                    for (rowid, memory) in rows {
-                        if let Some(vector) = vector_of(tx, rowid)? {
-                            let (a, b) = (quantize(&embedded.vector), quantize(&vector));
-                            similar.push((memory, cosine_of(&a, &b)));
-                        }
-                    }
-                }
-                _ => {
-                    let filter = ScanFilter {
-                        now: now.as_millis(),
-                        kind: Some(candidate.kind),
-                        scope: Some(&scope),
-                        exclude_sensitive: false,
-                    };
-                    let index = self.index.for_writer(tx, tenant, user)?;
-                    let nearest =
-                        index.read().unwrap_or_else(std::sync::PoisonError::into_inner).nearest(
-                            &embedded.vector,
-                            embedded.calibration.as_deref(),
-                            filter,
-                            NEIGHBOURS,
-                        );
-                    for near in nearest {
-                        for (_, memory) in query_memories(tx, "m.rowid = ?1", &[&near.rowid])? {
-                            if let Some(score) = near.related {
-                                related.push((memory.id.clone(), score));
-                            }
-                            similar.push((memory, near.cosine));
-                        }
-                    }
-                }
-            }
-        }
-        Ok(WriteContext {
-            settings: read_settings(tx, who)?,
-            same_key,
-            same_content,
-            similar,
-            related,
-            forgotten: ledger::forgotten(tx, who, &self.ledger, candidate)?,
-        })
+impl SqliteBackend {
+    /// Runs a change whose loss in a crash is harmless (when records were last used) alone
+    /// on the writer, without the fsync durable writes pay (WAL with `synchronous=NORMAL`
+    /// stays consistent after a crash).
+    fn light_tx<T>(&self, body: impl FnOnce(&Connection) -> Result<(T, Touched)>) -> Result<T> {
+        let writer = self.writer.exclusive();
+        let conn = &writer.conn;
+        set_synchronous(conn, "NORMAL")?;
+        let outcome = alone_in_transaction(conn, body);
+        set_synchronous(conn, "FULL")?;
+        self.index.follow_commit(conn, &[]);
+        Ok(outcome?.0)
     }
 }
 
-impl SqliteStore {
-    /// Decides and applies one record inside a write transaction; returns its receipt and
-    /// the rowids it touched.
-    #[allow(clippy::too_many_arguments)]
-    fn write_one(
-        &self,
-        tx: &Connection,
-        who: &UserRef,
-        record: &NewRecord,
-        now: Timestamp,
-        actor: &str,
-        decide: &dyn Fn(&Candidate, &WriteContext) -> Decision,
-    ) -> Result<(WriteReceipt, Vec<i64>)> {
-        let context =
-            self.write_context(tx, who, &record.candidate, record.embedding.as_ref(), now)?;
-        let decision = decide(&record.candidate, &context);
-        let (action, reason) = audit_action_for(&decision);
-        let mut touched = Vec::new();
-        let id = match &decision {
-            // Memory switched off means no trace at all, not even an audit line.
-            Decision::Refuse(ReasonCode::MemoryDisabled) => {
-                return Ok((WriteReceipt { decision, id: None }, Vec::new()));
-            }
-            Decision::Refuse(_) => None,
-            Decision::Skip { existing, .. } => Some(existing.clone()),
-            Decision::Insert { status, supersede, .. } => {
-                let mut memory = record.candidate.clone().into_memory(
-                    record.id.clone(),
-                    who.tenant(),
-                    who.user_id(),
-                    *status,
-                    now,
-                );
-                // Supersede first, so the unique active-key index never sees two.
-                for old in supersede {
-                    let rowid: Option<i64> = tx
-                        .query_row(
-                            "UPDATE memories SET status = 'superseded', superseded_by = ?1,
-                                        updated_at = ?2
-                                  WHERE tenant = ?3 AND user_id = ?4 AND id = ?5
-                                 RETURNING rowid",
-                            params![
-                                memory.id.0,
-                                now.as_millis(),
-                                who.tenant(),
-                                who.user_id(),
-                                old.0
-                            ],
-                            |r| r.get(0),
-                        )
-                        .optional()?;
-                    touched.extend(rowid);
-                    Auditor::for_user(who, now, actor).log(
-                        tx,
-                        AuditAction::Superseded,
-                        Some(old),
-                        reason,
-                    )?;
-                }
-                memory.embedding = None;
-                touched.push(insert_row(tx, &memory, record.embedding.as_ref())?);
-                Some(memory.id)
-            }
-        };
-        Auditor::for_user(who, now, actor).log(tx, action, id.as_ref(), reason)?;
-        Ok((WriteReceipt { decision, id }, touched))
-    }
-}
-
-/// The records of a user with the same content hash, kind and scope that are live: the
-/// duplicate lookup every write makes. Unary `+` keeps the planner on the content-hash index
-/// rather than scanning the user's records through the (tenant, user, status, kind) index.
-const SAME_CONTENT: &str = "m.tenant = ?1 AND m.user_id = ?2 AND m.content_hash = ?3
-     AND +m.kind = ?4 AND +m.scope = ?5 AND +m.status IN ('active', 'pending')
-     AND (m.expires_at IS NULL OR m.expires_at > ?6)";
-
-/// How many nearest records a write compares itself with.
-const NEIGHBOURS: usize = 3;
-
-impl Store for SqliteStore {
+impl Backend for SqliteBackend {
     fn capabilities(&self) -> StoreCaps {
         StoreCaps { full_text: true, vectors: true, secure_delete: true }
     }
 
-    fn settings(&self, who: &UserRef) -> Result<UserSettings, PortError> {
-        Ok(read_settings(&self.reader(), who)?)
+    fn ledger_key(&self) -> &LedgerKey {
+        &self.ledger
     }
 
-    fn set_settings(
-        &self,
-        who: &UserRef,
-        settings: UserSettings,
-        now: Timestamp,
-        actor: &str,
-    ) -> Result<(), PortError> {
-        Ok(self.write_tx(who.tenant(), who.user_id(), |tx| {
-            tx.execute(
-                "INSERT INTO user_settings (tenant, user_id, memory_enabled, updated_at)
-                 VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT (tenant, user_id)
-                 DO UPDATE SET memory_enabled = excluded.memory_enabled,
-                               updated_at = excluded.updated_at",
-                params![who.tenant(), who.user_id(), settings.memory_enabled, now.as_millis()],
-            )?;
-            Auditor::for_user(who, now, actor).log(tx, AuditAction::SettingsChanged, None, None)?;
-            Ok(((), Touched::Nothing))
-        })?)
+    fn remains(&self, at: Timestamp) -> Vec<Remnant> {
+        ledger::store_remains(at)
     }
 
-    fn write_batch(
+    fn transaction<T>(
         &self,
-        who: &UserRef,
-        records: Vec<NewRecord>,
-        now: Timestamp,
-        actor: &str,
-        decide: &dyn Fn(&Candidate, &WriteContext) -> Decision,
-    ) -> Result<Vec<WriteReceipt>, PortError> {
-        Ok(self.write_tx(who.tenant(), who.user_id(), |tx| {
-            let mut receipts = Vec::with_capacity(records.len());
-            for record in &records {
-                let (receipt, touched) = self.write_one(tx, who, record, now, actor, decide)?;
-                // Later records of the batch must see this one as a neighbour.
-                let touched = Touched::Rows(touched);
-                self.index.follow_uncommitted(tx, who.tenant(), who.user_id(), &touched)?;
-                receipts.push(receipt);
-            }
-            Ok((receipts, Touched::Nothing))
-        })?)
+        owner: Owner<'_>,
+        commit: Commit,
+        body: &mut dyn FnMut(&mut dyn Tx) -> Result<T, PortError>,
+    ) -> Result<T, PortError> {
+        let (tenant, user) = (owner.tenant(), owner.user());
+        let mut run = |conn: &Connection| -> Result<(T, Touched)> {
+            let mut tx = SqliteTx::new(conn, tenant, user, Some(&self.index));
+            let value = body(&mut tx).map_err(StoreError::Port)?;
+            Ok((value, tx.touched()))
+        };
+        let user = user.unwrap_or_default();
+        Ok(match commit {
+            Commit::Write => self.write_tx(tenant, user, run)?,
+            Commit::Deletion => self.delete_tx(tenant, user, &mut run)?,
+            Commit::Light => self.light_tx(run)?,
+        })
     }
 
-    fn get(
+    fn read<T>(
         &self,
         who: &UserRef,
-        id: &MemoryId,
-        now: Timestamp,
-    ) -> Result<Option<Memory>, PortError> {
-        let conn = self.reader();
-        Ok(find(&conn, who, id)?.map(|(_, m)| m).filter(|m| !m.is_expired(now)))
-    }
-
-    fn list(
-        &self,
-        who: &UserRef,
-        filter: &ListFilter,
-        now: Timestamp,
-    ) -> Result<Vec<Memory>, PortError> {
-        let conn = self.reader();
-        let [tenant, user] = owner_params(who);
-        let kind = filter.kind.map(|k| k.as_str());
-        let status = filter.status.map(|s| s.as_str());
-        let scope = filter.scope.as_ref().map(ToString::to_string);
-        let rows = query_memories(
-            &conn,
-            "m.tenant = ?1 AND m.user_id = ?2
-             AND (?3 IS NULL OR m.kind = ?3)
-             AND (?4 IS NULL OR m.status = ?4)
-             AND (?5 IS NULL OR m.scope = ?5)
-             AND (?6 OR m.expires_at IS NULL OR m.expires_at > ?7)
-             AND (?8 IS NULL OR m.session_id = ?8)
-             ORDER BY m.created_at DESC, m.rowid DESC",
-            &[
-                &tenant,
-                &user,
-                &kind,
-                &status,
-                &scope,
-                &filter.include_expired,
-                &now.as_millis(),
-                &filter.session,
-            ],
-        )?;
-        Ok(rows.into_iter().map(|(_, m)| m).collect())
-    }
-
-    fn history(
-        &self,
-        who: &UserRef,
-        id: &MemoryId,
-        now: Timestamp,
-    ) -> Result<Option<History>, PortError> {
+        body: &mut dyn FnMut(&mut dyn Tx) -> Result<T, PortError>,
+    ) -> Result<T, PortError> {
         let mut conn = self.reader();
-        let tx = conn.transaction().map_err(StoreError::from)?;
-        let Some((rowid, memory)) = find(&tx, who, id)? else { return Ok(None) };
-        if memory.is_expired(now) {
-            return Ok(None);
+        // One snapshot for every query of the read.
+        let snapshot = conn.transaction().map_err(StoreError::from)?;
+        body(&mut SqliteTx::new(&snapshot, who.tenant(), Some(who.user_id()), None))
+    }
+
+    fn search(
+        &self,
+        who: &UserRef,
+        query: &SearchQuery<'_>,
+        now: Timestamp,
+        select: &dyn Fn(&Signals<'_>) -> Vec<Fused>,
+    ) -> Result<Vec<Found>, PortError> {
+        if let Some(vector) = query.vector {
+            check_vector(&self.reader(), vector)?;
         }
-        let versions = versions(&tx, rowid)?;
-        let mut superseded = Vec::new();
-        for (old_rowid, _, _) in
-            chain(&tx, rowid, false)?.into_iter().filter(|(r, _, _)| *r != rowid)
-        {
-            superseded.extend(
-                query_memories(&tx, "m.rowid = ?1", &[&old_rowid])?.into_iter().map(|(_, m)| m),
-            );
-        }
-        superseded.sort_by_key(|m| std::cmp::Reverse(m.created_at));
-        Ok(Some(History { memory, versions, superseded }))
+        let scope = query.filter.scope.as_ref().map(ToString::to_string);
+        let scan = mnemo_engine::scan_filter(query, now, scope.as_deref());
+        let index = self.user_index(who)?;
+        let hits = index.read().unwrap_or_else(std::sync::PoisonError::into_inner).search(
+            query.terms,
+            query.vector.map(|v| v.vector.as_slice()),
+            query.common,
+            scan,
+            select,
+        );
+        let conn = self.reader();
+        let wanted: Vec<i64> = hits.iter().map(|hit| hit.rowid).collect();
+        let memories = memories_by_rowid(&conn, &wanted)?;
+        Ok(mnemo_engine::found_in_order(hits, memories))
     }
 
-    fn edit(
-        &self,
-        who: &UserRef,
-        id: &MemoryId,
-        edit: Edit,
-        now: Timestamp,
-        actor: &str,
-    ) -> Result<Option<Memory>, PortError> {
-        Ok(self.write_tx(who.tenant(), who.user_id(), |tx| {
-            let Some((rowid, memory)) = find(tx, who, id)? else {
-                return Ok((None, Touched::Nothing));
-            };
-            if memory.is_expired(now) {
-                return Ok((None, Touched::Nothing));
-            }
-            if let Some(refusal) = memory.edit_refusal() {
-                return Err(StoreError::Conflict(refusal));
-            }
-            if !read_settings(tx, who)?.memory_enabled {
-                return Err(StoreError::Conflict(lifecycle::MEMORY_OFF_EDIT.into()));
-            }
-            let snapshot = memory.snapshot(now);
-            tx.execute(
-                "INSERT INTO memory_versions (memory_rowid, version, snapshot) VALUES (?1, ?2, ?3)",
-                params![rowid, memory.version, to_json(&snapshot)?],
-            )?;
-            tx.execute(
-                "UPDATE memories SET content = ?1, content_hash = ?2, version = version + 1,
-                        updated_at = ?3, status = ?4, sensitivity = ?5
-                  WHERE rowid = ?6",
-                params![
-                    edit.content,
-                    content_hash(&edit.content),
-                    now.as_millis(),
-                    edit.hold.map_or(memory.status, |_| Status::Pending).as_str(),
-                    edit.sensitivity.unwrap_or(memory.sensitivity).as_str(),
-                    rowid
-                ],
-            )?;
-            match &edit.embedding {
-                Some(embedded) => put_vector(tx, rowid, embedded)?,
-                None => {
-                    tx.execute("DELETE FROM memory_vectors WHERE memory_rowid = ?1", [rowid])?;
-                }
-            }
-            Auditor::for_user(who, now, actor).log(tx, AuditAction::Edited, Some(id), edit.hold)?;
-            Ok((find(tx, who, id)?.map(|(_, m)| m), Touched::Rows(vec![rowid])))
-        })?)
-    }
-
-    fn confirm(
-        &self,
-        who: &UserRef,
-        id: &MemoryId,
-        now: Timestamp,
-        actor: &str,
-    ) -> Result<Option<Vec<MemoryId>>, PortError> {
-        Ok(self.write_tx(who.tenant(), who.user_id(), |tx| {
-            let Some((rowid, memory)) = find(tx, who, id)? else {
-                return Ok((None, Touched::Nothing));
-            };
-            if memory.is_expired(now) {
-                return Ok((None, Touched::Nothing));
-            }
-            if let Some(refusal) = memory.review_refusal("confirmed") {
-                return Err(StoreError::Conflict(refusal));
-            }
-            if !read_settings(tx, who)?.memory_enabled {
-                return Err(StoreError::Conflict(lifecycle::MEMORY_OFF_EDIT.into()));
-            }
-            let log = Auditor::for_user(who, now, actor);
-            let mut touched = vec![rowid];
-            let mut superseded = Vec::new();
-            if let Some((subject, attribute)) = memory.key() {
-                let [tenant, user] = owner_params(who);
-                let scope = memory.scope.to_string();
-                let olds = query_memories(
-                    tx,
-                    "m.tenant = ?1 AND m.user_id = ?2 AND m.scope = ?3 AND m.subject = ?4
-                     AND m.attribute = ?5 AND m.status = 'active'",
-                    &[&tenant, &user, &scope, &subject, &attribute],
-                )?;
-                for (old_rowid, old) in olds {
-                    tx.execute(
-                        "UPDATE memories SET status = 'superseded', superseded_by = ?1, updated_at = ?2
-                          WHERE rowid = ?3",
-                        params![id.0, now.as_millis(), old_rowid],
-                    )?;
-                    log.log(tx, AuditAction::Superseded, Some(&old.id), None)?;
-                    touched.push(old_rowid);
-                    superseded.push(old.id);
-                }
-            }
-            let consent = memory.consent_on_confirm(now, actor).as_ref().map(to_json).transpose()?;
-            tx.execute(
-                "UPDATE memories SET status = 'active', updated_at = ?1, consent = ?2 WHERE rowid = ?3",
-                params![now.as_millis(), consent, rowid],
-            )?;
-            log.log(tx, AuditAction::Confirmed, Some(id), None)?;
-            Ok((Some(superseded), Touched::Rows(touched)))
-        })?)
-    }
-
-    fn reject(
-        &self,
-        who: &UserRef,
-        id: &MemoryId,
-        request: &DeletionRequest<'_>,
-    ) -> Result<bool, PortError> {
-        Ok(self.delete_tx(who.tenant(), who.user_id(), |tx| {
-            let Some((rowid, memory)) = find(tx, who, id)? else {
-                return Ok((false, Touched::Nothing));
-            };
-            if let Some(refusal) = memory.review_refusal("rejected") {
-                return Err(StoreError::Conflict(refusal));
-            }
-            let tombstones = ledger::bury(tx, who, &self.ledger, &[rowid], request)?;
-            let removed = purge(tx, &[rowid])?;
-            ledger::save_receipt(
-                tx,
-                who,
-                Counted {
-                    scope: DeletionScope::Rejected,
-                    memory_id: Some(id.clone()),
-                    removed_ids: vec![id.clone()],
-                    removed,
-                    tombstones,
-                },
-                request,
-            )?;
-            Auditor::for_user(who, request.now, request.actor).log(
-                tx,
-                AuditAction::Rejected,
-                Some(id),
-                None,
-            )?;
-            Ok((true, Touched::Rows(vec![rowid])))
-        })?)
-    }
-
-    fn forget_each(
-        &self,
-        who: &UserRef,
-        ids: &[MemoryId],
-        request: &DeletionRequest<'_>,
-    ) -> Result<Option<DeletionReceipt>, PortError> {
-        Ok(self.delete_tx(who.tenant(), who.user_id(), |tx| {
-            let selection = mnemo_core::ledger::select(
-                ids,
-                |id| Ok::<_, StoreError>(find(tx, who, id)?.map(|(row, _)| row)),
-                |row, derived| {
-                    Ok(chain(tx, row, derived)?.into_iter().map(|(r, id, _)| (r, id)).collect())
-                },
-            )?;
-            let Some(selection) = selection else {
-                return Ok((None, Touched::Nothing));
-            };
-            let rowids: Vec<i64> = selection.doomed.iter().map(|(r, _)| *r).collect();
-            let tombstones = ledger::bury(tx, who, &self.ledger, &rowids, request)?;
-            let removed = purge(tx, &rowids)?;
-            let counted = Counted::of_selection(selection, removed, tombstones);
-            for gone in &counted.removed_ids {
-                Auditor::for_user(who, request.now, request.actor).log(
-                    tx,
-                    AuditAction::Forgotten,
-                    Some(gone),
-                    None,
-                )?;
-            }
-            let receipt = ledger::save_receipt(tx, who, counted, request)?;
-            Ok((Some(receipt), Touched::Rows(rowids)))
-        })?)
-    }
-
-    fn forget_all(
-        &self,
-        who: &UserRef,
-        request: &DeletionRequest<'_>,
-    ) -> Result<DeletionReceipt, PortError> {
-        Ok(self.delete_tx(who.tenant(), who.user_id(), |tx| {
-            let rowids: Vec<i64> = {
-                let mut stmt = tx.prepare_cached(
-                    "SELECT rowid FROM memories WHERE tenant = ?1 AND user_id = ?2",
-                )?;
-                let rows = stmt.query_map(owner_params(who), |r| r.get(0))?;
-                rows.collect::<Result<_, _>>()?
-            };
-            let tombstones = ledger::bury(tx, who, &self.ledger, &rowids, request)?;
-            let mut removed = purge(tx, &rowids)?;
-            // Working memory goes with the rest of the user's data.
-            removed.runs = tx
-                .prepare_cached("DELETE FROM runs WHERE tenant = ?1 AND user_id = ?2")?
-                .execute(owner_params(who))? as u64;
-            removed.links += tx
-                .prepare_cached("DELETE FROM memory_links WHERE tenant = ?1 AND user_id = ?2")?
-                .execute(owner_params(who))? as u64;
-            Auditor::for_user(who, request.now, request.actor).log(
-                tx,
-                AuditAction::Forgotten,
-                None,
-                None,
-            )?;
-            let receipt = ledger::save_receipt(
-                tx,
-                who,
-                Counted {
-                    scope: DeletionScope::User,
-                    memory_id: None,
-                    removed_ids: Vec::new(),
-                    removed,
-                    tombstones,
-                },
-                request,
-            )?;
-            Ok((receipt, Touched::User))
-        })?)
-    }
-
-    fn deletions(&self, who: &UserRef, limit: usize) -> Result<Vec<DeletionReceipt>, PortError> {
-        Ok(ledger::receipts(&self.reader(), who, limit)?)
-    }
-
-    fn expire(
-        &self,
-        tenant: &str,
-        user_id: Option<&str>,
-        now: Timestamp,
-        actor: &str,
-    ) -> Result<Vec<MemoryId>, PortError> {
-        Ok(self.delete_tx(tenant, user_id.unwrap_or_default(), |tx| {
-            let expired: Vec<i64> = {
-                let mut stmt = tx.prepare_cached(
-                    "SELECT rowid FROM memories
-                      WHERE tenant = ?1 AND (?2 IS NULL OR user_id = ?2)
-                        AND expires_at IS NOT NULL AND expires_at <= ?3",
-                )?;
-                let rows =
-                    stmt.query_map(params![tenant, user_id, now.as_millis()], |r| r.get(0))?;
-                rows.collect::<Result<_, _>>()?
-            };
-            let mut removed = Vec::new();
-            for rowid in expired {
-                let doomed = chain(tx, rowid, false)?;
-                let rowids: Vec<i64> = doomed.iter().map(|(r, _, _)| *r).collect();
-                purge(tx, &rowids)?;
-                for (_, gone, owner) in doomed {
-                    Auditor { tenant, user_id: &owner, now, actor }.log(
-                        tx,
-                        AuditAction::Expired,
-                        Some(&gone),
-                        None,
-                    )?;
-                    removed.push(gone);
-                }
-            }
-            let touched = if removed.is_empty() { Touched::Nothing } else { Touched::Tenant };
-            Ok((removed, touched))
-        })?)
-    }
-
-    fn export(&self, who: &UserRef) -> Result<Vec<ExportedMemory>, PortError> {
-        let mut conn = self.reader();
-        let tx = conn.transaction().map_err(StoreError::from)?;
-        let [tenant, user] = owner_params(who);
-        let rows = query_memories(
-            &tx,
-            "m.tenant = ?1 AND m.user_id = ?2 ORDER BY m.created_at, m.id",
-            &[&tenant, &user],
-        )?;
-        let mut out = Vec::with_capacity(rows.len());
-        for (rowid, mut memory) in rows {
-            if let Some(info) = memory.embedding.as_mut() {
-                info.vector = vector_of(&tx, rowid)?;
-            }
-            out.push(ExportedMemory { history: versions(&tx, rowid)?, memory });
-        }
-        Ok(out)
-    }
-
-    fn import(
-        &self,
-        who: &UserRef,
-        records: Vec<ExportedMemory>,
-        now: Timestamp,
-        actor: &str,
-        allow_forgotten: bool,
-    ) -> Result<Imported, PortError> {
-        Ok(self.write_tx(who.tenant(), who.user_id(), |tx| {
-            let mut imported = Imported::default();
-            // Insert records that are superseded first, so the active-key index holds at every
-            // step, then link them (superseded_by may name a record imported later).
-            let mut ordered = records;
-            ordered.sort_by_key(|r| r.memory.status == Status::Active);
-            for record in &ordered {
-                let mut memory = record.memory.clone();
-                memory.tenant = who.tenant().to_owned();
-                memory.user_id = who.user_id().to_owned();
-                if !allow_forgotten && ledger::import_forgotten(tx, who, &self.ledger, &memory)? {
-                    imported.forgotten.push(memory.id);
-                    continue;
-                }
-                imported.count += 1;
-                let embedded = match &memory.embedding {
-                    Some(info) => match &info.vector {
-                        Some(vector) if vector.len() == info.dims as usize => Some(Embedded {
-                            model: info.model.clone(),
-                            vector: vector.clone(),
-                            calibration: None,
-                        }),
-                        _ => {
-                            return Err(StoreError::VectorMismatch(format!(
-                                "memory {}: embedding has no vector of {} dimensions",
-                                memory.id, info.dims
-                            )));
-                        }
-                    },
-                    None => None,
-                };
-                let rowid = insert_row(tx, &memory, embedded.as_ref())?;
-                for version in &record.history {
-                    tx.execute(
-                        "INSERT INTO memory_versions (memory_rowid, version, snapshot)
-                         VALUES (?1, ?2, ?3)",
-                        params![rowid, version.version, to_json(version)?],
-                    )?;
-                }
-                Auditor::for_user(who, now, actor).log(
-                    tx,
-                    AuditAction::Imported,
-                    Some(&memory.id),
-                    None,
-                )?;
-            }
-            Ok((imported, Touched::User))
-        })?)
-    }
-
-    fn audit(&self, who: &UserRef, limit: usize) -> Result<Vec<AuditEntry>, PortError> {
+    fn audit_entries(&self, who: &UserRef, limit: usize) -> Result<Vec<AuditEntry>, PortError> {
         let conn = self.reader();
         let mut stmt = conn
             .prepare_cached(
@@ -1513,107 +900,8 @@ impl Store for SqliteStore {
         Ok(out)
     }
 
-    fn search(
-        &self,
-        who: &UserRef,
-        query: &SearchQuery<'_>,
-        now: Timestamp,
-        select: &dyn Fn(&Signals<'_>) -> Vec<Fused>,
-    ) -> Result<Vec<Found>, PortError> {
-        if let Some(vector) = query.vector {
-            check_vector(&self.reader(), vector)?;
-        }
-        let scope = query.filter.scope.as_ref().map(ToString::to_string);
-        let scan = ScanFilter {
-            now: now.as_millis(),
-            kind: query.filter.kind,
-            scope: scope.as_deref(),
-            exclude_sensitive: query.filter.exclude_sensitive,
-        };
-        let index = self.user_index(who)?;
-        let hits = index.read().unwrap_or_else(std::sync::PoisonError::into_inner).search(
-            query.terms,
-            query.vector.map(|v| v.vector.as_slice()),
-            query.common,
-            scan,
-            select,
-        );
-        let conn = self.reader();
-        let wanted: Vec<i64> = hits.iter().map(|hit| hit.rowid).collect();
-        let mut memories = memories_by_rowid(&conn, &wanted)?;
-        Ok(hits
-            .into_iter()
-            .filter_map(|hit| {
-                let memory = memories.remove(&hit.rowid)?;
-                Some(Found { memory, fused: hit.fused, bm25: hit.bm25, cosine: hit.cosine })
-            })
-            .collect())
-    }
-
-    fn mark_used(
-        &self,
-        who: &UserRef,
-        ids: &[MemoryId],
-        now: Timestamp,
-    ) -> Result<Vec<MemoryId>, PortError> {
-        let writer = self.writer.exclusive();
-        let conn = &writer.conn;
-        // A lost last-used time is harmless, so this commit skips the fsync that writes of
-        // memories pay (WAL with synchronous=NORMAL stays consistent after a crash).
-        set_synchronous(conn, "NORMAL")?;
-        let result = (|| -> Result<Vec<MemoryId>> {
-            conn.execute_batch("BEGIN IMMEDIATE")?;
-            let mut missing = Vec::new();
-            let mut stmt = conn.prepare_cached(
-                "UPDATE memories SET last_used_at = ?1
-                  WHERE tenant = ?2 AND user_id = ?3 AND id = ?4",
-            )?;
-            for id in ids {
-                if stmt.execute(params![now.as_millis(), who.tenant(), who.user_id(), id.0])? == 0 {
-                    missing.push(id.clone());
-                }
-            }
-            // All or nothing.
-            conn.execute_batch(if missing.is_empty() { "COMMIT" } else { "ROLLBACK" })?;
-            Ok(missing)
-        })();
-        if result.is_err() && !conn.is_autocommit() {
-            let _ = conn.execute_batch("ROLLBACK");
-        }
-        set_synchronous(conn, "FULL")?;
-        self.index.follow_commit(conn, &[]);
-        Ok(result?)
-    }
-
-    fn create_run(&self, who: &UserRef, run: &Run, actor: &str) -> Result<(), PortError> {
-        let state = serde_json::to_string(run).map_err(StoreError::Json)?;
-        Ok(self.write_tx(who.tenant(), who.user_id(), |tx| {
-            if !read_settings(tx, who)?.memory_enabled {
-                return Err(StoreError::Conflict(lifecycle::MEMORY_OFF_EDIT.into()));
-            }
-            tx.prepare_cached(
-                "INSERT INTO runs (id, tenant, user_id, state, started_at, updated_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )?
-            .execute(params![
-                run.id,
-                who.tenant(),
-                who.user_id(),
-                state,
-                run.started_at.as_millis(),
-                run.updated_at.as_millis()
-            ])?;
-            Auditor::for_user(who, run.started_at, actor).log_run(
-                tx,
-                AuditAction::RunStarted,
-                &run.id,
-            )?;
-            Ok(((), Touched::Nothing))
-        })?)
-    }
-
-    fn run(&self, who: &UserRef, id: &str) -> Result<Option<Run>, PortError> {
-        Ok(read_run(&self.reader(), who, id)?)
+    fn receipts(&self, who: &UserRef, limit: usize) -> Result<Vec<DeletionReceipt>, PortError> {
+        Ok(ledger::receipts(&self.reader(), who.tenant(), who.user_id(), limit)?)
     }
 
     fn runs(&self, who: &UserRef) -> Result<Vec<Run>, PortError> {
@@ -1625,7 +913,7 @@ impl Store for SqliteStore {
             )
             .map_err(StoreError::from)?;
         let states = stmt
-            .query_map(owner_params(who), |r| r.get::<_, String>(0))
+            .query_map([who.tenant(), who.user_id()], |r| r.get::<_, String>(0))
             .map_err(StoreError::from)?
             .collect::<Result<Vec<_>, _>>()
             .map_err(StoreError::from)?;
@@ -1633,48 +921,6 @@ impl Store for SqliteStore {
             .iter()
             .map(|s| serde_json::from_str(s).map_err(StoreError::Json))
             .collect::<Result<_>>()?)
-    }
-
-    fn update_run(
-        &self,
-        who: &UserRef,
-        id: &str,
-        change: &dyn Fn(&mut Run) -> Result<(), PortError>,
-    ) -> Result<Option<Run>, PortError> {
-        let mut refused = None;
-        let result = self.write_tx(who.tenant(), who.user_id(), |tx| {
-            let Some(mut run) = read_run(tx, who, id)? else { return Ok((None, Touched::Nothing)) };
-            if !read_settings(tx, who)?.memory_enabled {
-                return Err(StoreError::Conflict(lifecycle::MEMORY_OFF_EDIT.into()));
-            }
-            if let Err(e) = change(&mut run) {
-                refused = Some(e);
-                // Returning an error rolls the transaction back.
-                return Err(StoreError::Conflict("run change refused".into()));
-            }
-            write_run(tx, who, &run)?;
-            Ok((Some(run), Touched::Nothing))
-        });
-        match refused {
-            Some(e) => Err(e),
-            None => Ok(result?),
-        }
-    }
-
-    fn end_run(
-        &self,
-        who: &UserRef,
-        id: &str,
-        now: Timestamp,
-        actor: &str,
-    ) -> Result<Option<Run>, PortError> {
-        Ok(self.delete_tx(who.tenant(), who.user_id(), |tx| {
-            let Some(run) = read_run(tx, who, id)? else { return Ok((None, Touched::Nothing)) };
-            tx.prepare_cached("DELETE FROM runs WHERE tenant = ?1 AND user_id = ?2 AND id = ?3")?
-                .execute(params![who.tenant(), who.user_id(), id])?;
-            Auditor::for_user(who, now, actor).log_run(tx, AuditAction::RunEnded, id)?;
-            Ok((Some(run), Touched::Nothing))
-        })?)
     }
 
     fn count_by_status(&self) -> Result<Vec<(Status, u64)>, PortError> {
@@ -1694,7 +940,9 @@ impl Store for SqliteStore {
         }
         Ok(out)
     }
+}
 
+impl Keys for SqliteBackend {
     fn create_key(&self, key: &ApiKey) -> Result<(), PortError> {
         Ok(self.write_tx(&key.tenant, "", |tx| {
             tx.execute(
@@ -1755,6 +1003,9 @@ impl Store for SqliteStore {
 
 #[cfg(test)]
 mod tests {
+    use mnemo_core::lifecycle;
+    use mnemo_core::ports::{ListFilter, NewRecord, Store};
+
     use super::*;
 
     /// A cached statement must not be compiled again for each new set of bound values: the
@@ -1762,16 +1013,17 @@ mod tests {
     #[test]
     fn cached_lookups_are_not_recompiled_per_binding() {
         let dir = tempfile::tempdir().unwrap();
-        let store = SqliteStore::open(&dir.path().join("m.db"), Timestamp::from_millis(0)).unwrap();
+        let store = open(&dir.path().join("m.db"), Timestamp::from_millis(0)).unwrap();
         let writer = store.writer.exclusive();
         let conn = &writer.conn;
-        let sql = format!("SELECT {MEMORY_COLUMNS} FROM {MEMORY_FROM} WHERE {SAME_CONTENT}");
+        let same_content = format!("m.tenant = ?1 AND m.user_id = ?2 AND {}", tx::SAME_CONTENT);
+        let sql = format!("SELECT {MEMORY_COLUMNS} FROM {MEMORY_FROM} WHERE {same_content}");
         for i in 0..20_i64 {
             let hash = format!("hash-{i}");
             let tenant = format!("tenant-{i}");
             query_memories(
                 conn,
-                SAME_CONTENT,
+                &same_content,
                 &[&tenant, &"user", &hash, &"semantic", &"user", &i],
             )
             .unwrap();
@@ -1787,7 +1039,7 @@ mod tests {
     fn concurrent_writes_share_commits_and_a_failing_one_fails_alone() {
         use mnemo_testkit::{T0, stated, who, write};
         let dir = tempfile::tempdir().unwrap();
-        let store = SqliteStore::open(&dir.path().join("m.db"), T0).unwrap();
+        let store = open(&dir.path().join("m.db"), T0).unwrap();
         let alice = who("acme", "alice");
         // The file's vectors are 64-dimensional from here on.
         write(&store, &alice, "first", stated("The first statement"), T0);

@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use mnemo_core::ports::Store;
-use mnemo_store_sqlite::SqliteStore;
 use mnemo_testkit::conformance::Harness;
 
 struct SqliteHarness {
@@ -31,7 +30,7 @@ impl Harness for SqliteHarness {
         *counter += 1;
         let path = self.dir.path().join(format!("mnemo-{counter}.db"));
         *self.current.lock().unwrap() = Some(path.clone());
-        Arc::new(SqliteStore::open(&path, mnemo_testkit::T0).unwrap())
+        Arc::new(mnemo_store_sqlite::open(&path, mnemo_testkit::T0).unwrap())
     }
 
     fn raw_bytes(&self) -> Option<Vec<u8>> {

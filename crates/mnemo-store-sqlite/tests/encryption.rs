@@ -43,7 +43,8 @@ fn an_encrypted_store_shows_nothing_in_its_files_and_needs_its_key() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("m.db");
     {
-        let store = SqliteStore::open_with_key(&db, T0, Some(&key("correct horse"))).unwrap();
+        let store =
+            mnemo_store_sqlite::open_with_key(&db, T0, Some(&key("correct horse"))).unwrap();
         stores_marker(&store);
         // While open, the write-ahead log holds the page: it is encrypted too.
         assert!(!marker_on_disk(&db), "the marker is readable while the store is open");
@@ -51,16 +52,17 @@ fn an_encrypted_store_shows_nothing_in_its_files_and_needs_its_key() {
     assert!(!marker_on_disk(&db), "the marker is readable in the closed files");
     assert!(!std::fs::read(&db).unwrap().starts_with(b"SQLite format 3"));
 
-    let again = SqliteStore::open_with_key(&db, T0, Some(&key("correct horse"))).unwrap();
+    let again = mnemo_store_sqlite::open_with_key(&db, T0, Some(&key("correct horse"))).unwrap();
     assert!(holds_marker(&again));
     drop(again);
 
-    let wrong = SqliteStore::open_with_key(&db, T0, Some(&key("battery staple"))).unwrap_err();
+    let wrong =
+        mnemo_store_sqlite::open_with_key(&db, T0, Some(&key("battery staple"))).unwrap_err();
     assert!(wrong.to_string().contains("the key is wrong"), "{wrong}");
-    let keyless = SqliteStore::open(&db, T0).unwrap_err();
+    let keyless = mnemo_store_sqlite::open(&db, T0).unwrap_err();
     assert!(keyless.to_string().contains("encrypted"), "{keyless}");
     // Neither failed open changed the file.
-    let after = SqliteStore::open_with_key(&db, T0, Some(&key("correct horse"))).unwrap();
+    let after = mnemo_store_sqlite::open_with_key(&db, T0, Some(&key("correct horse"))).unwrap();
     assert!(holds_marker(&after));
 }
 
@@ -68,26 +70,28 @@ fn an_encrypted_store_shows_nothing_in_its_files_and_needs_its_key() {
 fn a_plain_store_cannot_be_opened_with_a_key() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("m.db");
-    stores_marker(&SqliteStore::open(&db, T0).unwrap());
-    let error = SqliteStore::open_with_key(&db, T0, Some(&key("k"))).unwrap_err();
+    stores_marker(&mnemo_store_sqlite::open(&db, T0).unwrap());
+    let error = mnemo_store_sqlite::open_with_key(&db, T0, Some(&key("k"))).unwrap_err();
     assert!(error.to_string().contains("is not encrypted"), "{error}");
-    assert!(holds_marker(&SqliteStore::open(&db, T0).unwrap()));
+    assert!(holds_marker(&mnemo_store_sqlite::open(&db, T0).unwrap()));
 }
 
 #[test]
 fn rekey_encrypts_changes_the_key_and_decrypts() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("m.db");
-    stores_marker(&SqliteStore::open(&db, T0).unwrap());
+    stores_marker(&mnemo_store_sqlite::open(&db, T0).unwrap());
     assert!(marker_on_disk(&db), "the scan must see the marker in a plain file");
 
     rekey(&db, None, Some(&key("first"))).unwrap();
     assert!(!marker_on_disk(&db), "the marker is readable after encrypting");
-    assert!(holds_marker(&SqliteStore::open_with_key(&db, T0, Some(&key("first"))).unwrap()));
+    assert!(holds_marker(
+        &mnemo_store_sqlite::open_with_key(&db, T0, Some(&key("first"))).unwrap()
+    ));
 
     rekey(&db, Some(&key("first")), Some(&key("second"))).unwrap();
-    assert!(SqliteStore::open_with_key(&db, T0, Some(&key("first"))).is_err());
-    let store = SqliteStore::open_with_key(&db, T0, Some(&key("second"))).unwrap();
+    assert!(mnemo_store_sqlite::open_with_key(&db, T0, Some(&key("first"))).is_err());
+    let store = mnemo_store_sqlite::open_with_key(&db, T0, Some(&key("second"))).unwrap();
     assert!(holds_marker(&store));
     // A file in use is not rekeyed.
     let busy = rekey(&db, Some(&key("second")), Some(&key("third"))).unwrap_err();
@@ -97,5 +101,5 @@ fn rekey_encrypts_changes_the_key_and_decrypts() {
     let wrong = rekey(&db, Some(&key("nope")), None).unwrap_err();
     assert!(wrong.to_string().contains("the key is wrong"), "{wrong}");
     rekey(&db, Some(&key("second")), None).unwrap();
-    assert!(holds_marker(&SqliteStore::open(&db, T0).unwrap()));
+    assert!(holds_marker(&mnemo_store_sqlite::open(&db, T0).unwrap()));
 }

@@ -41,8 +41,8 @@ fn found(store: &SqliteStore, text: &str, now: Timestamp) -> Vec<MemoryId> {
 fn vector_index_follows_commits_from_another_connection() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("shared.db");
-    let first = SqliteStore::open(&path, T0).unwrap();
-    let second = SqliteStore::open(&path, T0).unwrap();
+    let first = mnemo_store_sqlite::open(&path, T0).unwrap();
+    let second = mnemo_store_sqlite::open(&path, T0).unwrap();
     let alice = who("acme", "alice");
     write(&first, &alice, "m1", stated("orchids need weekly watering"), T0);
     assert_eq!(found(&first, "orchids need weekly watering", T0), vec![MemoryId("m1".into())]);
@@ -79,14 +79,14 @@ fn version_1_database_migrates_forward() {
         )
         .unwrap();
     }
-    let store = SqliteStore::open(&path, T0).unwrap();
+    let store = mnemo_store_sqlite::open(&path, T0).unwrap();
     assert_eq!(store.schema_version().unwrap(), mnemo_store_sqlite::SCHEMA_VERSION);
     let alice = who("acme", "alice");
     let m = store.get(&alice, &MemoryId("old-1".into()), T0).unwrap().unwrap();
     assert_eq!(m.content, "Likes sailing");
     // Reopening is a no-op.
     drop(store);
-    let again = SqliteStore::open(&path, T0).unwrap();
+    let again = mnemo_store_sqlite::open(&path, T0).unwrap();
     assert_eq!(again.schema_version().unwrap(), mnemo_store_sqlite::SCHEMA_VERSION);
 }
 
@@ -95,10 +95,10 @@ fn version_1_database_migrates_forward() {
 fn newer_schema_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("future.db");
-    drop(SqliteStore::open(&path, T0).unwrap());
+    drop(mnemo_store_sqlite::open(&path, T0).unwrap());
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute("INSERT INTO schema_migrations VALUES (99, 'future', 0)", []).unwrap();
     drop(conn);
-    let err = SqliteStore::open(&path, T0).unwrap_err();
+    let err = mnemo_store_sqlite::open(&path, T0).unwrap_err();
     assert!(err.to_string().contains("newer than this mnemo supports"), "{err}");
 }

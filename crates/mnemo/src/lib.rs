@@ -293,9 +293,8 @@ impl Mnemo {
         actor: impl Into<String>,
         options: &SqliteOptions,
     ) -> Result<Self> {
-        let store =
-            mnemo_store_sqlite::SqliteStore::open_with_key(path, clock.now(), options.key.as_ref())
-                .map_err(|e| Error::Port(e.into()))?;
+        let store = mnemo_store_sqlite::open_with_key(path, clock.now(), options.key.as_ref())
+            .map_err(|e| Error::Port(e.into()))?;
         if let Some(max_bytes) = options.max_bytes {
             store.limit_size(max_bytes).map_err(|e| Error::Port(e.into()))?;
         }
@@ -311,8 +310,8 @@ impl Mnemo {
         clock: Arc<dyn Clock>,
         actor: impl Into<String>,
     ) -> Result<Self> {
-        let store = mnemo_store_postgres::PostgresStore::open(url, clock.now())
-            .map_err(|e| Error::Port(e.into()))?;
+        let store =
+            mnemo_store_postgres::open(url, clock.now()).map_err(|e| Error::Port(e.into()))?;
         Ok(Self::new(Arc::new(store), embedder, clock, actor))
     }
 

@@ -13,8 +13,6 @@ use mnemo::core::{
     Clock, ConsentReceipt, FixedClock, Kind, Source, SourceType, Timestamp, UserRef,
 };
 use mnemo::{Mnemo, SearchRequest};
-use mnemo_store_postgres::PostgresStore;
-use mnemo_store_sqlite::SqliteStore;
 use mnemo_testkit::pg::{Scratch, server_url};
 use serde_json::Value;
 
@@ -117,12 +115,12 @@ fn sqlite_and_postgres_rank_every_question_alike() {
     let embedder = mnemo::builtin_embedder().unwrap();
 
     let dir = tempfile::tempdir().unwrap();
-    let sqlite = SqliteStore::open(&dir.path().join("m.db"), clock.0).unwrap();
+    let sqlite = mnemo_store_sqlite::open(&dir.path().join("m.db"), clock.0).unwrap();
     let on_sqlite = Mnemo::new(Arc::new(sqlite), Some(embedder.clone()), clock.clone(), "test");
     let expected = rankings(&on_sqlite, turns.clone(), &questions);
 
     let scratch = Scratch::create(&base).unwrap();
-    let postgres = PostgresStore::open(&scratch.url(), clock.0).unwrap();
+    let postgres = mnemo_store_postgres::open(&scratch.url(), clock.0).unwrap();
     let on_postgres = Mnemo::new(Arc::new(postgres), Some(embedder), clock, "test");
     let got = rankings(&on_postgres, turns, &questions);
 
@@ -161,7 +159,7 @@ fn a_nodes_cached_index_follows_another_nodes_changes() {
     let embedder = mnemo::builtin_embedder().unwrap();
     let scratch = Scratch::create(&base).unwrap();
     let node = || {
-        let store = PostgresStore::open(&scratch.url(), clock.0).unwrap();
+        let store = mnemo_store_postgres::open(&scratch.url(), clock.0).unwrap();
         Mnemo::new(Arc::new(store), Some(embedder.clone()), clock.clone(), "test")
     };
     let (a, b) = (node(), node());
@@ -262,7 +260,7 @@ fn as_of_reads_alike_on_both_stores() {
     let embedder = mnemo::builtin_embedder().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let clock = Arc::new(mnemo::core::ManualClock::new(Timestamp::from_millis(1_760_000_000_000)));
-    let sqlite = SqliteStore::open(&dir.path().join("m.db"), clock.now()).unwrap();
+    let sqlite = mnemo_store_sqlite::open(&dir.path().join("m.db"), clock.now()).unwrap();
     let on_sqlite = Mnemo::new(Arc::new(sqlite), Some(embedder.clone()), clock.clone(), "test");
     let expected = as_of_answers(&on_sqlite, &clock);
     assert_eq!(expected[0], ["I live in Austin"]);
@@ -272,7 +270,7 @@ fn as_of_reads_alike_on_both_stores() {
 
     let clock = Arc::new(mnemo::core::ManualClock::new(Timestamp::from_millis(1_760_000_000_000)));
     let scratch = Scratch::create(&base).unwrap();
-    let postgres = PostgresStore::open(&scratch.url(), clock.now()).unwrap();
+    let postgres = mnemo_store_postgres::open(&scratch.url(), clock.now()).unwrap();
     let on_postgres = Mnemo::new(Arc::new(postgres), Some(embedder), clock.clone(), "test");
     assert_eq!(as_of_answers(&on_postgres, &clock), expected);
 }

@@ -1,0 +1,481 @@
+//! The engine's transaction on SQLite: each narrow operation as SQL on one connection (the
+//! writer's inside a write transaction, a reader's for reads), confined to the owner in every
+//! query, and the rows it changed, for the index cache to follow.
+
+use mnemo_core::ledger::{DeletionReceipt, ForgottenMatch, Removed, Tombstone};
+use mnemo_core::lifecycle::Candidate;
+use mnemo_core::policy::UserSettings;
+use mnemo_core::ports::{AuditEntry, Embedded, ListFilter, PortError};
+use mnemo_core::run::Run;
+use mnemo_core::{Kind, Memory, MemoryId, MemoryVersion, Timestamp};
+use mnemo_engine::{NEIGHBOURS, Neighbours, RowId, Tx};
+use mnemo_index::ScanFilter;
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::codec::content_hash;
+use crate::vector_index::{IndexCache, Touched};
+use crate::{
+    Result, StoreError, chain, check_vector, insert_row, ledger, put_vector, query_memories,
+    read_run, read_settings, to_json, vector_of, versions,
+};
+
+/// One transaction (or read) of an owner on a connection.
+pub(crate) struct SqliteTx<'a> {
+    pub(crate) conn: &'a Connection,
+    pub(crate) tenant: &'a str,
+    pub(crate) user: Option<&'a str>,
+    /// The index cache, for a write transaction (neighbours read it, and it follows the
+    /// rows the transaction changes).
+    pub(crate) index: Option<&'a IndexCache>,
+    /// Rows changed that the index has not followed yet.
+    pub(crate) unfollowed: Vec<i64>,
+    /// Set when the changes reach a whole user or tenant.
+    pub(crate) wide: Option<Touched>,
+}
+
+impl<'a> SqliteTx<'a> {
+    pub(crate) fn new(
+        conn: &'a Connection,
+        tenant: &'a str,
+        user: Option<&'a str>,
+        index: Option<&'a IndexCache>,
+    ) -> Self {
+        Self { conn, tenant, user, index, unfollowed: Vec::new(), wide: None }
+    }
+
+    /// What the transaction changed, for the index to follow.
+    pub(crate) fn touched(self) -> Touched {
+        match self.wide {
+            Some(wide) => wide,
+            None if self.unfollowed.is_empty() => Touched::Nothing,
+            None => Touched::Rows(self.unfollowed),
+        }
+    }
+
+    fn user(&self) -> Result<&'a str> {
+        self.user.ok_or_else(|| StoreError::Conflict("a tenant-wide job has no user".into()))
+    }
+
+    fn changed(&mut self, row: i64) {
+        if !self.unfollowed.contains(&row) {
+            self.unfollowed.push(row);
+        }
+    }
+
+    /// Records of the owner matching `where_clause` (after the owner's own conditions,
+    /// `?1` tenant and `?2` user).
+    fn owned(
+        &self,
+        where_clause: &str,
+        extra: &[&dyn rusqlite::ToSql],
+    ) -> Result<Vec<(i64, Memory)>> {
+        let user = self.user()?;
+        let mut bound: Vec<&dyn rusqlite::ToSql> = vec![&self.tenant, &user];
+        bound.extend_from_slice(extra);
+        query_memories(
+            self.conn,
+            &format!("m.tenant = ?1 AND m.user_id = ?2 AND {where_clause}"),
+            &bound,
+        )
+    }
+
+    fn neighbours_of(
+        &mut self,
+        candidate: &Candidate,
+        embedding: Option<&Embedded>,
+        now: Timestamp,
+    ) -> Result<Neighbours> {
+        let scope = candidate.scope.to_string();
+        let mut found = Neighbours::default();
+        if let Some((subject, attribute)) = &candidate.key {
+            found.same_key = self
+                .owned(
+                    "m.scope = ?3 AND m.subject = ?4 AND m.attribute = ?5 AND m.status = 'active'",
+                    &[&scope, subject, attribute],
+                )?
+                .into_iter()
+                .map(|(_, m)| m)
+                .collect();
+        }
+        found.same_content = self
+            .owned(
+                SAME_CONTENT,
+                &[
+                    &content_hash(&candidate.content),
+                    &candidate.kind.as_str(),
+                    &scope,
+                    &now.as_millis(),
+                ],
+            )?
+            .into_iter()
+            .map(|(_, m)| m)
+            .collect();
+        let Some(embedded) = embedding else { return Ok(found) };
+        check_vector(self.conn, embedded)?;
+        match (&candidate.kind, &candidate.source.source_ref) {
+            // An episode can only duplicate a record of the same message, so compare with
+            // those alone rather than scanning every episode of the user.
+            (Kind::Episodic, Some(reference)) => {
+                let rows = self.owned(
+                    "+m.kind = 'episodic' AND m.source_ref = ?3 AND +m.status = 'active'",
+                    &[reference],
+                )?;
+                for (rowid, memory) in rows {
+                    if let Some(vector) = vector_of(self.conn, rowid)? {
+                        found.same_message.push((memory, vector));
+                    }
+                }
+            }
+            _ => {
+                let (Some(index), user) = (self.index, self.user()?) else { return Ok(found) };
+                // Rows this transaction wrote are neighbours of what it writes next.
+                if !self.unfollowed.is_empty() {
+                    let rows = Touched::Rows(std::mem::take(&mut self.unfollowed));
+                    index.follow_uncommitted(self.conn, self.tenant, user, &rows)?;
+                }
+                let filter = ScanFilter {
+                    now: now.as_millis(),
+                    kind: Some(candidate.kind),
+                    scope: Some(&scope),
+                    exclude_sensitive: false,
+                };
+                let cached = index.for_writer(self.conn, self.tenant, user)?;
+                let nearest = cached
+                    .read()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .nearest(&embedded.vector, embedded.calibration.as_deref(), filter, NEIGHBOURS);
+                for near in nearest {
+                    if let Some((_, memory)) = self.owned("m.rowid = ?3", &[&near.rowid])?.pop() {
+                        found.nearest.push((memory, near));
+                    }
+                }
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// The records of a user with the same content hash, kind and scope that are live: the
+/// duplicate lookup every write makes. Unary `+` keeps the planner on the content-hash index
+/// rather than scanning the user's records through the (tenant, user, status, kind) index.
+pub(crate) const SAME_CONTENT: &str = "m.content_hash = ?3 AND +m.kind = ?4 AND +m.scope = ?5
+     AND +m.status IN ('active', 'pending') AND (m.expires_at IS NULL OR m.expires_at > ?6)";
+
+impl Tx for SqliteTx<'_> {
+    fn find(&mut self, id: &MemoryId) -> Result<Option<(RowId, Memory)>, PortError> {
+        Ok(self.owned("m.id = ?3", &[&id.0])?.pop())
+    }
+
+    fn rows(&mut self, rows: &[RowId]) -> Result<Vec<(RowId, Memory)>, PortError> {
+        let mut out = Vec::with_capacity(rows.len());
+        for row in rows {
+            let mut found = query_memories(
+                self.conn,
+                "m.rowid = ?1 AND m.tenant = ?2 AND (?3 IS NULL OR m.user_id = ?3)",
+                &[row, &self.tenant, &self.user],
+            )?;
+            out.extend(found.pop());
+        }
+        Ok(out)
+    }
+
+    fn list(&mut self, filter: &ListFilter, now: Timestamp) -> Result<Vec<Memory>, PortError> {
+        let kind = filter.kind.map(|k| k.as_str());
+        let status = filter.status.map(|s| s.as_str());
+        let scope = filter.scope.as_ref().map(ToString::to_string);
+        let rows = self.owned(
+            "(?3 IS NULL OR m.kind = ?3)
+             AND (?4 IS NULL OR m.status = ?4)
+             AND (?5 IS NULL OR m.scope = ?5)
+             AND (?6 OR m.expires_at IS NULL OR m.expires_at > ?7)
+             AND (?8 IS NULL OR m.session_id = ?8)
+             ORDER BY m.created_at DESC, m.rowid DESC",
+            &[&kind, &status, &scope, &filter.include_expired, &now.as_millis(), &filter.session],
+        )?;
+        Ok(rows.into_iter().map(|(_, m)| m).collect())
+    }
+
+    fn all(&mut self) -> Result<Vec<(RowId, Memory)>, PortError> {
+        Ok(self.owned("1 ORDER BY m.created_at, m.id", &[])?)
+    }
+
+    fn expired(&mut self, now: Timestamp) -> Result<Vec<RowId>, PortError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT rowid FROM memories
+                  WHERE tenant = ?1 AND (?2 IS NULL OR user_id = ?2)
+                    AND expires_at IS NOT NULL AND expires_at <= ?3",
+            )
+            .map_err(StoreError::from)?;
+        let rows = stmt
+            .query_map(params![self.tenant, self.user, now.as_millis()], |r| r.get(0))
+            .map_err(StoreError::from)?;
+        Ok(rows.collect::<Result<_, _>>().map_err(StoreError::from)?)
+    }
+
+    fn active_of_key(
+        &mut self,
+        scope: &str,
+        subject: &str,
+        attribute: &str,
+    ) -> Result<Vec<(RowId, Memory)>, PortError> {
+        Ok(self.owned(
+            "m.scope = ?3 AND m.subject = ?4 AND m.attribute = ?5 AND m.status = 'active'",
+            &[&scope, &subject, &attribute],
+        )?)
+    }
+
+    fn neighbours(
+        &mut self,
+        candidate: &Candidate,
+        embedding: Option<&Embedded>,
+        now: Timestamp,
+    ) -> Result<Neighbours, PortError> {
+        Ok(self.neighbours_of(candidate, embedding, now)?)
+    }
+
+    fn versions(&mut self, row: RowId) -> Result<Vec<MemoryVersion>, PortError> {
+        Ok(versions(self.conn, row)?)
+    }
+
+    fn vector(&mut self, row: RowId) -> Result<Option<Vec<f32>>, PortError> {
+        Ok(vector_of(self.conn, row)?)
+    }
+
+    fn chain(
+        &mut self,
+        row: RowId,
+        derived: bool,
+    ) -> Result<Vec<(RowId, MemoryId, String)>, PortError> {
+        Ok(chain(self.conn, row, derived)?)
+    }
+
+    fn insert(&mut self, memory: &Memory, vector: Option<&Embedded>) -> Result<RowId, PortError> {
+        let row = insert_row(self.conn, memory, vector)?;
+        self.changed(row);
+        Ok(row)
+    }
+
+    fn supersede(
+        &mut self,
+        id: &MemoryId,
+        by: &MemoryId,
+        now: Timestamp,
+    ) -> Result<Option<RowId>, PortError> {
+        let row: Option<i64> = self
+            .conn
+            .prepare_cached(
+                "UPDATE memories SET status = 'superseded', superseded_by = ?1, updated_at = ?2
+                  WHERE tenant = ?3 AND user_id = ?4 AND id = ?5
+                 RETURNING rowid",
+            )
+            .map_err(StoreError::from)?
+            .query_row(params![by.0, now.as_millis(), self.tenant, self.user()?, id.0], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(StoreError::from)?;
+        if let Some(row) = row {
+            self.changed(row);
+        }
+        Ok(row)
+    }
+
+    fn update(&mut self, row: RowId, memory: &Memory) -> Result<(), PortError> {
+        let consent = memory.consent.as_ref().map(to_json).transpose()?;
+        self.conn
+            .prepare_cached(
+                "UPDATE memories SET content = ?1, content_hash = ?2, version = ?3, status = ?4,
+                        sensitivity = ?5, consent = ?6, updated_at = ?7
+                  WHERE rowid = ?8 AND tenant = ?9 AND user_id = ?10",
+            )
+            .map_err(StoreError::from)?
+            .execute(params![
+                memory.content,
+                content_hash(&memory.content),
+                memory.version,
+                memory.status.as_str(),
+                memory.sensitivity.as_str(),
+                consent,
+                memory.updated_at.as_millis(),
+                row,
+                self.tenant,
+                self.user()?
+            ])
+            .map_err(StoreError::from)?;
+        self.changed(row);
+        Ok(())
+    }
+
+    fn set_last_used(&mut self, id: &MemoryId, at: Timestamp) -> Result<bool, PortError> {
+        let changed = self
+            .conn
+            .prepare_cached(
+                "UPDATE memories SET last_used_at = ?1
+                  WHERE tenant = ?2 AND user_id = ?3 AND id = ?4",
+            )
+            .map_err(StoreError::from)?
+            .execute(params![at.as_millis(), self.tenant, self.user()?, id.0])
+            .map_err(StoreError::from)?;
+        Ok(changed > 0)
+    }
+
+    fn put_vector(&mut self, row: RowId, vector: Option<&Embedded>) -> Result<(), PortError> {
+        match vector {
+            Some(embedded) => put_vector(self.conn, row, embedded)?,
+            None => {
+                self.conn
+                    .prepare_cached("DELETE FROM memory_vectors WHERE memory_rowid = ?1")
+                    .map_err(StoreError::from)?
+                    .execute([row])
+                    .map_err(StoreError::from)?;
+            }
+        }
+        self.changed(row);
+        Ok(())
+    }
+
+    fn put_version(&mut self, row: RowId, version: &MemoryVersion) -> Result<(), PortError> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO memory_versions (memory_rowid, version, snapshot) VALUES (?1, ?2, ?3)",
+            )
+            .map_err(StoreError::from)?
+            .execute(params![row, version.version, to_json(version)?])
+            .map_err(StoreError::from)?;
+        Ok(())
+    }
+
+    fn delete(&mut self, rows: &[RowId]) -> Result<Removed, PortError> {
+        let removed = crate::purge(self.conn, rows)?;
+        match self.user {
+            Some(_) => rows.iter().for_each(|row| self.changed(*row)),
+            None if !rows.is_empty() => self.wide = Some(Touched::Tenant),
+            None => {}
+        }
+        Ok(removed)
+    }
+
+    fn delete_rest_of_user(&mut self) -> Result<(u64, u64), PortError> {
+        let owner = [self.tenant, self.user()?];
+        let runs = self
+            .conn
+            .prepare_cached("DELETE FROM runs WHERE tenant = ?1 AND user_id = ?2")
+            .map_err(StoreError::from)?
+            .execute(owner)
+            .map_err(StoreError::from)?;
+        let links = self
+            .conn
+            .prepare_cached("DELETE FROM memory_links WHERE tenant = ?1 AND user_id = ?2")
+            .map_err(StoreError::from)?
+            .execute(owner)
+            .map_err(StoreError::from)?;
+        self.wide = Some(Touched::User);
+        Ok((runs as u64, links as u64))
+    }
+
+    fn settings(&mut self) -> Result<UserSettings, PortError> {
+        Ok(read_settings(self.conn, self.tenant, self.user()?)?)
+    }
+
+    fn put_settings(&mut self, settings: UserSettings, now: Timestamp) -> Result<(), PortError> {
+        self.conn
+            .execute(
+                "INSERT INTO user_settings (tenant, user_id, memory_enabled, updated_at)
+                 VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (tenant, user_id)
+                 DO UPDATE SET memory_enabled = excluded.memory_enabled,
+                               updated_at = excluded.updated_at",
+                params![self.tenant, self.user()?, settings.memory_enabled, now.as_millis()],
+            )
+            .map_err(StoreError::from)?;
+        Ok(())
+    }
+
+    fn audit(&mut self, user: &str, entry: &AuditEntry) -> Result<(), PortError> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO audit_log (tenant, user_id, at, action, memory_id, reason, actor,
+                                        run_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )
+            .map_err(StoreError::from)?
+            .execute(params![
+                self.tenant,
+                user,
+                entry.at.as_millis(),
+                entry.action.as_str(),
+                entry.memory_id.as_ref().map(|id| id.0.as_str()),
+                entry.reason.map(mnemo_core::policy::ReasonCode::as_str),
+                entry.actor,
+                entry.run_id,
+            ])
+            .map_err(StoreError::from)?;
+        Ok(())
+    }
+
+    fn tombstone(
+        &mut self,
+        statement: &str,
+        source: Option<&str>,
+    ) -> Result<Option<ForgottenMatch>, PortError> {
+        Ok(ledger::tombstone(self.conn, self.tenant, self.user()?, statement, source)?)
+    }
+
+    fn tombstoned(&mut self, id: &MemoryId, statement: &str) -> Result<bool, PortError> {
+        Ok(ledger::tombstoned(self.conn, self.tenant, self.user()?, id, statement)?)
+    }
+
+    fn put_tombstone(
+        &mut self,
+        tombstone: &Tombstone,
+        at: Timestamp,
+        receipt_id: &str,
+    ) -> Result<(), PortError> {
+        Ok(ledger::put_tombstone(self.conn, self.tenant, self.user()?, tombstone, at, receipt_id)?)
+    }
+
+    fn put_receipt(&mut self, receipt: &DeletionReceipt) -> Result<(), PortError> {
+        Ok(ledger::put_receipt(self.conn, self.tenant, self.user()?, receipt)?)
+    }
+
+    fn run(&mut self, id: &str) -> Result<Option<Run>, PortError> {
+        Ok(read_run(self.conn, self.tenant, self.user()?, id)?)
+    }
+
+    fn put_run(&mut self, run: &Run, new: bool) -> Result<(), PortError> {
+        let state = to_json(run)?;
+        let user = self.user()?;
+        let sql = if new {
+            "INSERT INTO runs (id, tenant, user_id, state, started_at, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
+        } else {
+            "UPDATE runs SET state = ?4, updated_at = ?6
+              WHERE id = ?1 AND tenant = ?2 AND user_id = ?3 AND ?5 IS NOT NULL"
+        };
+        self.conn
+            .prepare_cached(sql)
+            .map_err(StoreError::from)?
+            .execute(params![
+                run.id,
+                self.tenant,
+                user,
+                state,
+                run.started_at.as_millis(),
+                run.updated_at.as_millis()
+            ])
+            .map_err(StoreError::from)?;
+        Ok(())
+    }
+
+    fn delete_run(&mut self, id: &str) -> Result<bool, PortError> {
+        let gone = self
+            .conn
+            .prepare_cached("DELETE FROM runs WHERE tenant = ?1 AND user_id = ?2 AND id = ?3")
+            .map_err(StoreError::from)?
+            .execute(params![self.tenant, self.user()?, id])
+            .map_err(StoreError::from)?;
+        Ok(gone > 0)
+    }
+}
