@@ -67,6 +67,20 @@ impl PortError {
         )
     }
 
+    /// A storage backend's error classified as `kind`: a full store gets the message of
+    /// [`PortError::storage_full`] with `full` as its detail, anything else the error's own.
+    pub fn classified(
+        kind: ErrorKind,
+        error: impl std::error::Error + Send + Sync + 'static,
+        full: &str,
+    ) -> Self {
+        let message = match kind {
+            ErrorKind::StorageFull => Self::storage_full(full).message,
+            _ => error.to_string(),
+        };
+        Self { kind, message, source: Some(Box::new(error)) }
+    }
+
     /// An internal error wrapping `source`.
     pub fn internal(
         message: impl Into<String>,
@@ -284,22 +298,10 @@ pub struct StoreCaps {
     pub secure_delete: bool,
 }
 
-/// Persistent storage of memories, history, vectors, settings and audit.
-pub trait Store: Send + Sync {
+/// A user's memories: the write path, reads, review, edits, complete deletion with its ledger, expiry, import and export, search and last-used marks.
+pub trait MemoryStore: Send + Sync {
     /// What this store supports.
     fn capabilities(&self) -> StoreCaps;
-
-    /// Reads the user's settings (defaults when never set).
-    fn settings(&self, who: &UserRef) -> Result<UserSettings, PortError>;
-
-    /// Replaces the user's settings.
-    fn set_settings(
-        &self,
-        who: &UserRef,
-        settings: UserSettings,
-        now: Timestamp,
-        actor: &str,
-    ) -> Result<(), PortError>;
 
     /// Atomically reads the candidate's neighbours, asks `decide`, and applies the decision
     /// (insert, supersede, skip) with its audit entry, in one transaction.
@@ -377,7 +379,7 @@ pub trait Store: Send + Sync {
 
     /// Completely deletes a pending record the user rejected. `Ok(false)` when the id does
     /// not exist for `who`; a record that is not pending is a `Conflict`.
-    /// The deletion leaves tombstones and a receipt in the ledger, like [`Store::forget`].
+    /// The deletion leaves tombstones and a receipt in the ledger, like [`MemoryStore::forget`].
     fn reject(
         &self,
         who: &UserRef,
@@ -398,7 +400,7 @@ pub trait Store: Send + Sync {
         self.forget_each(who, std::slice::from_ref(id), request)
     }
 
-    /// [`Store::forget`] for several records in one transaction: all of them go, or none;
+    /// [`MemoryStore::forget`] for several records in one transaction: all of them go, or none;
     /// one receipt (scope `memory` for one id, `selection` for several) covers them all.
     /// Ids that do not exist are skipped; `Ok(None)` when none does.
     fn forget_each(
@@ -443,9 +445,6 @@ pub trait Store: Send + Sync {
         allow_forgotten: bool,
     ) -> Result<Imported, PortError>;
 
-    /// The user's audit entries, newest first, at most `limit`.
-    fn audit(&self, who: &UserRef, limit: usize) -> Result<Vec<AuditEntry>, PortError>;
-
     /// Collects the signals of every retrievable record of the user (see [`SearchFilter`])
     /// for one query — BM25F over the record and its conversational context, BM25 of its
     /// session, cosine to the query vector, speaker and date — lets `select` rank them, and
@@ -458,9 +457,40 @@ pub trait Store: Send + Sync {
         select: &dyn Fn(&Signals<'_>) -> Vec<Fused>,
     ) -> Result<Vec<Found>, PortError>;
 
-    /// How many memories are stored, by status, across all tenants (for operators' metrics).
-    fn count_by_status(&self) -> Result<Vec<(Status, u64)>, PortError>;
+    /// Records that `ids` were used in a response at `now` (their `last_used_at`), all of them
+    /// or none: returns the ids the user has no record of, and when there are any, changes
+    /// nothing.
+    fn mark_used(
+        &self,
+        who: &UserRef,
+        ids: &[MemoryId],
+        now: Timestamp,
+    ) -> Result<Vec<MemoryId>, PortError>;
+}
 
+/// A user's settings (the memory switch).
+pub trait SettingsStore: Send + Sync {
+    /// Reads the user's settings (defaults when never set).
+    fn settings(&self, who: &UserRef) -> Result<UserSettings, PortError>;
+
+    /// Replaces the user's settings.
+    fn set_settings(
+        &self,
+        who: &UserRef,
+        settings: UserSettings,
+        now: Timestamp,
+        actor: &str,
+    ) -> Result<(), PortError>;
+}
+
+/// The audit trail of what happened to a user's memories and runs (never their content).
+pub trait AuditLog: Send + Sync {
+    /// The user's audit entries, newest first, at most `limit`.
+    fn audit(&self, who: &UserRef, limit: usize) -> Result<Vec<AuditEntry>, PortError>;
+}
+
+/// API keys of tenants (only their hashes are kept).
+pub trait KeyStore: Send + Sync {
     /// Stores a new API key.
     fn create_key(&self, key: &ApiKey) -> Result<(), PortError>;
 
@@ -476,17 +506,10 @@ pub trait Store: Send + Sync {
 
     /// Revokes a tenant's key; false when the tenant has no such key.
     fn revoke_key(&self, tenant: &str, id: &str, now: Timestamp) -> Result<bool, PortError>;
+}
 
-    /// Records that `ids` were used in a response at `now` (their `last_used_at`), all of them
-    /// or none: returns the ids the user has no record of, and when there are any, changes
-    /// nothing.
-    fn mark_used(
-        &self,
-        who: &UserRef,
-        ids: &[MemoryId],
-        now: Timestamp,
-    ) -> Result<Vec<MemoryId>, PortError>;
-
+/// Runs: the working memory of one task of a user.
+pub trait RunStore: Send + Sync {
     /// Stores a new run of the user (its id must be new).
     fn create_run(&self, who: &UserRef, run: &Run, actor: &str) -> Result<(), PortError>;
 
@@ -513,6 +536,24 @@ pub trait Store: Send + Sync {
         now: Timestamp,
         actor: &str,
     ) -> Result<Option<Run>, PortError>;
+}
+
+/// Figures about the whole store, for operators.
+pub trait StoreMetrics: Send + Sync {
+    /// How many memories are stored, by status, across all tenants (for operators' metrics).
+    fn count_by_status(&self) -> Result<Vec<(Status, u64)>, PortError>;
+}
+
+/// Persistent storage: every port of a store, by concept. Each method takes the
+/// [`UserRef`] it acts for first (or a tenant, for tenant-wide jobs).
+pub trait Store:
+    MemoryStore + SettingsStore + AuditLog + KeyStore + RunStore + StoreMetrics
+{
+}
+
+impl<T> Store for T where
+    T: MemoryStore + SettingsStore + AuditLog + KeyStore + RunStore + StoreMetrics
+{
 }
 
 /// Which records a search may return. Only `active`, unexpired records are ever candidates.

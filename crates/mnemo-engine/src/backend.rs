@@ -9,7 +9,7 @@ use mnemo_core::ledger::{DeletionReceipt, ForgottenMatch, Remnant, Removed, Tomb
 use mnemo_core::lifecycle::Candidate;
 use mnemo_core::policy::UserSettings;
 use mnemo_core::ports::{
-    ApiKey, AuditEntry, Embedded, Found, ListFilter, PortError, SearchQuery, StoreCaps,
+    AuditEntry, Embedded, Found, ListFilter, PortError, SearchQuery, StoreCaps,
 };
 use mnemo_core::retrieval::{Fused, Signals};
 use mnemo_core::run::Run;
@@ -257,22 +257,4 @@ pub trait Backend: Send + Sync {
 
     /// How many memories are stored, by status, across all tenants.
     fn count_by_status(&self) -> Result<Vec<(Status, u64)>, PortError>;
-}
-
-/// API keys: stored as hashes, with no rule beyond their own storage.
-pub trait Keys: Send + Sync {
-    /// Stores a new key.
-    fn create_key(&self, key: &ApiKey) -> Result<(), PortError>;
-
-    /// The unrevoked key with this hash.
-    fn find_key(&self, key_hash: &str) -> Result<Option<ApiKey>, PortError>;
-
-    /// A tenant's keys, newest first.
-    fn list_keys(&self, tenant: &str) -> Result<Vec<ApiKey>, PortError>;
-
-    /// Whether any tenant has an unrevoked key.
-    fn has_live_keys(&self) -> Result<bool, PortError>;
-
-    /// Revokes a tenant's key; false when there is no such key.
-    fn revoke_key(&self, tenant: &str, id: &str, now: Timestamp) -> Result<bool, PortError>;
 }

@@ -1,6 +1,6 @@
 //! mnemo's store engine: every storage rule written once, over narrow backends.
 //!
-//! [`Engine`] implements the [`Store`] port for any [`Backend`]: the write path (neighbours,
+//! [`Engine`] implements the store's ports ([`mnemo_core::ports::Store`]) for any [`Backend`]: the write path (neighbours,
 //! the core's `decide`, then its effects: supersede, insert, link, audit), review (confirm,
 //! reject), edits, complete deletion with the deletion ledger (tombstones and receipts),
 //! expiry, import and export, runs and last-used marks. A backend only provides
@@ -9,6 +9,7 @@
 //! backend in memory that tests the engine without SQL.
 
 mod backend;
+pub mod columns;
 pub mod memory;
 
 use std::collections::HashSet;
@@ -19,16 +20,16 @@ use mnemo_core::ledger::{
 use mnemo_core::lifecycle::{self, Candidate, Decision, WriteContext};
 use mnemo_core::policy::{ReasonCode, UserSettings};
 use mnemo_core::ports::{
-    ApiKey, AuditAction, AuditEntry, DeletionRequest, Edit, Embedded, ExportedMemory, Found,
-    History, Imported, ListFilter, NewRecord, PortError, SearchQuery, Store, StoreCaps,
-    WriteReceipt, audit_action_for,
+    ApiKey, AuditAction, AuditEntry, AuditLog, DeletionRequest, Edit, Embedded, ExportedMemory,
+    Found, History, Imported, KeyStore, ListFilter, MemoryStore, NewRecord, PortError, RunStore,
+    SearchQuery, SettingsStore, StoreCaps, StoreMetrics, WriteReceipt, audit_action_for,
 };
 use mnemo_core::retrieval::{Fused, Signals};
 use mnemo_core::run::Run;
 use mnemo_core::{ErrorKind, Memory, MemoryId, Status, Timestamp, UserRef};
 use mnemo_index::{cosine_of, quantize};
 
-pub use backend::{Backend, Commit, Keys, NEIGHBOURS, Neighbours, Owner, RowId, Tx};
+pub use backend::{Backend, Commit, NEIGHBOURS, Neighbours, Owner, RowId, Tx};
 
 /// The store: a backend and the rules over it.
 #[derive(Debug)]
@@ -286,26 +287,9 @@ fn exported_vector(memory: &Memory) -> Result<Option<Embedded>, PortError> {
     }
 }
 
-impl<B: Backend + Keys> Store for Engine<B> {
+impl<B: Backend> MemoryStore for Engine<B> {
     fn capabilities(&self) -> StoreCaps {
         self.backend.capabilities()
-    }
-
-    fn settings(&self, who: &UserRef) -> Result<UserSettings, PortError> {
-        self.backend.read(who, &mut |tx| tx.settings())
-    }
-
-    fn set_settings(
-        &self,
-        who: &UserRef,
-        settings: UserSettings,
-        now: Timestamp,
-        actor: &str,
-    ) -> Result<(), PortError> {
-        self.backend.transaction(Owner::User(who), Commit::Write, &mut |tx| {
-            tx.put_settings(settings, now)?;
-            Auditor::new(who, now, actor).log(tx, AuditAction::SettingsChanged, None, None)
-        })
     }
 
     fn write_batch(
@@ -627,10 +611,6 @@ impl<B: Backend + Keys> Store for Engine<B> {
         })
     }
 
-    fn audit(&self, who: &UserRef, limit: usize) -> Result<Vec<AuditEntry>, PortError> {
-        self.backend.audit_entries(who, limit)
-    }
-
     fn search(
         &self,
         who: &UserRef,
@@ -639,30 +619,6 @@ impl<B: Backend + Keys> Store for Engine<B> {
         select: &dyn Fn(&Signals<'_>) -> Vec<Fused>,
     ) -> Result<Vec<Found>, PortError> {
         self.backend.search(who, query, now, select)
-    }
-
-    fn count_by_status(&self) -> Result<Vec<(Status, u64)>, PortError> {
-        self.backend.count_by_status()
-    }
-
-    fn create_key(&self, key: &ApiKey) -> Result<(), PortError> {
-        self.backend.create_key(key)
-    }
-
-    fn find_key(&self, key_hash: &str) -> Result<Option<ApiKey>, PortError> {
-        self.backend.find_key(key_hash)
-    }
-
-    fn list_keys(&self, tenant: &str) -> Result<Vec<ApiKey>, PortError> {
-        self.backend.list_keys(tenant)
-    }
-
-    fn has_live_keys(&self) -> Result<bool, PortError> {
-        self.backend.has_live_keys()
-    }
-
-    fn revoke_key(&self, tenant: &str, id: &str, now: Timestamp) -> Result<bool, PortError> {
-        self.backend.revoke_key(tenant, id, now)
     }
 
     fn mark_used(
@@ -694,7 +650,34 @@ impl<B: Backend + Keys> Store for Engine<B> {
             Err(e) => Err(e),
         }
     }
+}
 
+impl<B: Backend> SettingsStore for Engine<B> {
+    fn settings(&self, who: &UserRef) -> Result<UserSettings, PortError> {
+        self.backend.read(who, &mut |tx| tx.settings())
+    }
+
+    fn set_settings(
+        &self,
+        who: &UserRef,
+        settings: UserSettings,
+        now: Timestamp,
+        actor: &str,
+    ) -> Result<(), PortError> {
+        self.backend.transaction(Owner::User(who), Commit::Write, &mut |tx| {
+            tx.put_settings(settings, now)?;
+            Auditor::new(who, now, actor).log(tx, AuditAction::SettingsChanged, None, None)
+        })
+    }
+}
+
+impl<B: Backend> AuditLog for Engine<B> {
+    fn audit(&self, who: &UserRef, limit: usize) -> Result<Vec<AuditEntry>, PortError> {
+        self.backend.audit_entries(who, limit)
+    }
+}
+
+impl<B: Backend> RunStore for Engine<B> {
     fn create_run(&self, who: &UserRef, run: &Run, actor: &str) -> Result<(), PortError> {
         self.backend.transaction(Owner::User(who), Commit::Write, &mut |tx| {
             require_memory_on(tx)?;
@@ -740,5 +723,33 @@ impl<B: Backend + Keys> Store for Engine<B> {
             Auditor::new(who, now, actor).log_run(tx, AuditAction::RunEnded, id)?;
             Ok(Some(run))
         })
+    }
+}
+
+impl<B: Backend> StoreMetrics for Engine<B> {
+    fn count_by_status(&self) -> Result<Vec<(Status, u64)>, PortError> {
+        self.backend.count_by_status()
+    }
+}
+
+impl<B: Backend + KeyStore> KeyStore for Engine<B> {
+    fn create_key(&self, key: &ApiKey) -> Result<(), PortError> {
+        self.backend.create_key(key)
+    }
+
+    fn find_key(&self, key_hash: &str) -> Result<Option<ApiKey>, PortError> {
+        self.backend.find_key(key_hash)
+    }
+
+    fn list_keys(&self, tenant: &str) -> Result<Vec<ApiKey>, PortError> {
+        self.backend.list_keys(tenant)
+    }
+
+    fn has_live_keys(&self) -> Result<bool, PortError> {
+        self.backend.has_live_keys()
+    }
+
+    fn revoke_key(&self, tenant: &str, id: &str, now: Timestamp) -> Result<bool, PortError> {
+        self.backend.revoke_key(tenant, id, now)
     }
 }

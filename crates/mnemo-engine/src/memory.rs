@@ -10,7 +10,7 @@ use mnemo_core::ledger::{DeletionReceipt, ForgottenMatch, LedgerKey, Remnant, Re
 use mnemo_core::lifecycle::{self, Candidate};
 use mnemo_core::policy::UserSettings;
 use mnemo_core::ports::{
-    ApiKey, AuditEntry, Embedded, Found, ListFilter, PortError, SearchQuery, StoreCaps,
+    ApiKey, AuditEntry, Embedded, Found, KeyStore, ListFilter, PortError, SearchQuery, StoreCaps,
 };
 use mnemo_core::record::EmbeddingInfo;
 use mnemo_core::retrieval::{Fused, Signals};
@@ -18,7 +18,7 @@ use mnemo_core::run::Run;
 use mnemo_core::{ErrorKind, Kind, Memory, MemoryId, MemoryVersion, Status, Timestamp, UserRef};
 use mnemo_index::{IndexRow, ScanFilter, UserIndex};
 
-use crate::backend::{Backend, Commit, Keys, NEIGHBOURS, Neighbours, Owner, RowId, Tx};
+use crate::backend::{Backend, Commit, NEIGHBOURS, Neighbours, Owner, RowId, Tx};
 
 /// One stored record with what belongs to it.
 #[derive(Debug, Clone)]
@@ -672,7 +672,7 @@ impl Backend for MemoryBackend {
     }
 }
 
-impl Keys for MemoryBackend {
+impl KeyStore for MemoryBackend {
     fn create_key(&self, key: &ApiKey) -> Result<(), PortError> {
         let mut state = self.lock();
         if state.keys.iter().any(|k| k.id == key.id || k.key_hash == key.key_hash) {

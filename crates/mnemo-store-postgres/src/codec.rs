@@ -1,94 +1,79 @@
-//! Mapping between PostgreSQL rows and core records: the column list and enum spellings.
+//! Mapping between PostgreSQL rows and core records: the engine's description of the
+//! record's columns, read by name and bound as parameters of each column's type.
 
-use mnemo_core::{ConsentReceipt, EmbeddingInfo, Memory, MemoryId, Scope, Source, Timestamp};
+use bytes::BytesMut;
+use mnemo_core::Memory;
+use mnemo_core::ports::PortError;
+use mnemo_engine::columns::{ColumnReader, Value, memory_from};
 use postgres::Row;
+use postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 
 use crate::StoreError;
 
-/// Columns selected for a [`Memory`], in the order [`memory_from_row`] reads them. Expects the
-/// record table aliased `m` and a left join of `memory_vectors` aliased `v`.
-pub(crate) const MEMORY_COLUMNS: &str = "m.id, m.tenant, m.user_id, m.scope, m.agent_id, \
-     m.session_id, m.kind, m.subject, m.attribute, m.content, m.importance, m.confidence, \
-     m.sensitivity, m.source_type, m.source_ref, m.source_captured_at, m.source_extractor, \
-     m.status, m.created_at, m.updated_at, m.last_used_at, m.valid_from, m.expires_at, \
-     m.review_after, m.superseded_by, m.version, m.consent, m.metadata, v.model, v.dims, m.rowid, \
-     m.transcript, m.derived_from";
+pub(crate) use mnemo_engine::columns::{SELECT_FROM as MEMORY_FROM, SELECT_LIST as MEMORY_COLUMNS};
 
-/// The FROM clause matching [`MEMORY_COLUMNS`].
-pub(crate) const MEMORY_FROM: &str =
-    "memories m LEFT JOIN memory_vectors v ON v.memory_rowid = m.rowid";
+/// A row read by column name, for the engine's description of the record.
+struct Named<'r>(&'r Row);
 
-fn parse_column<T: std::str::FromStr>(row: &Row, index: usize) -> Result<T, StoreError>
-where
-    T::Err: std::fmt::Display,
-{
-    let text: String = row.try_get(index)?;
-    text.parse().map_err(|e: T::Err| StoreError::Corrupt(format!("bad stored value `{text}`: {e}")))
+fn port(error: postgres::Error) -> PortError {
+    StoreError::from(error).into()
 }
 
-fn json_column<T: serde::de::DeserializeOwned>(
-    row: &Row,
-    index: usize,
-) -> Result<Option<T>, StoreError> {
-    let text: Option<String> = row.try_get(index)?;
-    text.map(|t| serde_json::from_str(&t).map_err(StoreError::Json)).transpose()
-}
+impl ColumnReader for Named<'_> {
+    fn text(&self, name: &str) -> Result<Option<String>, PortError> {
+        self.0.try_get(name).map_err(port)
+    }
 
-fn time(row: &Row, index: usize) -> Result<Timestamp, StoreError> {
-    Ok(Timestamp::from_millis(row.try_get(index)?))
-}
+    fn int(&self, name: &str) -> Result<Option<i64>, PortError> {
+        // Versions and dimensions are `integer`, times and row ids `bigint`.
+        match self.0.try_get::<_, Option<i64>>(name) {
+            Ok(value) => Ok(value),
+            Err(_) => {
+                self.0.try_get::<_, Option<i32>>(name).map(|v| v.map(i64::from)).map_err(port)
+            }
+        }
+    }
 
-fn opt_time(row: &Row, index: usize) -> Result<Option<Timestamp>, StoreError> {
-    Ok(row.try_get::<_, Option<i64>>(index)?.map(Timestamp::from_millis))
+    fn real(&self, name: &str) -> Result<f64, PortError> {
+        self.0.try_get(name).map_err(port)
+    }
+
+    fn flag(&self, name: &str) -> Result<bool, PortError> {
+        self.0.try_get(name).map_err(port)
+    }
 }
 
 /// Reads a record and its rowid from a row selected with [`MEMORY_COLUMNS`].
 pub(crate) fn memory_from_row(row: &Row) -> Result<(i64, Memory), StoreError> {
-    let embedding =
-        match (row.try_get::<_, Option<String>>(28)?, row.try_get::<_, Option<i32>>(29)?) {
-            (Some(model), Some(dims)) => {
-                Some(EmbeddingInfo { model, dims: u32::try_from(dims).unwrap_or(0), vector: None })
+    memory_from(&Named(row)).map_err(StoreError::Port)
+}
+
+/// A value of the engine's description, bound as a PostgreSQL parameter of the column's type.
+#[derive(Debug)]
+pub(crate) struct Bound<'a>(pub(crate) &'a Value);
+
+impl ToSql for Bound<'_> {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut BytesMut,
+    ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        match self.0 {
+            Value::Text(text) => text.to_sql(ty, out),
+            Value::Int(int) if *ty == Type::INT4 => {
+                int.map(i32::try_from).transpose()?.to_sql(ty, out)
             }
-            _ => None,
-        };
-    let metadata: mnemo_core::Metadata = json_column(row, 27)?.unwrap_or_default();
-    let consent: Option<ConsentReceipt> = json_column(row, 26)?;
-    let memory = Memory {
-        id: MemoryId(row.try_get(0)?),
-        tenant: row.try_get(1)?,
-        user_id: row.try_get(2)?,
-        scope: parse_column::<Scope>(row, 3)?,
-        agent_id: row.try_get(4)?,
-        session_id: row.try_get(5)?,
-        kind: parse_column(row, 6)?,
-        subject: row.try_get(7)?,
-        attribute: row.try_get(8)?,
-        content: row.try_get(9)?,
-        embedding,
-        importance: row.try_get(10)?,
-        confidence: row.try_get(11)?,
-        sensitivity: parse_column(row, 12)?,
-        source: Source {
-            source_type: parse_column(row, 13)?,
-            source_ref: row.try_get(14)?,
-            captured_at: time(row, 15)?,
-            extractor: row.try_get(16)?,
-        },
-        status: parse_column(row, 17)?,
-        created_at: time(row, 18)?,
-        updated_at: time(row, 19)?,
-        last_used_at: opt_time(row, 20)?,
-        valid_from: time(row, 21)?,
-        expires_at: opt_time(row, 22)?,
-        review_after: opt_time(row, 23)?,
-        superseded_by: row.try_get::<_, Option<String>>(24)?.map(MemoryId),
-        version: u32::try_from(row.try_get::<_, i32>(25)?).unwrap_or(0),
-        consent,
-        metadata,
-        transcript: row.try_get(31)?,
-        derived_from: json_column(row, 32)?.unwrap_or_default(),
-    };
-    Ok((row.try_get(30)?, memory))
+            Value::Int(int) => int.to_sql(ty, out),
+            Value::Real(real) => real.to_sql(ty, out),
+            Value::Flag(flag) => flag.to_sql(ty, out),
+        }
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        [Type::TEXT, Type::VARCHAR, Type::INT4, Type::INT8, Type::FLOAT8, Type::BOOL].contains(ty)
+    }
+
+    to_sql_checked!();
 }
 
 /// Serializes a value stored as JSON text.

@@ -26,13 +26,14 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuar
 use std::time::Duration;
 
 use mnemo_core::ledger::{DeletionReceipt, LedgerKey, Remnant, Removed};
-use mnemo_core::lifecycle::content_hash;
 use mnemo_core::policy::UserSettings;
-use mnemo_core::ports::{ApiKey, AuditEntry, Embedded, Found, PortError, SearchQuery, StoreCaps};
+use mnemo_core::ports::{
+    ApiKey, AuditEntry, Embedded, Found, KeyStore, PortError, SearchQuery, StoreCaps,
+};
 use mnemo_core::retrieval::{Fused, Signals};
 use mnemo_core::run::Run;
 use mnemo_core::{ErrorKind, Kind, Memory, MemoryId, MemoryVersion, Status, Timestamp, UserRef};
-use mnemo_engine::{Backend, Commit, Engine, Keys, Owner, Tx};
+use mnemo_engine::{Backend, Commit, Engine, Owner, Tx};
 use mnemo_index::{IndexRow, UserIndex};
 use pgvector::Vector;
 use postgres::{GenericClient, NoTls, Transaction};
@@ -41,8 +42,9 @@ use r2d2_postgres::PostgresConnectionManager;
 use pool::{Conn, Statements};
 use tx::{PgTx, SlotGuard};
 
-use codec::{MEMORY_COLUMNS, MEMORY_FROM, memory_from_row, to_json};
+use codec::{Bound, MEMORY_COLUMNS, MEMORY_FROM, memory_from_row, to_json};
 pub use migrate::LATEST_VERSION as SCHEMA_VERSION;
+use mnemo_engine::columns::{RECORD_COLUMNS, record_values};
 
 /// Errors raised inside the PostgreSQL store; converted to [`PortError`] at the port boundary.
 #[derive(Debug, thiserror::Error)]
@@ -85,6 +87,9 @@ pub enum StoreError {
     /// A vector's embedder or dimensions do not match the stored ones.
     #[error("{0}")]
     VectorMismatch(String),
+    /// The engine's error, passed through unchanged.
+    #[error("{0}")]
+    Port(PortError),
 }
 
 /// The server's own message for an error it raised, else the client's description.
@@ -146,6 +151,7 @@ impl StoreError {
             StoreError::Pool(_) => {
                 ErrorKind::Unavailable { retry_after: Some(Duration::from_secs(1)) }
             }
+            StoreError::Port(error) => error.kind,
             StoreError::Conflict(_) => ErrorKind::Conflict,
             StoreError::VectorMismatch(_) | StoreError::BadUrl(_) => ErrorKind::InvalidInput,
             StoreError::SchemaTooNew { .. } => ErrorKind::Unavailable { retry_after: None },
@@ -156,14 +162,14 @@ impl StoreError {
 
 impl From<StoreError> for PortError {
     fn from(error: StoreError) -> Self {
-        let kind = error.kind();
-        if kind == ErrorKind::StorageFull {
-            return PortError {
-                source: Some(Box::new(error)),
-                ..PortError::storage_full("the PostgreSQL server has no space left")
-            };
+        match error {
+            StoreError::Port(error) => error,
+            other => PortError::classified(
+                other.kind(),
+                other,
+                "the PostgreSQL server has no space left",
+            ),
         }
-        PortError { kind, message: error.to_string(), source: Some(Box::new(error)) }
     }
 }
 
@@ -600,10 +606,6 @@ fn insert_with<S: postgres::ToStatement + ?Sized>(
     memory: &Memory,
     vector: Option<&Embedded>,
 ) -> Result<i64> {
-    let consent = memory.consent.as_ref().map(to_json).transpose()?;
-    let metadata = to_json(&memory.metadata)?;
-    let derived_from =
-        (!memory.derived_from.is_empty()).then(|| to_json(&memory.derived_from)).transpose()?;
     for source in &memory.derived_from {
         tx.execute(
             "INSERT INTO memory_links (tenant, user_id, source_id, derived_id)
@@ -611,51 +613,22 @@ fn insert_with<S: postgres::ToStatement + ?Sized>(
             &[&memory.tenant, &memory.user_id, &source.0, &memory.id.0],
         )?;
     }
-    let version = i32::try_from(memory.version)
-        .map_err(|_| StoreError::Conflict(format!("memory {}: version too large", memory.id)))?;
     let dims = vector
         .map(|v| i32::try_from(v.vector.len()))
         .transpose()
         .map_err(|_| StoreError::VectorMismatch("vector too long".into()))?;
-    let inserted = tx.query_one(
-        statement,
-        &[
-            &memory.id.0,
-            &memory.tenant,
-            &memory.user_id,
-            &memory.scope.to_string(),
-            &memory.agent_id,
-            &memory.session_id,
-            &memory.kind.as_str(),
-            &memory.subject,
-            &memory.attribute,
-            &memory.content,
-            &content_hash(&memory.content),
-            &memory.importance,
-            &memory.confidence,
-            &memory.sensitivity.as_str(),
-            &memory.source.source_type.as_str(),
-            &memory.source.source_ref,
-            &memory.source.captured_at.as_millis(),
-            &memory.source.extractor,
-            &memory.status.as_str(),
-            &memory.created_at.as_millis(),
-            &memory.updated_at.as_millis(),
-            &memory.last_used_at.map(Timestamp::as_millis),
-            &memory.valid_from.as_millis(),
-            &memory.expires_at.map(Timestamp::as_millis),
-            &memory.review_after.map(Timestamp::as_millis),
-            &memory.superseded_by.as_ref().map(|id| id.0.as_str()),
-            &version,
-            &consent,
-            &metadata,
-            &memory.transcript,
-            &derived_from,
-            &vector.map(|v| v.model.as_str()),
-            &dims,
-            &vector.map(|v| Vector::from(v.vector.clone())),
-        ],
-    );
+    let values = record_values(memory).map_err(StoreError::Port)?;
+    let model = vector.map(|v| v.model.as_str());
+    let embedding = vector.map(|v| Vector::from(v.vector.clone()));
+    let mut params: Vec<&(dyn postgres::types::ToSql + Sync)> = Vec::new();
+    let bound: Vec<Bound<'_>> = values.iter().map(Bound).collect();
+    params.extend(bound.iter().map(|b| b as &(dyn postgres::types::ToSql + Sync)));
+    params.extend([
+        &model as &(dyn postgres::types::ToSql + Sync),
+        &dims as &(dyn postgres::types::ToSql + Sync),
+        &embedding as &(dyn postgres::types::ToSql + Sync),
+    ]);
+    let inserted = tx.query_one(statement, &params);
     match inserted {
         Ok(row) => Ok(row.try_get(0)?),
         Err(e) if e.code() == Some(&postgres::error::SqlState::UNIQUE_VIOLATION) => {
@@ -737,13 +710,11 @@ fn chain(
 /// Every stored record a write must be decided against, in one query: live records with the
 /// same content hash, kind and scope (`$3`–`$6`); the active value of the same key (`$7`,
 /// `$8`); and, for an episode of a known message (`$9`, `$10`), the active episodes of that
-/// message with their vectors. Flags at columns 34–36 say which rule each row answers.
-pub(crate) const NEIGHBOURS_SQL: &str = "SELECT m.id, m.tenant, m.user_id, m.scope, m.agent_id,
-         m.session_id, m.kind, m.subject, m.attribute, m.content, m.importance, m.confidence,
-         m.sensitivity, m.source_type, m.source_ref, m.source_captured_at, m.source_extractor,
-         m.status, m.created_at, m.updated_at, m.last_used_at, m.valid_from, m.expires_at,
-         m.review_after, m.superseded_by, m.version, m.consent, m.metadata, v.model, v.dims,
-         m.rowid, m.transcript, m.derived_from, v.vector, same_content, same_key, same_message
+/// message with their vectors. The columns `same_content`, `same_key` and `same_message` say
+/// which rule each row answers.
+pub(crate) static NEIGHBOURS_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "SELECT {MEMORY_COLUMNS}, v.vector, same_content, same_key, same_message
     FROM memories m LEFT JOIN memory_vectors v ON v.memory_rowid = m.rowid,
          LATERAL (SELECT
              m.content_hash = $3 AND m.kind = $4 AND m.scope = $5
@@ -757,22 +728,28 @@ pub(crate) const NEIGHBOURS_SQL: &str = "SELECT m.id, m.tenant, m.user_id, m.sco
      AND ((m.content_hash = $3 AND m.kind = $4 AND m.scope = $5)
           OR (m.scope = $5 AND m.subject = $7 AND m.attribute = $8 AND m.status = 'active')
           OR ($9 AND m.source_ref = $10 AND m.kind = 'episodic' AND m.status = 'active'))
-   ORDER BY m.rowid";
+   ORDER BY m.rowid"
+    )
+});
 
-/// Inserts a record row and its vector in one statement; returns the rowid.
-pub(crate) const INSERT_SQL: &str = "WITH m AS (
-         INSERT INTO memories (id, tenant, user_id, scope, agent_id, session_id, kind, subject,
-             attribute, content, content_hash, importance, confidence, sensitivity, source_type,
-             source_ref, source_captured_at, source_extractor, status, created_at, updated_at,
-             last_used_at, valid_from, expires_at, review_after, superseded_by, version, consent,
-             metadata, transcript, derived_from)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
-             $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31)
-         RETURNING rowid),
-     v AS (
-         INSERT INTO memory_vectors (memory_rowid, model, dims, vector)
-         SELECT rowid, $32::text, $33::integer, $34::vector FROM m WHERE $34::vector IS NOT NULL)
-     SELECT rowid FROM m";
+/// Inserts a record row (the engine's description of its columns) and its vector in one
+/// statement; returns the rowid.
+pub(crate) static INSERT_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let count = RECORD_COLUMNS.len();
+    let marks: Vec<String> = (1..=count).map(|n| format!("${n}")).collect();
+    let (model, dims, vector) = (count + 1, count + 2, count + 3);
+    format!(
+        "WITH m AS (
+             INSERT INTO memories ({}) VALUES ({}) RETURNING rowid),
+         v AS (
+             INSERT INTO memory_vectors (memory_rowid, model, dims, vector)
+             SELECT rowid, ${model}::text, ${dims}::integer, ${vector}::vector FROM m
+              WHERE ${vector}::vector IS NOT NULL)
+         SELECT rowid FROM m",
+        RECORD_COLUMNS.join(", "),
+        marks.join(", ")
+    )
+});
 
 impl Backend for PostgresBackend {
     fn capabilities(&self) -> StoreCaps {
@@ -985,7 +962,7 @@ impl Backend for PostgresBackend {
     }
 }
 
-impl Keys for PostgresBackend {
+impl KeyStore for PostgresBackend {
     fn create_key(&self, key: &ApiKey) -> Result<(), PortError> {
         let mut conn = self.conn()?;
         conn.client.execute(

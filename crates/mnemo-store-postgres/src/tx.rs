@@ -100,7 +100,7 @@ impl<'t> PgTx<'t, '_> {
         if let Some(embedded) = embedding {
             self.store.check_vector(self.tx, embedded)?;
         }
-        let statement = self.statements.get(self.tx, NEIGHBOURS_SQL)?;
+        let statement = self.statements.get(self.tx, &NEIGHBOURS_SQL)?;
         let rows = self.tx.query(
             &statement,
             &[
@@ -119,8 +119,11 @@ impl<'t> PgTx<'t, '_> {
         let mut found = Neighbours::default();
         for row in &rows {
             let (_, memory) = memory_from_row(row)?;
-            let (same_content, same_key, same_message): (bool, bool, bool) =
-                (row.try_get(34)?, row.try_get(35)?, row.try_get(36)?);
+            let (same_content, same_key, same_message): (bool, bool, bool) = (
+                row.try_get("same_content")?,
+                row.try_get("same_key")?,
+                row.try_get("same_message")?,
+            );
             if same_content {
                 found.same_content.push(memory.clone());
             }
@@ -129,7 +132,7 @@ impl<'t> PgTx<'t, '_> {
             }
             if same_message
                 && embedding.is_some()
-                && let Some(vector) = row.try_get::<_, Option<Vector>>(33)?
+                && let Some(vector) = row.try_get::<_, Option<Vector>>("vector")?
             {
                 found.same_message.push((memory, vector.to_vec()));
             }
@@ -342,7 +345,7 @@ impl Tx for PgTx<'_, '_> {
         if let Some(embedded) = vector {
             self.store.check_vector(self.tx, embedded)?;
         }
-        let statement = self.statements.get(self.tx, INSERT_SQL).map_err(StoreError::from)?;
+        let statement = self.statements.get(self.tx, &INSERT_SQL).map_err(StoreError::from)?;
         let row = insert_with(self.tx, &statement, memory, vector)?;
         self.follow(|index| {
             index.upsert_row(IndexRow::of(row, memory, vector.map(|v| &*v.vector)))

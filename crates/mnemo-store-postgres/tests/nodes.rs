@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
 
 use mnemo_core::lifecycle::{self, Candidate};
-use mnemo_core::ports::{Embedded, NewRecord, Store};
+use mnemo_core::ports::{Embedded, MemoryStore, NewRecord};
 use mnemo_core::{ErrorKind, MemoryId, Timestamp};
 use mnemo_store_postgres::PostgresStore;
 use mnemo_testkit::pg::{Scratch, server_url};

@@ -1,103 +1,69 @@
-//! Mapping between database rows and core records: column lists, enum spellings, vector blobs
-//! and the content hash used for duplicate lookups.
+//! Mapping between database rows and core records (the engine's description of the record's
+//! columns, read by name and bound as parameters), vector blobs and the content hash used for
+//! duplicate lookups.
 
-use mnemo_core::{ConsentReceipt, EmbeddingInfo, Memory, MemoryId, Scope, Source, Timestamp};
+use mnemo_core::Memory;
+use mnemo_core::ports::PortError;
+use mnemo_engine::columns::{ColumnReader, Value, memory_from};
 use rusqlite::Row;
+use rusqlite::types::{ToSql, ToSqlOutput, ValueRef};
 
 use crate::StoreError;
 
-/// Columns selected for a [`Memory`], in the order [`memory_from_row`] reads them. Expects the
-/// record table aliased `m` and a left join of `memory_vectors` aliased `v`.
-pub(crate) const MEMORY_COLUMNS: &str = "m.id, m.tenant, m.user_id, m.scope, m.agent_id, \
-     m.session_id, m.kind, m.subject, m.attribute, m.content, m.importance, m.confidence, \
-     m.sensitivity, m.source_type, m.source_ref, m.source_captured_at, m.source_extractor, \
-     m.status, m.created_at, m.updated_at, m.last_used_at, m.valid_from, m.expires_at, \
-     m.review_after, m.superseded_by, m.version, m.consent, m.metadata, v.model, v.dims, m.rowid, \
-     m.transcript, m.derived_from";
+pub(crate) use mnemo_engine::columns::{SELECT_FROM as MEMORY_FROM, SELECT_LIST as MEMORY_COLUMNS};
 
-/// The FROM clause matching [`MEMORY_COLUMNS`].
-pub(crate) const MEMORY_FROM: &str =
-    "memories m LEFT JOIN memory_vectors v ON v.memory_rowid = m.rowid";
+/// A row read by column name, for the engine's description of the record.
+struct Named<'r, 's>(&'r Row<'s>);
 
-fn parse_column<T: std::str::FromStr>(row: &Row<'_>, index: usize) -> rusqlite::Result<T>
-where
-    T::Err: std::fmt::Display,
-{
-    let text: String = row.get(index)?;
-    text.parse().map_err(|e: T::Err| {
-        rusqlite::Error::FromSqlConversionFailure(
-            index,
-            rusqlite::types::Type::Text,
-            format!("bad stored value `{text}`: {e}").into(),
-        )
-    })
+fn port(error: rusqlite::Error) -> PortError {
+    StoreError::from(error).into()
 }
 
-fn json_column<T: serde::de::DeserializeOwned>(
-    row: &Row<'_>,
-    index: usize,
-) -> rusqlite::Result<Option<T>> {
-    let text: Option<String> = row.get(index)?;
-    text.map(|t| {
-        serde_json::from_str(&t).map_err(|e| {
-            rusqlite::Error::FromSqlConversionFailure(index, rusqlite::types::Type::Text, e.into())
-        })
-    })
-    .transpose()
-}
+impl ColumnReader for Named<'_, '_> {
+    fn text(&self, name: &str) -> Result<Option<String>, PortError> {
+        self.0.get(name).map_err(port)
+    }
 
-fn time(row: &Row<'_>, index: usize) -> rusqlite::Result<Timestamp> {
-    row.get(index).map(Timestamp::from_millis)
-}
+    fn int(&self, name: &str) -> Result<Option<i64>, PortError> {
+        self.0.get(name).map_err(port)
+    }
 
-fn opt_time(row: &Row<'_>, index: usize) -> rusqlite::Result<Option<Timestamp>> {
-    Ok(row.get::<_, Option<i64>>(index)?.map(Timestamp::from_millis))
+    fn real(&self, name: &str) -> Result<f64, PortError> {
+        self.0.get(name).map_err(port)
+    }
+
+    fn flag(&self, name: &str) -> Result<bool, PortError> {
+        self.0.get(name).map_err(port)
+    }
 }
 
 /// Reads a record and its rowid from a row selected with [`MEMORY_COLUMNS`].
 pub(crate) fn memory_from_row(row: &Row<'_>) -> rusqlite::Result<(i64, Memory)> {
-    let embedding = match (row.get::<_, Option<String>>(28)?, row.get::<_, Option<u32>>(29)?) {
-        (Some(model), Some(dims)) => Some(EmbeddingInfo { model, dims, vector: None }),
-        _ => None,
-    };
-    let metadata: mnemo_core::Metadata = json_column(row, 27)?.unwrap_or_default();
-    let consent: Option<ConsentReceipt> = json_column(row, 26)?;
-    let memory = Memory {
-        id: MemoryId(row.get(0)?),
-        tenant: row.get(1)?,
-        user_id: row.get(2)?,
-        scope: parse_column::<Scope>(row, 3)?,
-        agent_id: row.get(4)?,
-        session_id: row.get(5)?,
-        kind: parse_column(row, 6)?,
-        subject: row.get(7)?,
-        attribute: row.get(8)?,
-        content: row.get(9)?,
-        embedding,
-        importance: row.get(10)?,
-        confidence: row.get(11)?,
-        sensitivity: parse_column(row, 12)?,
-        source: Source {
-            source_type: parse_column(row, 13)?,
-            source_ref: row.get(14)?,
-            captured_at: time(row, 15)?,
-            extractor: row.get(16)?,
-        },
-        status: parse_column(row, 17)?,
-        created_at: time(row, 18)?,
-        updated_at: time(row, 19)?,
-        last_used_at: opt_time(row, 20)?,
-        valid_from: time(row, 21)?,
-        expires_at: opt_time(row, 22)?,
-        review_after: opt_time(row, 23)?,
-        superseded_by: row.get::<_, Option<String>>(24)?.map(MemoryId),
-        version: row.get(25)?,
-        consent,
-        metadata,
-        transcript: row.get(31)?,
-        derived_from: json_column(row, 32)?.unwrap_or_default(),
-    };
-    Ok((row.get(30)?, memory))
+    memory_from(&Named(row)).map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Null, Box::new(e))
+    })
+}
+
+/// A value of the engine's description, bound as an SQLite parameter.
+pub(crate) struct Bound<'a>(pub(crate) &'a Value);
+
+impl ToSql for Bound<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(match self.0 {
+            Value::Text(text) => match text {
+                Some(text) => ToSqlOutput::Borrowed(ValueRef::Text(text.as_bytes())),
+                None => ToSqlOutput::Owned(rusqlite::types::Value::Null),
+            },
+            Value::Int(int) => match int {
+                Some(int) => ToSqlOutput::Owned(rusqlite::types::Value::Integer(*int)),
+                None => ToSqlOutput::Owned(rusqlite::types::Value::Null),
+            },
+            Value::Real(real) => ToSqlOutput::Owned(rusqlite::types::Value::Real(*real)),
+            Value::Flag(flag) => {
+                ToSqlOutput::Owned(rusqlite::types::Value::Integer(i64::from(*flag)))
+            }
+        })
+    }
 }
 
 pub(crate) use mnemo_core::lifecycle::content_hash;

@@ -26,20 +26,22 @@ use std::time::Duration;
 
 use mnemo_core::ledger::{DeletionReceipt, LedgerKey, Remnant, Removed};
 use mnemo_core::policy::UserSettings;
-use mnemo_core::ports::{ApiKey, AuditEntry, Embedded, Found, PortError, SearchQuery, StoreCaps};
+use mnemo_core::ports::{
+    ApiKey, AuditEntry, Embedded, Found, KeyStore, PortError, SearchQuery, StoreCaps,
+};
 use mnemo_core::retrieval::{Fused, Signals};
 use mnemo_core::run::Run;
 use mnemo_core::{ErrorKind, Memory, MemoryId, MemoryVersion, Status, Timestamp, UserRef};
-use mnemo_engine::{Backend, Commit, Engine, Keys, Owner, Tx};
+use mnemo_engine::{Backend, Commit, Engine, Owner, Tx};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use codec::{
-    MEMORY_COLUMNS, MEMORY_FROM, blob_to_vector, content_hash, memory_from_row, to_json,
-    vector_to_blob,
+    Bound, MEMORY_COLUMNS, MEMORY_FROM, blob_to_vector, memory_from_row, to_json, vector_to_blob,
 };
 pub use encryption::{DatabaseKey, rekey};
 use encryption::{FileState, Unlock};
 pub use migrate::LATEST_VERSION as SCHEMA_VERSION;
+use mnemo_engine::columns::{RECORD_COLUMNS, record_values};
 use tx::SqliteTx;
 use vector_index::{Change, IndexCache, Touched};
 use writer::Writer;
@@ -151,18 +153,14 @@ impl StoreError {
 
 impl From<StoreError> for PortError {
     fn from(error: StoreError) -> Self {
-        let error = match error {
-            StoreError::Port(error) => return error,
-            other => other,
-        };
-        let kind = error.kind();
-        if kind == ErrorKind::StorageFull {
-            return PortError {
-                source: Some(Box::new(error)),
-                ..PortError::storage_full("the disk is full or the database reached its size limit")
-            };
+        match error {
+            StoreError::Port(error) => error,
+            other => PortError::classified(
+                other.kind(),
+                other,
+                "the disk is full or the database reached its size limit",
+            ),
         }
-        PortError { kind, message: error.to_string(), source: Some(Box::new(error)) }
     }
 }
 
@@ -620,12 +618,14 @@ fn put_vector(tx: &Connection, rowid: i64, embedded: &Embedded) -> Result<()> {
     Ok(())
 }
 
+/// The insert of a record row, from the engine's description of its columns.
+static INSERT_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let marks: Vec<String> = (1..=RECORD_COLUMNS.len()).map(|n| format!("?{n}")).collect();
+    format!("INSERT INTO memories ({}) VALUES ({})", RECORD_COLUMNS.join(", "), marks.join(", "))
+});
+
 /// Inserts the record row and its vector; returns the new rowid.
 fn insert_row(tx: &Connection, memory: &Memory, vector: Option<&Embedded>) -> Result<i64> {
-    let consent = memory.consent.as_ref().map(to_json).transpose()?;
-    let metadata = to_json(&memory.metadata)?;
-    let derived_from =
-        (!memory.derived_from.is_empty()).then(|| to_json(&memory.derived_from)).transpose()?;
     for source in &memory.derived_from {
         tx.prepare_cached(
             "INSERT OR IGNORE INTO memory_links (tenant, user_id, source_id, derived_id)
@@ -633,49 +633,10 @@ fn insert_row(tx: &Connection, memory: &Memory, vector: Option<&Embedded>) -> Re
         )?
         .execute(params![memory.tenant, memory.user_id, source.0, memory.id.0])?;
     }
-    tx.prepare_cached(
-        "INSERT INTO memories (id, tenant, user_id, scope, agent_id, session_id, kind, subject,
-             attribute, content, content_hash, importance, confidence, sensitivity, source_type,
-             source_ref, source_captured_at, source_extractor, status, created_at, updated_at,
-             last_used_at, valid_from, expires_at, review_after, superseded_by, version, consent,
-             metadata, transcript, derived_from)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-             ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31)",
-    )?
-    .execute(params![
-        memory.id.0,
-        memory.tenant,
-        memory.user_id,
-        memory.scope.to_string(),
-        memory.agent_id,
-        memory.session_id,
-        memory.kind.as_str(),
-        memory.subject,
-        memory.attribute,
-        memory.content,
-        content_hash(&memory.content),
-        memory.importance,
-        memory.confidence,
-        memory.sensitivity.as_str(),
-        memory.source.source_type.as_str(),
-        memory.source.source_ref,
-        memory.source.captured_at.as_millis(),
-        memory.source.extractor,
-        memory.status.as_str(),
-        memory.created_at.as_millis(),
-        memory.updated_at.as_millis(),
-        memory.last_used_at.map(Timestamp::as_millis),
-        memory.valid_from.as_millis(),
-        memory.expires_at.map(Timestamp::as_millis),
-        memory.review_after.map(Timestamp::as_millis),
-        memory.superseded_by.as_ref().map(|id| id.0.as_str()),
-        memory.version,
-        consent,
-        metadata,
-        memory.transcript,
-        derived_from,
-    ])
-    .map_err(|e| match e {
+    let values = record_values(memory).map_err(StoreError::Port)?;
+    tx.prepare_cached(&INSERT_SQL)?
+        .execute(rusqlite::params_from_iter(values.iter().map(Bound)))
+        .map_err(|e| match e {
         rusqlite::Error::SqliteFailure(f, _)
             if f.code == rusqlite::ErrorCode::ConstraintViolation =>
         {
@@ -942,7 +903,7 @@ impl Backend for SqliteBackend {
     }
 }
 
-impl Keys for SqliteBackend {
+impl KeyStore for SqliteBackend {
     fn create_key(&self, key: &ApiKey) -> Result<(), PortError> {
         Ok(self.write_tx(&key.tenant, "", |tx| {
             tx.execute(
@@ -1004,7 +965,7 @@ impl Keys for SqliteBackend {
 #[cfg(test)]
 mod tests {
     use mnemo_core::lifecycle;
-    use mnemo_core::ports::{ListFilter, NewRecord, Store};
+    use mnemo_core::ports::{ListFilter, MemoryStore, NewRecord};
 
     use super::*;
 

@@ -4,10 +4,10 @@
 #![cfg(feature = "encryption")]
 #![allow(clippy::unwrap_used)]
 
+use mnemo_core::ports::MemoryStore;
 use std::path::Path;
 
 use mnemo_core::MemoryId;
-use mnemo_core::ports::Store;
 use mnemo_store_sqlite::{DatabaseKey, SqliteStore, rekey};
 use mnemo_testkit::{T0, stated, who, write};
 

@@ -2,7 +2,7 @@
 //! through its in-memory vector index.
 #![allow(clippy::unwrap_used)]
 
-use mnemo_core::ports::{Embedded, SearchFilter, SearchQuery, Store};
+use mnemo_core::ports::{Embedded, MemoryStore, SearchFilter, SearchQuery};
 use mnemo_core::retrieval::{Fused, Signals};
 use mnemo_core::{MemoryId, Timestamp};
 use mnemo_store_sqlite::SqliteStore;
