@@ -68,6 +68,21 @@ pub const SELECT_LIST: &str = "m.id, m.tenant, m.user_id, m.scope, m.agent_id, m
      m.superseded_by, m.version, m.consent, m.metadata, m.transcript, m.derived_from, v.model, \
      v.dims, m.rowid";
 
+/// Where a column named in [`SELECT_LIST`] stands in a row that selects it first (every read
+/// of a record does): backends resolve a name through this one description rather than
+/// searching the row's column names.
+pub fn position(name: &str) -> Option<usize> {
+    static POSITIONS: std::sync::LazyLock<std::collections::HashMap<&'static str, usize>> =
+        std::sync::LazyLock::new(|| {
+            SELECT_LIST
+                .split(", ")
+                .enumerate()
+                .map(|(at, column)| (column.trim().split('.').next_back().unwrap_or(column), at))
+                .collect()
+        });
+    POSITIONS.get(name).copied()
+}
+
 /// The FROM clause [`SELECT_LIST`] reads.
 pub const SELECT_FROM: &str = "memories m LEFT JOIN memory_vectors v ON v.memory_rowid = m.rowid";
 
@@ -223,5 +238,8 @@ mod tests {
             .collect();
         expected.extend(["v.model", "v.dims", "m.rowid"].map(str::to_owned));
         assert_eq!(selected, expected);
+        assert_eq!(position("id"), Some(0));
+        assert_eq!(position("rowid"), Some(selected.len() - 1));
+        assert_eq!(position("content_hash"), None);
     }
 }

@@ -4,7 +4,7 @@
 use bytes::BytesMut;
 use mnemo_core::Memory;
 use mnemo_core::ports::PortError;
-use mnemo_engine::columns::{ColumnReader, Value, memory_from};
+use mnemo_engine::columns::{ColumnReader, Value, memory_from, position};
 use postgres::Row;
 use postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 
@@ -12,8 +12,17 @@ use crate::StoreError;
 
 pub(crate) use mnemo_engine::columns::{SELECT_FROM as MEMORY_FROM, SELECT_LIST as MEMORY_COLUMNS};
 
-/// A row read by column name, for the engine's description of the record.
+/// A row read by column name, for the engine's description of the record: each name is
+/// found at its place in that description.
 struct Named<'r>(&'r Row);
+
+impl Named<'_> {
+    fn at(name: &str) -> Result<usize, PortError> {
+        position(name).ok_or_else(|| {
+            PortError::new(mnemo_core::ErrorKind::Internal, format!("no column `{name}` is read"))
+        })
+    }
+}
 
 fn port(error: postgres::Error) -> PortError {
     StoreError::from(error).into()
@@ -21,25 +30,24 @@ fn port(error: postgres::Error) -> PortError {
 
 impl ColumnReader for Named<'_> {
     fn text(&self, name: &str) -> Result<Option<String>, PortError> {
-        self.0.try_get(name).map_err(port)
+        self.0.try_get(Self::at(name)?).map_err(port)
     }
 
     fn int(&self, name: &str) -> Result<Option<i64>, PortError> {
         // Versions and dimensions are `integer`, times and row ids `bigint`.
-        match self.0.try_get::<_, Option<i64>>(name) {
+        let at = Self::at(name)?;
+        match self.0.try_get::<_, Option<i64>>(at) {
             Ok(value) => Ok(value),
-            Err(_) => {
-                self.0.try_get::<_, Option<i32>>(name).map(|v| v.map(i64::from)).map_err(port)
-            }
+            Err(_) => self.0.try_get::<_, Option<i32>>(at).map(|v| v.map(i64::from)).map_err(port),
         }
     }
 
     fn real(&self, name: &str) -> Result<f64, PortError> {
-        self.0.try_get(name).map_err(port)
+        self.0.try_get(Self::at(name)?).map_err(port)
     }
 
     fn flag(&self, name: &str) -> Result<bool, PortError> {
-        self.0.try_get(name).map_err(port)
+        self.0.try_get(Self::at(name)?).map_err(port)
     }
 }
 

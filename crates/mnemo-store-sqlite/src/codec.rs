@@ -4,7 +4,7 @@
 
 use mnemo_core::Memory;
 use mnemo_core::ports::PortError;
-use mnemo_engine::columns::{ColumnReader, Value, memory_from};
+use mnemo_engine::columns::{ColumnReader, Value, memory_from, position};
 use rusqlite::Row;
 use rusqlite::types::{ToSql, ToSqlOutput, ValueRef};
 
@@ -12,8 +12,15 @@ use crate::StoreError;
 
 pub(crate) use mnemo_engine::columns::{SELECT_FROM as MEMORY_FROM, SELECT_LIST as MEMORY_COLUMNS};
 
-/// A row read by column name, for the engine's description of the record.
+/// A row read by column name, for the engine's description of the record: each name is
+/// found at its place in that description.
 struct Named<'r, 's>(&'r Row<'s>);
+
+impl Named<'_, '_> {
+    fn at(name: &str) -> rusqlite::Result<usize> {
+        position(name).ok_or_else(|| rusqlite::Error::InvalidColumnName(name.to_owned()))
+    }
+}
 
 fn port(error: rusqlite::Error) -> PortError {
     StoreError::from(error).into()
@@ -21,19 +28,19 @@ fn port(error: rusqlite::Error) -> PortError {
 
 impl ColumnReader for Named<'_, '_> {
     fn text(&self, name: &str) -> Result<Option<String>, PortError> {
-        self.0.get(name).map_err(port)
+        self.0.get(Self::at(name).map_err(port)?).map_err(port)
     }
 
     fn int(&self, name: &str) -> Result<Option<i64>, PortError> {
-        self.0.get(name).map_err(port)
+        self.0.get(Self::at(name).map_err(port)?).map_err(port)
     }
 
     fn real(&self, name: &str) -> Result<f64, PortError> {
-        self.0.get(name).map_err(port)
+        self.0.get(Self::at(name).map_err(port)?).map_err(port)
     }
 
     fn flag(&self, name: &str) -> Result<bool, PortError> {
-        self.0.get(name).map_err(port)
+        self.0.get(Self::at(name).map_err(port)?).map_err(port)
     }
 }
 
