@@ -553,8 +553,7 @@ fn session_command(cli: &Cli, mnemo: &Mnemo, action: &SessionAction) -> anyhow::
         SessionAction::End { id } => consolidation(cli, &mnemo.end_session(&who, id)?),
         SessionAction::Show { id, tokenizer, compaction } => {
             let tokenizer = mnemo::Tokenizer::new(tokenizer.parse()?)?;
-            let mnemo = mnemo.clone().with_compaction(compaction.config());
-            let view = mnemo.session_view(&who, id, &tokenizer)?;
+            let view = mnemo.session_view(&who, id, Some(&compaction.config()), &tokenizer)?;
             if view.recent.is_empty() {
                 return Err(mnemo::Error::SessionNotFound(id.clone()).into());
             }
@@ -912,12 +911,12 @@ fn search(cli: &Cli, mnemo: &Mnemo, args: &SearchArgs) -> anyhow::Result<()> {
 
 fn context(cli: &Cli, mnemo: &Mnemo, args: &ContextArgs) -> anyhow::Result<()> {
     let tokenizer = mnemo::Tokenizer::new(args.tokenizer.parse()?)?;
-    let mnemo = mnemo.clone().with_compaction(args.compaction.config());
     let request = mnemo::ContextRequest {
         query: args.query.clone(),
         budget: args.budget,
         session: args.session.clone(),
         as_of: as_of(args.as_of.as_deref())?,
+        compaction: Some(args.compaction.config()),
     };
     let block = mnemo.context(&user(cli)?, &request, &tokenizer)?;
     let response =

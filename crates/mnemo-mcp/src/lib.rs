@@ -416,6 +416,7 @@ impl MemoryTools {
                 budget: args.budget,
                 session: args.session_id,
                 as_of: as_of(args.as_of.as_deref())?,
+                compaction: None,
             };
             let block = mnemo.context(&who, &request, &tokenizer).map_err(fail)?;
             Ok(mnemo_api::ContextResponse::new(block, "o200k_base"))

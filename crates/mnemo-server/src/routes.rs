@@ -719,16 +719,16 @@ async fn context(
             let name = body.tokenizer.as_deref().unwrap_or("o200k").parse()?;
             let tokenizer = mnemo::Tokenizer::new(name)?;
             let defaults = CompactionConfig::default();
-            let mnemo = mnemo.clone().with_compaction(CompactionConfig {
-                threshold_tokens: body.compact_after.unwrap_or(defaults.threshold_tokens),
-                recent_tokens: body.recent_tokens.unwrap_or(defaults.recent_tokens),
-                ..defaults
-            });
             let request = mnemo::ContextRequest {
                 query: body.query,
                 budget: body.budget.unwrap_or(api::DEFAULT_CONTEXT_BUDGET),
                 session: body.session_id,
                 as_of: body.as_of,
+                compaction: Some(CompactionConfig {
+                    threshold_tokens: body.compact_after.unwrap_or(defaults.threshold_tokens),
+                    recent_tokens: body.recent_tokens.unwrap_or(defaults.recent_tokens),
+                    ..defaults
+                }),
             };
             let block = mnemo.context(&who, &request, &tokenizer)?;
             Ok(api::ContextResponse::new(

@@ -101,6 +101,9 @@ pub struct ContextRequest {
     pub session: Option<String>,
     /// Assemble the block from what was held true at this past time instead of now.
     pub as_of: Option<Timestamp>,
+    /// How the session's older turns are compacted for this block (`None`: the notebook's
+    /// configuration).
+    pub compaction: Option<CompactionConfig>,
 }
 
 /// How to open the embedded SQLite store.
@@ -696,6 +699,7 @@ impl Mnemo {
         counter: &dyn TokenCounter,
     ) -> Result<ContextBlock> {
         let (query, budget, session) = (&request.query, request.budget, request.session.as_deref());
+        let compaction = request.compaction.as_ref().unwrap_or(&self.compaction);
         let as_of = request.as_of.map(|at| self.check_as_of(at)).transpose()?;
         let turns = match (session, as_of) {
             (Some(session), None) => self.session_turns(who, session)?,
@@ -754,7 +758,7 @@ impl Mnemo {
         ];
         let mut first = None;
         if session.is_some() {
-            let mut view = mnemo_core::session::compact(&turns, &self.compaction, counter);
+            let mut view = mnemo_core::session::compact(&turns, compaction, counter);
             // With a chat model, the older turns are summarised by it (checked against the
             // session; the extractive summary stays when the model fails).
             if let (Some(chat), Some(extractive)) = (&self.chat, &view.summary) {

@@ -10,8 +10,9 @@ use mnemo_core::lifecycle::{CandidateFields, Outcome};
 use mnemo_core::ports::ChatModel;
 use mnemo_core::ports::ListFilter;
 use mnemo_core::session::{
-    SUMMARY_PROMPT_VERSION, SessionInfo, SessionSummary, SessionView, compact, summarise_session,
-    summary_schema, summary_system_prompt, summary_user_prompt, validate_summary,
+    CompactionConfig, SUMMARY_PROMPT_VERSION, SessionInfo, SessionSummary, SessionView, compact,
+    summarise_session, summary_schema, summary_system_prompt, summary_user_prompt,
+    validate_summary,
 };
 use mnemo_core::{Kind, Memory, MemoryId, Source, SourceType, Status, Timestamp, UserRef};
 
@@ -86,9 +87,11 @@ impl Mnemo {
         &self,
         who: &UserRef,
         session: &str,
+        compaction: Option<&CompactionConfig>,
         counter: &dyn TokenCounter,
     ) -> Result<SessionView> {
-        Ok(compact(&self.session_turns(who, session)?, &self.compaction, counter))
+        let compaction = compaction.unwrap_or(&self.compaction);
+        Ok(compact(&self.session_turns(who, session)?, compaction, counter))
     }
 }
 

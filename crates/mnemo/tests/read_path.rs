@@ -226,6 +226,7 @@ fn context_fills_by_priority_at_every_budget() {
             budget,
             session: Some("s1".into()),
             as_of: None,
+            compaction: None,
         };
         let block = mnemo.context(&who, &request, &counter).unwrap();
         proptest::prop_assert!(block.total_tokens <= budget);

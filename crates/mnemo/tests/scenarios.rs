@@ -102,6 +102,7 @@ fn run(scenario: &Scenario) -> Vec<String> {
                     budget: 1000,
                     session: Some(expect.session.clone()),
                     as_of: None,
+                    compaction: None,
                 };
                 let block = mnemo.context(&who, &request, &tokenizer).unwrap();
                 let text = block.rendered.to_lowercase();
