@@ -300,6 +300,23 @@ pub struct UsedResponse {
     pub last_used_at: mnemo_core::Timestamp,
 }
 
+/// The memory tool's answer to one call: `{"result": text, "is_error": bool}`, as the model
+/// is to be shown it (a tool result, marked as an error when the call failed and changed
+/// nothing).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct MemoryToolResponse {
+    /// What the tool says.
+    pub result: String,
+    /// Whether the call failed.
+    pub is_error: bool,
+}
+
+impl From<mnemo::ToolAnswer> for MemoryToolResponse {
+    fn from(answer: mnemo::ToolAnswer) -> Self {
+        Self { result: answer.text, is_error: answer.is_error }
+    }
+}
+
 /// A rejection: `{"rejected": id}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct RejectResponse {

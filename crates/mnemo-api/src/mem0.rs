@@ -88,6 +88,9 @@ pub struct Mem0UpdateBody {
     /// The user (optional with a user key, or given in the query).
     #[serde(default)]
     pub user_id: Option<String>,
+    /// New metadata, replacing the memory's (alone, or with new text).
+    #[serde(default)]
+    pub metadata: Option<serde_json::Map<String, Value>>,
 }
 
 impl Mem0UpdateBody {

@@ -18,8 +18,8 @@ use crate::requests::{
 use crate::{
     AuditResponse, ConfirmResponse, ContextResponse, DeletionsResponse, ErrorBody, ExpireResponse,
     ForgetAllResponse, ForgetResponse, HistoryResponse, ImportResponse, IngestResponse, KeyCreated,
-    KeyList, KeyRevoked, MemoryList, RejectResponse, RememberResponse, RunEnded, RunList,
-    SearchResponse, SettingsResponse, UsedResponse,
+    KeyList, KeyRevoked, MemoryList, MemoryToolResponse, RejectResponse, RememberResponse,
+    RunEnded, RunList, SearchResponse, SettingsResponse, UsedResponse,
 };
 use mnemo_core::export::ExportDocument;
 use mnemo_core::run::Run;
@@ -139,6 +139,15 @@ fn table(g: &mut SchemaGenerator) -> Vec<Operation> {
             user,
             None,
             schema::<UsedResponse>(g),
+        ),
+        op(
+            "post",
+            "/v1/memory-tool",
+            "Run one call of Anthropic's memory tool (its input as the body) on the user's files \
+             under /memories, kept as memories",
+            user,
+            Some(schema::<mnemo::core::memory_tool::Command>(g)),
+            schema::<MemoryToolResponse>(g),
         ),
         op(
             "post",
@@ -456,6 +465,7 @@ fn operation_id(method: &str, path: &str) -> &'static str {
         ("get", "/v1/memories/{id}/history") => "memory_history",
         ("post", "/v1/memories/{id}/confirm") => "confirm_memory",
         ("post", "/v1/memories/{id}/used") => "mark_memory_used",
+        ("post", "/v1/memory-tool") => "memory_tool",
         ("post", "/v1/memories/{id}/reject") => "reject_memory",
         ("post", "/v1/search") => "search",
         ("post", "/v1/context") => "context",
@@ -528,7 +538,8 @@ fn constrain_requests(schemas: &mut Map<String, Value>) {
                 property.insert("pattern".into(), json!("\\S"));
             }
         }
-        // mem0's update takes its text under any of three names, one of them at least.
+        // mem0's update takes its text under any of three names, or new metadata: one of
+        // them at least.
         if name == "Mem0UpdateBody" {
             for field in ["text", "data", "memory"] {
                 if let Some(property) = properties.get_mut(field).and_then(Value::as_object_mut) {
@@ -537,7 +548,8 @@ fn constrain_requests(schemas: &mut Map<String, Value>) {
                 }
             }
             schema["anyOf"] = json!([
-                {"required": ["text"]}, {"required": ["data"]}, {"required": ["memory"]}
+                {"required": ["text"]}, {"required": ["data"]}, {"required": ["memory"]},
+                {"required": ["metadata"]}
             ]);
         }
     }
@@ -682,7 +694,7 @@ mod tests {
         // Responses are left as they are.
         assert!(schemas["Memory"]["properties"]["content"].get("minLength").is_none());
         // mem0's update needs its text under one of its names.
-        assert_eq!(schemas["Mem0UpdateBody"]["anyOf"].as_array().unwrap().len(), 3);
+        assert_eq!(schemas["Mem0UpdateBody"]["anyOf"].as_array().unwrap().len(), 4);
         assert_eq!(
             schemas["RunStatusBody"]["properties"]["status"]["enum"],
             json!(["pending", "done", "blocked"])

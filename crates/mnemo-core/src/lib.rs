@@ -20,6 +20,7 @@ pub mod ledger;
 pub mod lifecycle;
 pub mod limits;
 pub mod llm_extract;
+pub mod memory_tool;
 pub mod policy;
 pub mod ports;
 pub mod record;

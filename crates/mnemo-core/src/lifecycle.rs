@@ -217,15 +217,7 @@ impl Candidate {
         {
             return Err(InvalidInput::new("expires_at", "is not after the record's start"));
         }
-        for (name, value) in &fields.metadata {
-            validate_key(name, "metadata key")?;
-            if crate::record::metadata_text(value).len() > MAX_REF_BYTES {
-                return Err(InvalidInput::new(
-                    format!("metadata.{name}"),
-                    format!("longer than {MAX_REF_BYTES} bytes"),
-                ));
-            }
-        }
+        validate_metadata(&fields.metadata)?;
         let mut screening = screen(&content);
         // A secret in any field the caller supplies is refused as one in the content is:
         // metadata keys and values, the source reference, ids, subject and attribute.
@@ -574,6 +566,25 @@ pub fn decide_edit(
         GateVerdict::Hold(reason) => EditDecision::Apply { sensitivity, hold: Some(reason) },
         GateVerdict::Allow => EditDecision::Apply { sensitivity, hold: None },
     }
+}
+
+/// Checks caller metadata: keys are identifiers, values at most [`MAX_REF_BYTES`] as text.
+pub fn validate_metadata(metadata: &crate::record::Metadata) -> Result<(), InvalidInput> {
+    for (name, value) in metadata {
+        validate_key(name, "metadata key")?;
+        if crate::record::metadata_text(value).len() > MAX_REF_BYTES {
+            return Err(InvalidInput::new(
+                format!("metadata.{name}"),
+                format!("longer than {MAX_REF_BYTES} bytes"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A secret in metadata keys or values, which the gate refuses as one in the content.
+pub fn metadata_secret(metadata: &crate::record::Metadata) -> Option<crate::screen::SecretKind> {
+    secret_in_fields(metadata, std::iter::empty())
 }
 
 /// A secret in metadata keys or values or in any of `others` (references, ids, subject and

@@ -135,12 +135,15 @@ pub struct Edit {
     /// Why the policy gate holds the new version for the user's confirmation, if it does:
     /// the record becomes `pending`.
     pub hold: Option<ReasonCode>,
+    /// The record's new metadata, replacing its metadata (`None` keeps it). With the same
+    /// content, only the metadata changes: no new version is kept.
+    pub metadata: Option<crate::record::Metadata>,
 }
 
 impl Edit {
-    /// An edit the gate lets through, keeping the record's sensitivity.
+    /// An edit the gate lets through, keeping the record's sensitivity and metadata.
     pub fn new(content: impl Into<String>, embedding: Option<Embedded>) -> Self {
-        Self { content: content.into(), embedding, sensitivity: None, hold: None }
+        Self { content: content.into(), embedding, sensitivity: None, hold: None, metadata: None }
     }
 }
 

@@ -371,17 +371,26 @@ impl<B: Backend> MemoryStore for Engine<B> {
                 return Err(conflict(refusal));
             }
             require_memory_on(tx)?;
-            tx.put_version(row, &memory.snapshot(now))?;
             let mut changed = memory.clone();
-            changed.content.clone_from(&edit.content);
-            changed.version += 1;
+            // A change of metadata alone keeps the statement, and so its version.
+            let metadata_only = edit.metadata.is_some() && edit.content == memory.content;
+            if !metadata_only {
+                tx.put_version(row, &memory.snapshot(now))?;
+                changed.content.clone_from(&edit.content);
+                changed.version += 1;
+            }
+            if let Some(metadata) = &edit.metadata {
+                changed.metadata.clone_from(metadata);
+            }
             changed.updated_at = now;
             if edit.hold.is_some() {
                 changed.status = Status::Pending;
             }
             changed.sensitivity = edit.sensitivity.unwrap_or(memory.sensitivity);
             tx.update(row, &changed)?;
-            tx.put_vector(row, edit.embedding.as_ref())?;
+            if !metadata_only {
+                tx.put_vector(row, edit.embedding.as_ref())?;
+            }
             Auditor::new(who, now, actor).log(tx, AuditAction::Edited, Some(id), edit.hold)?;
             Ok(tx.find(id)?.map(|(_, m)| m))
         })

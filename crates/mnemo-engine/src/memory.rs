@@ -401,6 +401,7 @@ impl Tx for MemoryTx<'_> {
         m.status = memory.status;
         m.sensitivity = memory.sensitivity;
         m.consent.clone_from(&memory.consent);
+        m.metadata.clone_from(&memory.metadata);
         m.updated_at = memory.updated_at;
         Ok(())
     }

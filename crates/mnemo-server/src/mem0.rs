@@ -227,10 +227,19 @@ async fn update(
 ) -> Result<Json<Mem0Notice>, ApiError> {
     let Json(body) = body?;
     let who = caller.user(scope.user_id.as_deref().or(body.user_id.as_deref()))?;
-    let text = body.new_text().map(str::to_owned).ok_or_else(|| {
-        ApiError::from(mnemo::core::error::InvalidInput::new("text", "is required"))
-    })?;
-    blocking(&state, &caller, move |mnemo| Ok(mnemo.edit(&who, &MemoryId(id), &text)?)).await?;
+    let text = body.new_text().map(str::to_owned);
+    let metadata: Option<mnemo::core::Metadata> = body.metadata.map(|m| m.into_iter().collect());
+    if text.is_none() && metadata.is_none() {
+        return Err(ApiError::from(mnemo::core::error::InvalidInput::new(
+            "text",
+            "is required unless metadata is given",
+        )));
+    }
+    blocking(&state, &caller, move |mnemo| {
+        let source = mnemo::core::SourceType::UserStated;
+        Ok(mnemo.revise(&who, &MemoryId(id), text.as_deref(), metadata, source)?)
+    })
+    .await?;
     Ok(Json(Mem0Notice { message: "Memory updated successfully!".into() }))
 }
 

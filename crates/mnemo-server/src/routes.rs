@@ -386,6 +386,7 @@ pub(crate) fn routes() -> Router<AppState> {
         .route("/v1/memories/{id}/confirm", post(confirm))
         .route("/v1/memories/{id}/reject", post(reject))
         .route("/v1/memories/{id}/used", post(mark_used))
+        .route("/v1/memory-tool", post(memory_tool))
         .route("/v1/search", post(search))
         .route("/v1/context", post(context))
         .route("/v1/ingest", post(ingest))
@@ -661,6 +662,19 @@ async fn mark_used(
     let last_used_at =
         blocking(&state, &caller, move |mnemo| Ok(mnemo.mark_used(&who, &ids)?)).await?;
     json(api::UsedResponse { used, last_used_at })
+}
+
+async fn memory_tool(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(q): Query<UserQuery>,
+    body: Result<Json<mnemo::core::memory_tool::Command>, JsonRejection>,
+) -> ApiResult<api::MemoryToolResponse> {
+    let Json(command) = body?;
+    let who = caller.user(q.user_id.as_deref())?;
+    let answer =
+        blocking(&state, &caller, move |mnemo| Ok(mnemo.memory_tool(&who, &command)?)).await?;
+    json(answer.into())
 }
 
 async fn reject(

@@ -389,7 +389,7 @@ impl Tx for PgTx<'_, '_> {
         self.tx
             .execute(
                 "UPDATE memories SET content = $1, content_hash = $2, version = $3, status = $4,
-                        sensitivity = $5, consent = $6, updated_at = $7
+                        sensitivity = $5, consent = $6, updated_at = $7, metadata = $11
                   WHERE rowid = $8 AND tenant = $9 AND user_id = $10",
                 &[
                     &memory.content,
@@ -402,6 +402,7 @@ impl Tx for PgTx<'_, '_> {
                     &row,
                     &tenant,
                     &user,
+                    &to_json(&memory.metadata)?,
                 ],
             )
             .map_err(StoreError::from)?;

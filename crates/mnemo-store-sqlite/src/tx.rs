@@ -287,7 +287,7 @@ impl Tx for SqliteTx<'_> {
         self.conn
             .prepare_cached(
                 "UPDATE memories SET content = ?1, content_hash = ?2, version = ?3, status = ?4,
-                        sensitivity = ?5, consent = ?6, updated_at = ?7
+                        sensitivity = ?5, consent = ?6, updated_at = ?7, metadata = ?11
                   WHERE rowid = ?8 AND tenant = ?9 AND user_id = ?10",
             )
             .map_err(StoreError::from)?
@@ -301,7 +301,8 @@ impl Tx for SqliteTx<'_> {
                 memory.updated_at.as_millis(),
                 row,
                 self.tenant,
-                self.user()?
+                self.user()?,
+                to_json(&memory.metadata)?
             ])
             .map_err(StoreError::from)?;
         self.changed(row);

@@ -56,6 +56,7 @@ macro_rules! conformance_tests {
             deletion_ledger_stops_recreation,
             deletion_receipts_say_what_went_and_outlive_the_account,
             edit_keeps_old_version_in_history,
+            metadata_alone_changes_without_a_version,
             memory_off_writes_nothing,
             audit_never_copies_content,
             vectors_from_another_embedder_are_rejected,
@@ -617,6 +618,30 @@ pub fn edit_keeps_old_version_in_history(h: &dyn Harness) {
     let edit = Edit::new("Water", None);
     let err = store.edit(&alice, &id("k1"), edit, day(2), "test").unwrap_err();
     assert_eq!(err.kind, mnemo_core::ErrorKind::Conflict);
+}
+
+/// An edit of the metadata alone replaces it and keeps the statement, its version and its
+/// vector; an edit of the text later keeps the new metadata.
+pub fn metadata_alone_changes_without_a_version(h: &dyn Harness) {
+    let store = h.store();
+    let alice = who("acme", "alice");
+    let mut fields = stated("Works at Acme");
+    fields.metadata.insert("team".into(), "red".into());
+    write(&*store, &alice, "m1", fields, T0);
+    let before = store.get(&alice, &id("m1"), T0).unwrap().unwrap();
+    let metadata: mnemo_core::Metadata =
+        [("team".to_owned(), serde_json::json!("blue")), ("rank".to_owned(), 2.into())].into();
+    let edit = Edit { metadata: Some(metadata.clone()), ..Edit::new("Works at Acme", None) };
+    let m = store.edit(&alice, &id("m1"), edit, day(1), "test").unwrap().unwrap();
+    assert_eq!((m.metadata.clone(), m.version, m.updated_at), (metadata.clone(), 1, day(1)));
+    assert_eq!((m.content.as_str(), &m.embedding), ("Works at Acme", &before.embedding));
+    let history = store.history(&alice, &id("m1"), day(1)).unwrap().unwrap();
+    assert!(history.versions.is_empty(), "{:?}", history.versions);
+    let m = store.edit(&alice, &id("m1"), Edit::new("Works at Acme Corp", None), day(2), "test");
+    let m = m.unwrap().unwrap();
+    assert_eq!((m.version, m.metadata), (2, metadata));
+    let other = store.get(&who("acme", "bob"), &id("m1"), day(2)).unwrap();
+    assert!(other.is_none());
 }
 
 /// With memory off, a write is refused and leaves no record and no audit line.

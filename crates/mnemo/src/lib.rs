@@ -9,6 +9,7 @@ mod asof;
 mod error;
 mod ingest;
 mod keys;
+mod memory_tool;
 mod runs;
 mod sessions;
 mod tokens;
@@ -22,6 +23,7 @@ pub use ingest::{
     ProposedMemory, disclosure_features, is_incognito,
 };
 pub use keys::{MAX_KEY_RATE, Principal};
+pub use memory_tool::ToolAnswer;
 pub use mnemo_core as core;
 
 /// How many of the user's latest audit entries are searched for the reasons pending
@@ -492,19 +494,56 @@ impl Mnemo {
         content: &str,
         source: mnemo_core::SourceType,
     ) -> Result<Memory> {
-        let content = lifecycle::validate_content(content)?;
+        self.revise(who, id, Some(content), None, source)
+    }
+
+    /// Replaces a record's metadata (keys and values as a new record's: a secret in them is
+    /// refused as one in the content, [`Error::EditRefused`], and nothing changes). The
+    /// statement, its version and its vector stay; the audit trail records the edit.
+    pub fn set_metadata(
+        &self,
+        who: &UserRef,
+        id: &MemoryId,
+        metadata: mnemo_core::Metadata,
+    ) -> Result<Memory> {
+        self.revise(who, id, None, Some(metadata), mnemo_core::SourceType::UserStated)
+    }
+
+    /// Replaces a record's content, its metadata or both, in one change: new content passes
+    /// the gate as in [`Mnemo::edit_as`], new metadata as in [`Mnemo::set_metadata`]; either
+    /// refusal changes nothing.
+    pub fn revise(
+        &self,
+        who: &UserRef,
+        id: &MemoryId,
+        content: Option<&str>,
+        metadata: Option<mnemo_core::Metadata>,
+        source: mnemo_core::SourceType,
+    ) -> Result<Memory> {
+        if let Some(metadata) = &metadata {
+            lifecycle::validate_metadata(metadata)?;
+            if lifecycle::metadata_secret(metadata).is_some() {
+                return Err(Error::EditRefused { id: id.clone(), reason: ReasonCode::Secret });
+            }
+        }
+        let content = content.map(lifecycle::validate_content).transpose()?;
         let now = self.now();
         let record = self.store.get(who, id, now)?.ok_or_else(|| Error::NotFound(id.clone()))?;
-        let settings = self.store.settings(who)?;
-        let (sensitivity, hold) = match lifecycle::decide_edit(&record, &content, source, settings)
-        {
-            lifecycle::EditDecision::Refuse(reason) => {
-                return Err(Error::EditRefused { id: id.clone(), reason });
+        let edit = match content {
+            Some(content) => {
+                let settings = self.store.settings(who)?;
+                let (sensitivity, hold) =
+                    match lifecycle::decide_edit(&record, &content, source, settings) {
+                        lifecycle::EditDecision::Refuse(reason) => {
+                            return Err(Error::EditRefused { id: id.clone(), reason });
+                        }
+                        lifecycle::EditDecision::Apply { sensitivity, hold } => (sensitivity, hold),
+                    };
+                let embedding = self.embed_one(&content)?;
+                Edit { content, embedding, sensitivity: Some(sensitivity), hold, metadata }
             }
-            lifecycle::EditDecision::Apply { sensitivity, hold } => (sensitivity, hold),
+            None => Edit { metadata, ..Edit::new(record.content, None) },
         };
-        let embedding = self.embed_one(&content)?;
-        let edit = Edit { content, embedding, sensitivity: Some(sensitivity), hold };
         self.store.edit(who, id, edit, now, &self.actor)?.ok_or_else(|| Error::NotFound(id.clone()))
     }
 
