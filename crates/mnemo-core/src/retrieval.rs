@@ -295,6 +295,10 @@ pub struct RetrievalConfig {
     pub date_bonus: f64,
     /// Days over which the date bonus decays (`exp(-Δdays / tau)`).
     pub date_tau_days: f64,
+    /// Penalty, in z units, for a record that only asks something ("how does a heat pump
+    /// work", "what's the square root of 729"): it shares a question's words without
+    /// stating anything that answers it.
+    pub question_penalty: f64,
     /// Fused score that maps to relevance 1 − 1/e in the blend.
     pub fused_scale: f64,
     /// Pseudo-records of typical signals added to every user's statistics, so standard
@@ -327,6 +331,7 @@ impl Default for RetrievalConfig {
             speaker_bonus: 1.5,
             date_bonus: 1.5,
             date_tau_days: 3.0,
+            question_penalty: 1.0,
             fused_scale: 3.0,
             prior_records: 30.0,
             cosine_prior: (0.189, 0.104),
@@ -395,6 +400,74 @@ pub struct RowSignal {
     pub speaker: Option<u32>,
     /// From when the statement holds (a turn's session date).
     pub valid_from: Timestamp,
+    /// Whether the record only asks something ([`only_asks`]): it states nothing that could
+    /// answer a question.
+    pub asks: bool,
+}
+
+/// Interrogatives that open a question when an auxiliary follows them (or is contracted).
+const QUESTION_OPENERS: &[&str] = &[
+    "what", "what's", "whats", "how", "how's", "why", "when", "where", "where's", "who", "who's",
+    "whose", "which", "whom",
+];
+
+/// Auxiliary verbs that open a yes-no question when a pronoun or `there` follows.
+const QUESTION_AUXILIARIES: &[&str] = &[
+    "can", "could", "would", "will", "do", "does", "did", "is", "are", "was", "were", "should",
+    "shall", "may", "might", "have", "has",
+];
+
+/// Whether a text only asks something: each of its sentences ends with a question mark, or
+/// opens with an interrogative and an auxiliary ("how does a heat pump work", "what's the
+/// time") or an auxiliary before a pronoun ("can you make phone calls"), and none ends with
+/// an exclamation mark ("what a day!"). A text with any statement in it ("Where's my
+/// hometown? I grew up in Cork") does not, nor does a statement that opens like a question
+/// ("When I'm thirsty I reach for water").
+pub fn only_asks(text: &str) -> bool {
+    let mut sentences = 0;
+    let mut start = 0;
+    let bytes: Vec<(usize, char)> = text.char_indices().collect();
+    let mut ends = Vec::new();
+    for (at, c) in &bytes {
+        if matches!(c, '.' | '!' | '?' | '\n') {
+            ends.push((start, *at, *c));
+            start = at + c.len_utf8();
+        }
+    }
+    if start < text.len() {
+        ends.push((start, text.len(), ' '));
+    }
+    for (from, to, end) in ends {
+        let sentence = text[from..to].trim();
+        if sentence.chars().filter(|c| c.is_alphanumeric()).count() < 2 {
+            continue;
+        }
+        sentences += 1;
+        if end == '?' {
+            continue;
+        }
+        if end == '!' {
+            return false;
+        }
+        let words: Vec<String> = sentence
+            .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '\u{2019}'))
+            .filter(|w| !w.is_empty())
+            .take(2)
+            .map(|w| w.to_lowercase().replace('\u{2019}', "'"))
+            .collect();
+        let first = words.first().map_or("", String::as_str);
+        let second = words.get(1).map_or("", String::as_str);
+        // "how does it work", "what's the time", "can you help": a statement may open with
+        // the same words ("when I'm thirsty I reach for water", "what I love is hiking").
+        let asks = (QUESTION_OPENERS.contains(&first)
+            && (first.contains('\'') || QUESTION_AUXILIARIES.contains(&second)))
+            || (QUESTION_AUXILIARIES.contains(&first)
+                && matches!(second, "you" | "i" | "it" | "there" | "we" | "they" | "he" | "she"));
+        if !asks {
+            return false;
+        }
+    }
+    sentences > 0
 }
 
 /// The retrievable records' signals for one query, with the speaker names they refer to.
@@ -583,6 +656,9 @@ pub fn fuse(
         if !dates.is_empty() {
             score += config.date_bonus * date_match(&dates, row.valid_from, config.date_tau_days);
         }
+        if row.asks {
+            score -= config.question_penalty;
+        }
         // Most rows rank below the kept ones: turn them away before the gate's arithmetic.
         if score < worst_kept {
             continue;
@@ -755,6 +831,37 @@ fn turns_after_what_stands_for_them(hits: Vec<Hit>) -> Vec<Hit> {
 }
 
 #[cfg(test)]
+mod question_tests {
+    use super::only_asks;
+
+    #[test]
+    fn questions_are_told_from_statements() {
+        for asks in [
+            "how does a heat pump work",
+            "what's the square root of 729",
+            "Can you make phone calls?",
+            "Where do I live?",
+            "how do I write a good bug report",
+            "is it going to rain? what should I wear",
+        ] {
+            assert!(only_asks(asks), "{asks}");
+        }
+        for states in [
+            "When I'm thirsty I always reach for tea.",
+            "What I love most is hiking.",
+            "Where's my hometown? I grew up in Cork.",
+            "What a day!",
+            "I live in Leeds.",
+            "Please keep answers short",
+            "",
+            "?",
+        ] {
+            assert!(!only_asks(states), "{states}");
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -769,6 +876,7 @@ mod tests {
     fn row(bm25: f64, cosine: f64, speaker: Option<&str>) -> RowSignal {
         let speaker = speaker.and_then(|s| SPEAKERS.iter().position(|n| *n == s)).map(|i| i as u32);
         RowSignal {
+            asks: false,
             bm25,
             cosine,
             gate_cosine: cosine,

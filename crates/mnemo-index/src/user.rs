@@ -36,6 +36,8 @@ struct Entry {
     session: Option<u32>,
     /// From when it holds (ms).
     valid_from: i64,
+    /// Whether it only asks something (`mnemo_core::retrieval::only_asks`).
+    asks: bool,
 }
 
 impl Entry {
@@ -182,6 +184,7 @@ impl UserIndex {
             speaker: row.speaker.map(|s| self.speakers.number(&s)),
             session: row.session.map(|s| self.sessions.number(&s)),
             valid_from: row.valid_from,
+            asks: mnemo_core::retrieval::only_asks(&row.text),
         };
         let (codes, scale) = quantize(&row.vector);
         self.upsert(entry, &codes, scale, &row.text);
@@ -683,6 +686,7 @@ impl UserIndex {
                 session_bm25: lexical.session_score(entry.session),
                 speaker: entry.speaker,
                 valid_from: Timestamp::from_millis(entry.valid_from),
+                asks: entry.asks,
             });
         }
         select(&signals)
@@ -730,6 +734,7 @@ mod tests {
             speaker: None,
             session: None,
             valid_from: 0,
+            asks: false,
         }
     }
 
