@@ -83,6 +83,14 @@ pub fn position(name: &str) -> Option<usize> {
     POSITIONS.get(name).copied()
 }
 
+/// [`SELECT_LIST`] without the vectors table: the embedder's columns are NULL (at their
+/// places), for a read that knows each record's embedder already (a search: the index
+/// knows which records have a vector, and the file holds one embedder's).
+pub static SELECT_LIST_WITHOUT_VECTORS: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| {
+        SELECT_LIST.replace("v.model, v.dims", "NULL AS model, NULL AS dims")
+    });
+
 /// The FROM clause [`SELECT_LIST`] reads.
 pub const SELECT_FROM: &str = "memories m LEFT JOIN memory_vectors v ON v.memory_rowid = m.rowid";
 
@@ -241,5 +249,8 @@ mod tests {
         assert_eq!(position("id"), Some(0));
         assert_eq!(position("rowid"), Some(selected.len() - 1));
         assert_eq!(position("content_hash"), None);
+        let bare: Vec<&str> = SELECT_LIST_WITHOUT_VECTORS.split(", ").map(str::trim).collect();
+        assert_eq!(bare.len(), selected.len());
+        assert_eq!(bare[position("model").unwrap_or(0)], "NULL AS model");
     }
 }

@@ -562,6 +562,8 @@ pub struct Hit {
     pub bm25: f64,
     /// Its cosine to the query vector.
     pub cosine: f64,
+    /// The dimensions of its vector (0: it has none).
+    pub dims: usize,
 }
 
 /// How many of the records most similar by cosine [`UserIndex::nearest`] ranks by closeness
@@ -694,8 +696,10 @@ impl UserIndex {
             .filter_map(|fused| {
                 let row = signals.rows.get(fused.index)?;
                 let (bm25, cosine) = (row.bm25, row.gate_cosine);
-                let rowid = self.entries[*slots.get(fused.index)?].rowid;
-                Some(Hit { rowid, fused, bm25, cosine })
+                let slot = *slots.get(fused.index)?;
+                let rowid = self.entries[slot].rowid;
+                let dims = if self.scales[slot] == 0.0 { 0 } else { self.dims };
+                Some(Hit { rowid, fused, bm25, cosine, dims })
             })
             .collect()
     }

@@ -31,7 +31,9 @@ use mnemo_core::ports::{
 };
 use mnemo_core::retrieval::{Fused, Signals};
 use mnemo_core::run::Run;
-use mnemo_core::{ErrorKind, Memory, MemoryId, MemoryVersion, Status, Timestamp, UserRef};
+use mnemo_core::{
+    EmbeddingInfo, ErrorKind, Memory, MemoryId, MemoryVersion, Status, Timestamp, UserRef,
+};
 use mnemo_engine::{Backend, Commit, Engine, Owner, Tx};
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -361,7 +363,7 @@ impl SqliteBackend {
     fn write_tx<T>(
         &self,
         tenant: &str,
-        user: &str,
+        user: Option<&str>,
         body: impl FnOnce(&Connection) -> Result<(T, Touched)>,
     ) -> Result<T> {
         self.writer.join(&self.index, tenant, user, body)
@@ -374,7 +376,7 @@ impl SqliteBackend {
     fn delete_tx<T>(
         &self,
         tenant: &str,
-        user: &str,
+        user: Option<&str>,
         mut body: impl FnMut(&Connection) -> Result<(T, Touched)>,
     ) -> Result<T> {
         match self.commit_tx(tenant, user, true, &mut body) {
@@ -394,7 +396,7 @@ impl SqliteBackend {
     fn commit_tx<T>(
         &self,
         tenant: &str,
-        user: &str,
+        user: Option<&str>,
         scrub: bool,
         body: impl FnOnce(&Connection) -> Result<(T, Touched)>,
     ) -> Result<T> {
@@ -408,7 +410,7 @@ impl SqliteBackend {
         let outcome = alone_in_transaction(conn, body).map(|(value, touched)| {
             let change = Change {
                 tenant: tenant.to_owned(),
-                user: user.to_owned(),
+                user: user.map(str::to_owned),
                 touched,
                 followed: false,
             };
@@ -519,12 +521,14 @@ fn set_synchronous(conn: &Connection, level: &str) -> Result<()> {
     Ok(())
 }
 
-/// Reads the records with the given rowids, keyed by rowid (missing ones left out).
+/// Reads the records with the given rowids, keyed by rowid (missing ones left out), without
+/// their embedder: the caller knows it.
 fn memories_by_rowid(conn: &Connection, rowids: &[i64]) -> Result<HashMap<i64, Memory>> {
     let mut found: HashMap<i64, Memory> = HashMap::new();
     for chunk in rowids.chunks(200) {
         let marks = vec!["?"; chunk.len()].join(",");
-        let sql = format!("SELECT {MEMORY_COLUMNS} FROM {MEMORY_FROM} WHERE m.rowid IN ({marks})");
+        let columns = mnemo_engine::columns::SELECT_LIST_WITHOUT_VECTORS.as_str();
+        let sql = format!("SELECT {columns} FROM memories m WHERE m.rowid IN ({marks})");
         // A search fetches the same number of candidates every time: keep that statement.
         let mut stmt = conn.prepare_cached(&sql)?;
         let rows = stmt.query_map(rusqlite::params_from_iter(chunk), memory_from_row)?;
@@ -581,6 +585,14 @@ fn read_settings(conn: &Connection, tenant: &str, user: &str) -> Result<UserSett
         )
         .optional()?;
     Ok(enabled.map(|memory_enabled| UserSettings { memory_enabled }).unwrap_or_default())
+}
+
+/// The embedder of the file's vectors, if it holds any.
+fn stored_model(conn: &Connection) -> Result<Option<String>> {
+    Ok(conn
+        .prepare_cached("SELECT model FROM memory_vectors LIMIT 1")?
+        .query_row([], |r| r.get(0))
+        .optional()?)
 }
 
 fn check_vector(conn: &Connection, embedded: &Embedded) -> Result<()> {
@@ -772,7 +784,6 @@ impl Backend for SqliteBackend {
             let value = body(&mut tx).map_err(StoreError::Port)?;
             Ok((value, tx.touched()))
         };
-        let user = user.unwrap_or_default();
         Ok(match commit {
             Commit::Write => self.write_tx(tenant, user, run)?,
             Commit::Deletion => self.delete_tx(tenant, user, &mut run)?,
@@ -798,9 +809,15 @@ impl Backend for SqliteBackend {
         now: Timestamp,
         select: &dyn Fn(&Signals<'_>) -> Vec<Fused>,
     ) -> Result<Vec<Found>, PortError> {
-        if let Some(vector) = query.vector {
-            check_vector(&self.reader(), vector)?;
-        }
+        // Every vector of the file is of one embedder: the query's, once checked, or the
+        // stored one's.
+        let model = match query.vector {
+            Some(vector) => {
+                check_vector(&self.reader(), vector)?;
+                Some(vector.model.clone())
+            }
+            None => stored_model(&self.reader())?,
+        };
         let scope = query.filter.scope.as_ref().map(ToString::to_string);
         let scan = mnemo_engine::scan_filter(query, now, scope.as_deref());
         let index = self.user_index(who)?;
@@ -813,7 +830,15 @@ impl Backend for SqliteBackend {
         );
         let conn = self.reader();
         let wanted: Vec<i64> = hits.iter().map(|hit| hit.rowid).collect();
-        let memories = memories_by_rowid(&conn, &wanted)?;
+        let mut memories = memories_by_rowid(&conn, &wanted)?;
+        for hit in &hits {
+            if let (Some(memory), Some(model), true) =
+                (memories.get_mut(&hit.rowid), &model, hit.dims > 0)
+            {
+                let dims = u32::try_from(hit.dims).unwrap_or(u32::MAX);
+                memory.embedding = Some(EmbeddingInfo { model: model.clone(), dims, vector: None });
+            }
+        }
         Ok(mnemo_engine::found_in_order(hits, memories))
     }
 
@@ -905,7 +930,7 @@ impl Backend for SqliteBackend {
 
 impl KeyStore for SqliteBackend {
     fn create_key(&self, key: &ApiKey) -> Result<(), PortError> {
-        Ok(self.write_tx(&key.tenant, "", |tx| {
+        Ok(self.write_tx(&key.tenant, None, |tx| {
             tx.execute(
                 "INSERT INTO api_keys (id, tenant, user_id, admin, key_hash, created_at, revoked_at, rate)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, NULL, ?7)",
@@ -952,7 +977,7 @@ impl KeyStore for SqliteBackend {
     }
 
     fn revoke_key(&self, tenant: &str, id: &str, now: Timestamp) -> Result<bool, PortError> {
-        Ok(self.write_tx(tenant, "", |tx| {
+        Ok(self.write_tx(tenant, None, |tx| {
             let changed = tx.execute(
                 "UPDATE api_keys SET revoked_at = ?1 WHERE tenant = ?2 AND id = ?3 AND revoked_at IS NULL",
                 params![now.as_millis(), tenant, id],

@@ -131,7 +131,7 @@ impl<'a> SqliteTx<'a> {
                 // Rows this transaction wrote are neighbours of what it writes next.
                 if !self.unfollowed.is_empty() {
                     let rows = Touched::Rows(std::mem::take(&mut self.unfollowed));
-                    index.follow_uncommitted(self.conn, self.tenant, user, &rows)?;
+                    index.follow_uncommitted(self.conn, self.tenant, Some(user), &rows)?;
                 }
                 let filter = ScanFilter {
                     now: now.as_millis(),

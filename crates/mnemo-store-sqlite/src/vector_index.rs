@@ -153,7 +153,8 @@ pub(crate) enum Touched {
 #[derive(Debug)]
 pub(crate) struct Change {
     pub(crate) tenant: String,
-    pub(crate) user: String,
+    /// The user, when the write was one user's (a tenant-wide job has none).
+    pub(crate) user: Option<String>,
     pub(crate) touched: Touched,
     /// Whether the index already followed them before the commit ([`IndexCache::follow_uncommitted`]).
     pub(crate) followed: bool,
@@ -256,22 +257,23 @@ impl IndexCache {
         &self,
         writer: &Connection,
         tenant: &str,
-        user: &str,
+        user: Option<&str>,
         touched: &Touched,
     ) -> Result<(), StoreError> {
         let mut cached = self.cached();
-        match touched {
-            Touched::Nothing => Ok(()),
-            Touched::Rows(rowids) => {
+        match (touched, user) {
+            (Touched::Nothing, _) => Ok(()),
+            (Touched::Rows(rowids), Some(user)) => {
                 cached.pending.insert((tenant.to_owned(), Some(user.to_owned())));
                 cached.refresh(writer, tenant, user, rowids)
             }
-            Touched::User => {
+            (Touched::User, Some(user)) => {
                 cached.pending.insert((tenant.to_owned(), Some(user.to_owned())));
                 cached.users.remove(&(tenant.to_owned(), user.to_owned()));
                 Ok(())
             }
-            Touched::Tenant => {
+            // Rows or a user of a tenant-wide job: every user of the tenant.
+            (Touched::Tenant | Touched::Rows(_) | Touched::User, _) => {
                 cached.pending.insert((tenant.to_owned(), None));
                 cached.users.retain(|(t, _), _| t != tenant);
                 Ok(())
@@ -287,16 +289,18 @@ impl IndexCache {
         let followed = (|| -> Result<(), StoreError> {
             cached.account(writer, &watch)?;
             for change in changes {
-                match &change.touched {
-                    Touched::Nothing => {}
-                    Touched::Rows(_) if change.followed => {}
-                    Touched::Rows(rowids) => {
-                        cached.refresh(writer, &change.tenant, &change.user, rowids)?;
+                match (&change.touched, &change.user) {
+                    (Touched::Nothing, _) => {}
+                    (Touched::Rows(_), Some(_)) if change.followed => {}
+                    (Touched::Rows(rowids), Some(user)) => {
+                        cached.refresh(writer, &change.tenant, user, rowids)?;
                     }
-                    Touched::User => {
-                        cached.users.remove(&(change.tenant.clone(), change.user.clone()));
+                    (Touched::User, Some(user)) => {
+                        cached.users.remove(&(change.tenant.clone(), user.clone()));
                     }
-                    Touched::Tenant => cached.users.retain(|(t, _), _| *t != change.tenant),
+                    (Touched::Tenant | Touched::Rows(_) | Touched::User, _) => {
+                        cached.users.retain(|(t, _), _| *t != change.tenant);
+                    }
                 }
             }
             Ok(())
@@ -308,10 +312,16 @@ impl IndexCache {
         }
     }
 
-    /// Drops one user's entry (its rows were changed by a write that was rolled back).
-    pub(crate) fn drop_user(&self, tenant: &str, user: &str) {
+    /// Drops one user's entry, or every user's of the tenant for a tenant-wide job (its rows
+    /// were changed by a write that was rolled back).
+    pub(crate) fn drop_user(&self, tenant: &str, user: Option<&str>) {
         let mut cached = self.cached();
-        cached.users.remove(&(tenant.to_owned(), user.to_owned()));
+        match user {
+            Some(user) => {
+                cached.users.remove(&(tenant.to_owned(), user.to_owned()));
+            }
+            None => cached.users.retain(|(t, _), _| t != tenant),
+        }
         cached.generation += 1;
     }
 

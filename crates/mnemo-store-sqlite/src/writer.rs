@@ -133,12 +133,13 @@ impl Writer {
     }
 
     /// Runs `body` as one write of a group commit and returns its value once the shared
-    /// transaction committed. `tenant` and `user` name whose index rows `body` touches.
+    /// transaction committed. `tenant` and `user` name whose index rows `body` touches (no
+    /// user: a tenant-wide change).
     pub(crate) fn join<T>(
         &self,
         index: &IndexCache,
         tenant: &str,
-        user: &str,
+        user: Option<&str>,
         body: impl FnOnce(&Connection) -> Result<(T, Touched), StoreError>,
     ) -> Result<T, StoreError> {
         self.arriving.fetch_add(1, Ordering::SeqCst);
@@ -231,7 +232,7 @@ fn run_in_savepoint<T>(
     state: &mut WriterState,
     index: &IndexCache,
     tenant: &str,
-    user: &str,
+    user: Option<&str>,
     body: impl FnOnce(&Connection) -> Result<(T, Touched), StoreError>,
 ) -> Result<T, StoreError> {
     let WriterState { conn, batch } = state;
@@ -260,7 +261,7 @@ fn run_in_savepoint<T>(
             }
             let change = Change {
                 tenant: tenant.to_owned(),
-                user: user.to_owned(),
+                user: user.map(str::to_owned),
                 touched,
                 followed: true,
             };
