@@ -183,6 +183,13 @@ pub(crate) enum Command {
         #[arg(required = true)]
         ids: Vec<String>,
     },
+    /// Run one call of Anthropic's memory tool on --user's files under /memories (kept as
+    /// memories): the call's input as JSON, e.g. '{"command":"view","path":"/memories"}'.
+    /// Prints the tool's answer; a mistake of the call is answered, not an error.
+    MemoryTool {
+        /// The tool call's input (JSON).
+        input: String,
+    },
     /// Reject a pending memory: it is completely deleted.
     Reject {
         /// Memory id.

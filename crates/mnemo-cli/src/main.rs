@@ -440,6 +440,24 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
                 output::lines(used.iter().map(|id| format!("used {id} at {last_used_at}")))
             }
         }
+        Command::MemoryTool { input } => {
+            let call: mnemo::core::memory_tool::Command =
+                serde_json::from_str(input).map_err(|e| {
+                    InvalidInput::new(
+                        "memory tool input",
+                        format!("is not a memory-tool call: {e}"),
+                    )
+                })?;
+            let answer = api::MemoryToolResponse::from(mnemo.memory_tool(&user(cli)?, &call)?);
+            if cli.json {
+                output::json(&answer)
+            } else if answer.is_error {
+                output::notice(&answer.result);
+                Ok(())
+            } else {
+                output::lines(answer.result.lines().map(str::to_owned))
+            }
+        }
         Command::Reject { id } => {
             let id = MemoryId(id.clone());
             mnemo.reject(&user(cli)?, &id)?;

@@ -514,3 +514,49 @@ fn pending_says_why_each_memory_was_held() {
         empty.stderr
     );
 }
+
+/// `mnemo memory-tool` runs Anthropic's memory-tool calls on the user's files: a file is a
+/// memory with versions, a mistake is answered on stderr with exit 0 and changes nothing, a
+/// call that is not one is bad input, and deleting forgets completely.
+#[test]
+fn the_memory_tool_runs_from_the_command_line() {
+    let env = Env::new();
+    let call = |input: &str| env.run(&["memory-tool", "--user", "claude", input]);
+    let created = call(
+        r#"{"command":"create","path":"/memories/a.md","file_text":"Likes tea\nLives in Oslo"}"#,
+    );
+    assert_eq!(
+        (created.code, created.stdout.trim()),
+        (0, "File created successfully at: /memories/a.md")
+    );
+    let edited = call(
+        r#"{"command":"str_replace","path":"/memories/a.md","old_str":"Oslo","new_str":"Bergen"}"#,
+    );
+    assert_eq!(edited.code, 0, "{}", edited.stderr);
+    let shown = call(r#"{"command":"view","path":"/memories/a.md"}"#);
+    assert!(shown.stdout.contains("     2\tLives in Bergen"), "{}", shown.stdout);
+    let mistake = call(r#"{"command":"view","path":"/memories/../etc"}"#);
+    assert_eq!((mistake.code, mistake.stdout.as_str()), (0, ""));
+    assert!(mistake.stderr.contains("not allowed"), "{}", mistake.stderr);
+    let bad = call(r#"{"command":"format","path":"/memories"}"#);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    let listed = env.json(&["list", "--user", "claude"]);
+    let file = &listed["memories"][0];
+    assert_eq!(
+        (file["version"].as_u64(), file["metadata"]["memory_path"].as_str()),
+        (Some(2), Some("/memories/a.md"))
+    );
+    let listing =
+        env.json(&["memory-tool", "--user", "claude", r#"{"command":"view","path":"/memories"}"#]);
+    assert_eq!(listing["is_error"], false);
+    assert!(listing["result"].as_str().unwrap().contains("/memories/a.md"), "{listing}");
+    let deleted = call(r#"{"command":"delete","path":"/memories/a.md"}"#);
+    assert_eq!(deleted.code, 0, "{}", deleted.stderr);
+    let after = env.json(&["list", "--user", "claude"]);
+    assert_eq!(after["memories"], serde_json::json!([]), "{after}");
+    let bytes = env.raw_bytes();
+    for gone in [&b"Lives in Bergen"[..], &b"Lives in Oslo"[..]] {
+        let found = bytes.windows(gone.len()).any(|w| w == gone);
+        assert!(!found, "{} stays in the file", String::from_utf8_lossy(gone));
+    }
+}
