@@ -335,9 +335,15 @@ impl Tx for PgTx<'_, '_> {
         row: RowId,
         derived: bool,
     ) -> Result<Vec<(RowId, MemoryId, String)>, PortError> {
-        let users = self.rows_by_user(&[row])?;
-        let Some(user) = users.keys().next() else { return Ok(Vec::new()) };
-        let links = chain(self.tx, (self.tenant, user), row, derived)?;
+        // A tenant-wide job learns the row's user from the row; a user's transaction knows it.
+        let user = match self.user {
+            Some(user) => user.to_owned(),
+            None => match self.rows_by_user(&[row])?.into_keys().next() {
+                Some(user) => user,
+                None => return Ok(Vec::new()),
+            },
+        };
+        let links = chain(self.tx, (self.tenant, &user), row, derived)?;
         Ok(links.into_iter().map(|(r, id)| (r, id, user.clone())).collect())
     }
 
