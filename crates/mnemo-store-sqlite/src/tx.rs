@@ -167,16 +167,19 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn rows(&mut self, rows: &[RowId]) -> Result<Vec<(RowId, Memory)>, PortError> {
-        let mut out = Vec::with_capacity(rows.len());
-        for row in rows {
-            let mut found = query_memories(
-                self.conn,
-                "m.rowid = ?1 AND m.tenant = ?2 AND (?3 IS NULL OR m.user_id = ?3)",
-                &[row, &self.tenant, &self.user],
-            )?;
-            out.extend(found.pop());
+        // One query per chunk of rows (a forget of a whole notebook buries thousands).
+        let mut found = std::collections::HashMap::with_capacity(rows.len());
+        for chunk in rows.chunks(200) {
+            let marks: Vec<String> = (3..chunk.len() + 3).map(|n| format!("?{n}")).collect();
+            let mut bound: Vec<&dyn rusqlite::ToSql> = vec![&self.tenant, &self.user];
+            bound.extend(chunk.iter().map(|row| row as &dyn rusqlite::ToSql));
+            let clause = format!(
+                "m.tenant = ?1 AND (?2 IS NULL OR m.user_id = ?2) AND m.rowid IN ({})",
+                marks.join(",")
+            );
+            found.extend(query_memories(self.conn, &clause, &bound)?);
         }
-        Ok(out)
+        Ok(rows.iter().filter_map(|row| Some((*row, found.remove(row)?))).collect())
     }
 
     fn list(&mut self, filter: &ListFilter, now: Timestamp) -> Result<Vec<Memory>, PortError> {
