@@ -183,6 +183,10 @@ pub struct SqliteBackend {
     ledger: LedgerKey,
     /// The page cap set by [`SqliteBackend::limit_size`] (0: none).
     max_pages: AtomicI64,
+    /// The embedder (model, dimensions) of the file's vectors, once a search has read it:
+    /// searches check their query vector against it without a query of their own, and read
+    /// the file again only when it disagrees (the file's vectors may all have gone since).
+    embedder: Mutex<Option<(String, usize)>>,
 }
 
 /// Reader connections per store: searches and reads run in parallel up to this many.
@@ -294,6 +298,7 @@ impl SqliteBackend {
             path: path.to_owned(),
             ledger,
             max_pages: AtomicI64::new(0),
+            embedder: Mutex::new(None),
         })
     }
 
@@ -587,14 +592,6 @@ fn read_settings(conn: &Connection, tenant: &str, user: &str) -> Result<UserSett
     Ok(enabled.map(|memory_enabled| UserSettings { memory_enabled }).unwrap_or_default())
 }
 
-/// The embedder of the file's vectors, if it holds any.
-fn stored_model(conn: &Connection) -> Result<Option<String>> {
-    Ok(conn
-        .prepare_cached("SELECT model FROM memory_vectors LIMIT 1")?
-        .query_row([], |r| r.get(0))
-        .optional()?)
-}
-
 fn check_vector(conn: &Connection, embedded: &Embedded) -> Result<()> {
     // Every vector in one file comes from one embedder: comparing vectors of two models would
     // silently give meaningless similarities.
@@ -745,6 +742,33 @@ fn vector_of(conn: &Connection, rowid: i64) -> Result<Option<Vec<f32>>> {
 }
 
 impl SqliteBackend {
+    /// The embedder of the file's vectors for a search, checked against the query's vector:
+    /// from memory when it agrees with the one last read, else read from the file.
+    fn search_embedder(&self, query: Option<&Embedded>) -> Result<Option<String>> {
+        let remembered =
+            self.embedder.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+        match (query, remembered) {
+            (Some(vector), Some((model, dims)))
+                if model == vector.model && dims == vector.vector.len() =>
+            {
+                return Ok(Some(model));
+            }
+            (None, Some((model, _))) => return Ok(Some(model)),
+            _ => {}
+        }
+        let conn = self.reader();
+        if let Some(vector) = query {
+            check_vector(&conn, vector)?;
+        }
+        let stored: Option<(String, i64)> = conn
+            .prepare_cached("SELECT model, dims FROM memory_vectors LIMIT 1")?
+            .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
+        let stored = stored.map(|(model, dims)| (model, usize::try_from(dims).unwrap_or(0)));
+        *self.embedder.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = stored.clone();
+        Ok(stored.map(|(model, _)| model).or_else(|| query.map(|v| v.model.clone())))
+    }
+
     /// Runs a change whose loss in a crash is harmless (when records were last used) alone
     /// on the writer, without the fsync durable writes pay (WAL with `synchronous=NORMAL`
     /// stays consistent after a crash).
@@ -811,13 +835,7 @@ impl Backend for SqliteBackend {
     ) -> Result<Vec<Found>, PortError> {
         // Every vector of the file is of one embedder: the query's, once checked, or the
         // stored one's.
-        let model = match query.vector {
-            Some(vector) => {
-                check_vector(&self.reader(), vector)?;
-                Some(vector.model.clone())
-            }
-            None => stored_model(&self.reader())?,
-        };
+        let model = self.search_embedder(query.vector)?;
         let scope = query.filter.scope.as_ref().map(ToString::to_string);
         let scan = mnemo_engine::scan_filter(query, now, scope.as_deref());
         let index = self.user_index(who)?;

@@ -57,6 +57,7 @@ macro_rules! conformance_tests {
             deletion_receipts_say_what_went_and_outlive_the_account,
             edit_keeps_old_version_in_history,
             metadata_alone_changes_without_a_version,
+            search_returns_the_records_get_returns,
             memory_off_writes_nothing,
             audit_never_copies_content,
             vectors_from_another_embedder_are_rejected,
@@ -642,6 +643,46 @@ pub fn metadata_alone_changes_without_a_version(h: &dyn Harness) {
     assert_eq!((m.version, m.metadata), (2, metadata));
     let other = store.get(&who("acme", "bob"), &id("m1"), day(2)).unwrap();
     assert!(other.is_none());
+}
+
+/// A search returns each record exactly as `get` does (every field, its embedder included),
+/// with and without a query vector, and a record stored without a vector says it has none.
+pub fn search_returns_the_records_get_returns(h: &dyn Harness) {
+    use mnemo_core::ports::{Embedder, SearchFilter, SearchQuery};
+    let store = h.store();
+    let alice = who("acme", "alice");
+    write(&*store, &alice, "v1", stated("Tea with lemon every morning"), T0);
+    let bare = mnemo_core::lifecycle::Candidate::validate(stated("Tea in the garden"), T0).unwrap();
+    let record = mnemo_core::ports::NewRecord { id: id("v0"), candidate: bare, embedding: None };
+    store
+        .write(&alice, record, T0, "test", &|c, ctx| mnemo_core::lifecycle::decide(c, ctx, T0))
+        .unwrap();
+    let embedder = crate::fakes::FakeEmbedder::new(64);
+    let vector = mnemo_core::ports::Embedded {
+        model: embedder.id().to_owned(),
+        vector: embedder.embed(&["tea"]).unwrap().remove(0),
+        calibration: None,
+    };
+    let terms = vec!["tea".to_owned()];
+    let filter = SearchFilter::default();
+    let take_all = |signals: &mnemo_core::retrieval::Signals<'_>| {
+        (0..signals.rows.len())
+            .map(|index| mnemo_core::retrieval::Fused { index, score: 0.0, evidence: 1.0 })
+            .collect()
+    };
+    for query_vector in [Some(&vector), None] {
+        let query =
+            SearchQuery { terms: &terms, vector: query_vector, common: None, filter: &filter };
+        let found = store.search(&alice, &query, T0, &take_all).unwrap();
+        assert_eq!(found.len(), 2, "{found:?}");
+        for hit in found {
+            let stored = store.get(&alice, &hit.memory.id, T0).unwrap().unwrap();
+            assert_eq!(hit.memory, stored);
+        }
+    }
+    let with = store.get(&alice, &id("v1"), T0).unwrap().unwrap();
+    assert_eq!(with.embedding.map(|e| (e.model, e.dims)), Some((embedder.id().to_owned(), 64)));
+    assert!(store.get(&alice, &id("v0"), T0).unwrap().unwrap().embedding.is_none());
 }
 
 /// With memory off, a write is refused and leaves no record and no audit line.
