@@ -227,9 +227,14 @@ impl Mnemo {
         };
         let written = self.remember(who, fields)?;
         Ok(match written.outcome {
-            Outcome::Added | Outcome::Updated | Outcome::Skipped => {
+            Outcome::Added | Outcome::Updated => {
                 ToolAnswer::ok(format!("File created successfully at: {path}"))
             }
+            // Each file has a reference of its own, so no other record is its duplicate; if one
+            // ever were, the file would not exist, and the answer must not say it does.
+            Outcome::Skipped => ToolAnswer::error(format!(
+                "Error: {path} was not written: the same note is already stored"
+            )),
             Outcome::Pending => ToolAnswer::ok(format!(
                 "File created at {path}; it awaits the user's confirmation ({}) and is not shown \
                  until then",
