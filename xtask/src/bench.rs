@@ -257,6 +257,7 @@ fn measure(
             filter: filter.clone(),
             min_relevance: Some(0.0),
             as_of: None,
+            spaces: None,
         };
         let t = Instant::now();
         let hits = mnemo.search(&who, &request)?;

@@ -143,6 +143,7 @@ impl Notebook for Library {
             filter: SearchFilter::default(),
             min_relevance,
             as_of: None,
+            spaces: None,
         };
         Ok(self
             .mnemo

@@ -171,6 +171,7 @@ fn measure(
                 filter: SearchFilter::default(),
                 min_relevance: None,
                 as_of: None,
+                spaces: None,
             };
             let began = Instant::now();
             let hits = mnemo.search(&who, &request)?;

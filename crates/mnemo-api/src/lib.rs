@@ -136,6 +136,9 @@ pub struct CompactMemory {
     pub when: mnemo_core::Timestamp,
     /// Where it came from (`user_stated`, `inferred`, `tool`…).
     pub source: mnemo_core::SourceType,
+    /// The shared space it belongs to (absent: the user's own, private memory).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub space: Option<String>,
     /// Its score, for a search result.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub score: Option<f64>,
@@ -151,6 +154,10 @@ impl CompactMemory {
             status: memory.status,
             when: memory.valid_from,
             source: memory.source.source_type,
+            space: match memory.scope {
+                mnemo_core::Scope::Space(id) => Some(id),
+                _ => None,
+            },
             score,
         }
     }
@@ -241,6 +248,60 @@ pub type HistoryResponse = History;
 pub struct ForgetResponse {
     /// Removed ids.
     pub forgotten: Vec<MemoryId>,
+    /// What was removed, the tombstones left, and what remains for how long.
+    pub receipt: DeletionReceipt,
+}
+
+/// A shared space, with the caller's role in it when the caller is one of its members:
+/// what `GET /v1/spaces` lists.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct SpaceEntry {
+    /// The space.
+    #[serde(flatten)]
+    pub space: mnemo_core::space::Space,
+    /// The user's role there (listing a user's spaces).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<mnemo_core::space::Role>,
+}
+
+/// Spaces: `{"spaces":[...]}`, by id.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct SpaceList {
+    /// The spaces.
+    pub spaces: Vec<SpaceEntry>,
+}
+
+/// A space with its members (who can see its memories).
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct SpaceDetail {
+    /// The space.
+    #[serde(flatten)]
+    pub space: mnemo_core::space::Space,
+    /// Its members and their roles, by user id.
+    pub members: Vec<mnemo_core::space::Member>,
+}
+
+/// A space's members: `{"members":[...]}`.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct MemberList {
+    /// The members, by user id.
+    pub members: Vec<mnemo_core::space::Member>,
+}
+
+/// A member removed from a space: their reads of it stopped.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct MemberRemoved {
+    /// The space.
+    pub space_id: String,
+    /// The former member.
+    pub user_id: String,
+}
+
+/// A deleted space: the receipt of its memories' complete deletion.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct SpaceDeleted {
+    /// The space's id.
+    pub deleted: String,
     /// What was removed, the tombstones left, and what remains for how long.
     pub receipt: DeletionReceipt,
 }

@@ -72,6 +72,44 @@ pub struct RememberBody {
     /// Caller metadata: any JSON value per name, returned as given.
     #[serde(default)]
     pub metadata: mnemo_core::Metadata,
+    /// Write to this shared space (as `scope: "space:<id>"` does): a contributor's write
+    /// waits for a maintainer's review.
+    #[serde(default)]
+    pub space: Option<String>,
+    /// In a space: the convention overrides a member's personal setting of the same thing.
+    #[serde(default)]
+    pub mandatory: bool,
+}
+
+/// `POST /v1/spaces` (admin key).
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SpaceCreateBody {
+    /// The space's id within the tenant: one word, no spaces or commas.
+    pub id: String,
+    /// A human name (default: the id).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// What the space is for.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// A maintainer's own write applies at once (default: it waits for review too).
+    #[serde(default)]
+    pub maintainers_write_directly: bool,
+    /// What happens to a deleted member's approved contributions (default `keep`,
+    /// attributed to a forgotten author).
+    #[serde(default)]
+    pub on_author_deleted: mnemo_core::space::OnAuthorDeleted,
+}
+
+/// `POST /v1/spaces/{id}/members` (admin key).
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MemberBody {
+    /// The user of the tenant.
+    pub user_id: String,
+    /// Their role.
+    pub role: mnemo_core::space::Role,
 }
 
 /// `POST /v1/users/{user_id}/import`'s query.
@@ -116,6 +154,10 @@ pub struct ListQuery {
     /// Answer with what was held true at this past time (RFC 3339) instead of now.
     #[serde(default)]
     pub as_of: Option<mnemo_core::Timestamp>,
+    /// List this shared space's memories (the user must be a member) instead of the
+    /// user's own.
+    #[serde(default)]
+    pub space: Option<String>,
 }
 
 /// `PATCH /v1/memories/{id}`.
@@ -156,6 +198,10 @@ pub struct SearchBody {
     /// Answer with what was held true at this past time (RFC 3339) instead of now.
     #[serde(default)]
     pub as_of: Option<mnemo_core::Timestamp>,
+    /// Read only these notebooks: `private` (the user's own) and ids of shared spaces the
+    /// user is a member of (default: all of them).
+    #[serde(default)]
+    pub spaces: Option<Vec<String>>,
 }
 
 /// `POST /v1/context`.
@@ -186,6 +232,10 @@ pub struct ContextBody {
     /// Answer with what was held true at this past time (RFC 3339) instead of now.
     #[serde(default)]
     pub as_of: Option<mnemo_core::Timestamp>,
+    /// Read only these notebooks: `private` and ids of shared spaces the user is a member of
+    /// (default: all of them).
+    #[serde(default)]
+    pub spaces: Option<Vec<String>>,
 }
 
 /// `POST /v1/ingest`.

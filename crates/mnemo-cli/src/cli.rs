@@ -258,6 +258,84 @@ pub(crate) enum Command {
         #[command(subcommand)]
         action: RunAction,
     },
+    /// Shared spaces of --tenant (a team, a project, the organisation): members with roles,
+    /// memories every member reads beside their own.
+    Space {
+        #[command(subcommand)]
+        action: SpaceAction,
+    },
+    /// List active memories past their review date that --user may re-confirm (their own
+    /// and those of the spaces they maintain), most overdue first.
+    Reviews,
+}
+
+/// What to do with shared spaces.
+#[derive(Debug, Subcommand)]
+pub(crate) enum SpaceAction {
+    /// Create a space.
+    Create {
+        /// Its id: one word (records are scoped `space:<id>`).
+        id: String,
+        /// A human name (default: the id).
+        #[arg(long)]
+        name: Option<String>,
+        /// What it is for.
+        #[arg(long)]
+        description: Option<String>,
+        /// A maintainer's own write applies at once (default: it waits for review too).
+        #[arg(long)]
+        maintainers_write_directly: bool,
+        /// What happens to a deleted member's approved contributions: keep (attributed to a
+        /// forgotten author) or remove.
+        #[arg(long, default_value = "keep")]
+        on_author_deleted: String,
+    },
+    /// List the spaces of the tenant, or with --user the spaces that user is a member of,
+    /// with their role.
+    List,
+    /// Show a space and its members (who can see its memories).
+    Show {
+        /// Space id.
+        id: String,
+    },
+    /// Delete a space: every memory of it completely (tombstones and a receipt), then its
+    /// memberships.
+    Delete {
+        /// Space id.
+        id: String,
+    },
+    /// A space's members.
+    Member {
+        #[command(subcommand)]
+        action: MemberAction,
+    },
+}
+
+/// What to do with a space's members.
+#[derive(Debug, Subcommand)]
+pub(crate) enum MemberAction {
+    /// Give a user a role in a space (reader, contributor or maintainer).
+    Add {
+        /// Space id.
+        space: String,
+        /// The user.
+        user: String,
+        /// reader, contributor or maintainer.
+        #[arg(long)]
+        role: String,
+    },
+    /// Remove a member: their reads of the space stop at once.
+    Remove {
+        /// Space id.
+        space: String,
+        /// The user.
+        user: String,
+    },
+    /// List a space's members and their roles.
+    List {
+        /// Space id.
+        space: String,
+    },
 }
 
 /// What to do with sessions.
@@ -393,9 +471,17 @@ pub(crate) struct RememberArgs {
     /// Conversation, message or document id the statement came from.
     #[arg(long)]
     pub(crate) source_ref: Option<String>,
-    /// user, workspace:<id> or project:<id>.
-    #[arg(long)]
+    /// user, space:<id> (a shared space; as --space), workspace:<id> or project:<id>
+    /// (private labels).
+    #[arg(long, conflicts_with = "space")]
     pub(crate) scope: Option<String>,
+    /// Write to this shared space as --user: a contributor's write waits for a maintainer's
+    /// review; a reader may not write.
+    #[arg(long)]
+    pub(crate) space: Option<String>,
+    /// In a space: the convention overrides a member's personal setting of the same thing.
+    #[arg(long, requires = "space")]
+    pub(crate) mandatory: bool,
     /// The agent writing it.
     #[arg(long)]
     pub(crate) agent: Option<String>,
@@ -426,8 +512,11 @@ pub(crate) struct ListArgs {
     #[arg(long)]
     pub(crate) status: Option<String>,
     /// Only this scope.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "space")]
     pub(crate) scope: Option<String>,
+    /// List this shared space's memories (--user must be a member).
+    #[arg(long)]
+    pub(crate) space: Option<String>,
     /// Include memories past their expiry.
     #[arg(long)]
     pub(crate) include_expired: bool,
@@ -450,6 +539,10 @@ pub(crate) struct SearchArgs {
     /// Only this scope.
     #[arg(long)]
     pub(crate) scope: Option<String>,
+    /// Read only these notebooks, comma-separated: `private` (the user's own) and ids of
+    /// spaces the user is a member of (default: all of them).
+    #[arg(long, value_delimiter = ',')]
+    pub(crate) spaces: Option<Vec<String>>,
     /// Minimum relevance (0..1) before blending.
     #[arg(long)]
     pub(crate) min_relevance: Option<f64>,
@@ -482,6 +575,10 @@ pub(crate) struct ContextArgs {
     /// valid then, as they stood, nothing created later.
     #[arg(long, value_name = "RFC3339")]
     pub(crate) as_of: Option<String>,
+    /// Read only these notebooks, comma-separated: `private` and ids of spaces the user is
+    /// a member of (default: all of them).
+    #[arg(long, value_delimiter = ',')]
+    pub(crate) spaces: Option<Vec<String>>,
 }
 
 /// When a session is compacted.

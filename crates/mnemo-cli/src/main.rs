@@ -27,8 +27,8 @@ use mnemo_api as api;
 use mnemo::core::run::{RunChange, StepStatus};
 
 use crate::cli::{
-    Cli, Command, ContextArgs, IngestArgs, KeysAction, ListArgs, RememberArgs, RunAction,
-    SearchArgs, SessionAction, Switch,
+    Cli, Command, ContextArgs, IngestArgs, KeysAction, ListArgs, MemberAction, RememberArgs,
+    RunAction, SearchArgs, SessionAction, SpaceAction, Switch,
 };
 
 const ACTOR: &str = "cli";
@@ -519,6 +519,20 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
             }
         }
         Command::Run { action } => run_command(cli, &mnemo, action),
+        Command::Space { action } => space_command(cli, &mnemo, action),
+        Command::Reviews => {
+            let memories = mnemo.overdue_reviews(&user(cli)?)?;
+            if cli.json {
+                return output::json(&api::MemoryList { memories });
+            }
+            if memories.is_empty() {
+                output::notice("no memory is past its review date");
+            }
+            output::lines(memories.iter().map(|m| {
+                let due = m.review_after.map(|t| t.to_string()).unwrap_or_default();
+                format!("{}\n       review was due {due}", output::memory_line(m))
+            }))
+        }
         Command::Session { action } => session_command(cli, &mnemo, action),
         Command::Consolidate { quiet_for } => {
             let quiet_for = mnemo::core::duration::Ttl::parse(quiet_for, "--quiet-for")?;
@@ -689,9 +703,14 @@ fn remember(cli: &Cli, mnemo: &Mnemo, args: &RememberArgs) -> anyhow::Result<()>
         metadata,
         transcript: false,
         derived_from: Vec::new(),
+        shared: None,
         restatement: if args.restate { Restatement::Explicit } else { Restatement::Not },
     };
-    let result = api::RememberResponse::from(mnemo.remember(&who, fields)?);
+    let remembered = match &args.space {
+        Some(space) => mnemo.remember_in(&who, space, fields, args.mandatory)?,
+        None => mnemo.remember(&who, fields)?,
+    };
+    let result = api::RememberResponse::from(remembered);
     if cli.json {
         return output::json(&result);
     }
@@ -780,6 +799,135 @@ fn mcp(cli: &Cli, mnemo: Mnemo) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let tools = mnemo_mcp::MemoryTools::new(Arc::new(mnemo), who);
     runtime.block_on(mnemo_mcp::serve_stdio(tools)).map_err(|e| format_err!("mcp: {e}"))
+}
+
+fn space_command(cli: &Cli, mnemo: &Mnemo, action: &SpaceAction) -> anyhow::Result<()> {
+    let tenant = &cli.tenant;
+    let member_line = |m: &mnemo::core::space::Member| {
+        format!("{}  {}  (since {}, by {})", m.user_id, m.role, m.added_at, m.added_by)
+    };
+    match action {
+        SpaceAction::Create {
+            id,
+            name,
+            description,
+            maintainers_write_directly,
+            on_author_deleted,
+        } => {
+            let new = mnemo::NewSpace {
+                id: id.clone(),
+                name: name.clone(),
+                description: description.clone(),
+                maintainers_write_directly: *maintainers_write_directly,
+                on_author_deleted: on_author_deleted.parse()?,
+            };
+            let space = mnemo.create_space(tenant, new)?;
+            if cli.json {
+                output::json(&api::SpaceEntry { space, role: None })
+            } else {
+                output::lines([format!("created space {} ({})", space.id, space.name)])
+            }
+        }
+        SpaceAction::List => {
+            let spaces: Vec<api::SpaceEntry> = match &cli.user {
+                Some(_) => mnemo
+                    .memberships(&user(cli)?)?
+                    .into_iter()
+                    .map(|(space, role)| api::SpaceEntry { space, role: Some(role) })
+                    .collect(),
+                None => mnemo
+                    .spaces(tenant)?
+                    .into_iter()
+                    .map(|space| api::SpaceEntry { space, role: None })
+                    .collect(),
+            };
+            if cli.json {
+                return output::json(&api::SpaceList { spaces });
+            }
+            if spaces.is_empty() {
+                output::notice("no space");
+            }
+            output::lines(spaces.iter().map(|e| {
+                let role = e.role.map(|r| format!("  ({r})")).unwrap_or_default();
+                format!("{}  {}{role}", e.space.id, e.space.name)
+            }))
+        }
+        SpaceAction::Show { id } => {
+            let space = mnemo.space(tenant, id)?;
+            let members = mnemo.members(tenant, id)?;
+            if cli.json {
+                return output::json(&api::SpaceDetail { space, members });
+            }
+            let mut lines = vec![
+                format!("space:        {} ({})", space.id, space.name),
+                format!("description:  {}", space.description.as_deref().unwrap_or("-")),
+                format!(
+                    "writes:       {}",
+                    if space.maintainers_write_directly {
+                        "a maintainer's apply at once; a contributor's wait for review"
+                    } else {
+                        "every write waits for a maintainer's review"
+                    }
+                ),
+                format!(
+                    "on deletion:  an author's approved contributions {}",
+                    match space.on_author_deleted {
+                        mnemo::core::space::OnAuthorDeleted::Keep => {
+                            "stay, attributed to a forgotten author"
+                        }
+                        mnemo::core::space::OnAuthorDeleted::Remove => "are deleted",
+                    }
+                ),
+                format!("created:      {} by {}", space.created_at, space.created_by),
+                format!("who can see its memories ({} members):", members.len()),
+            ];
+            lines.extend(members.iter().map(|m| format!("  {}", member_line(m))));
+            output::lines(lines)
+        }
+        SpaceAction::Delete { id } => {
+            let receipt = mnemo.delete_space(tenant, id)?;
+            if cli.json {
+                return output::json(&api::SpaceDeleted { deleted: id.clone(), receipt });
+            }
+            let mut lines = vec![format!("deleted space {id}")];
+            lines.extend(output::receipt_lines(&receipt));
+            output::lines(lines)
+        }
+        SpaceAction::Member { action } => match action {
+            MemberAction::Add { space, user, role } => {
+                let member = mnemo.add_member(tenant, space, user, role.parse()?)?;
+                if cli.json {
+                    output::json(&member)
+                } else {
+                    output::lines([format!(
+                        "{} is {} of space {space}",
+                        member.user_id, member.role
+                    )])
+                }
+            }
+            MemberAction::Remove { space, user } => {
+                mnemo.remove_member(tenant, space, user)?;
+                if cli.json {
+                    output::json(&api::MemberRemoved {
+                        space_id: space.clone(),
+                        user_id: user.clone(),
+                    })
+                } else {
+                    output::lines([format!("removed {user} from space {space}")])
+                }
+            }
+            MemberAction::List { space } => {
+                let members = mnemo.members(tenant, space)?;
+                if cli.json {
+                    return output::json(&api::MemberList { members });
+                }
+                if members.is_empty() {
+                    output::notice("the space has no members");
+                }
+                output::lines(members.iter().map(member_line))
+            }
+        },
+    }
 }
 
 fn keys(cli: &Cli, mnemo: &Mnemo, action: &KeysAction) -> anyhow::Result<()> {
@@ -913,6 +1061,7 @@ fn search(cli: &Cli, mnemo: &Mnemo, args: &SearchArgs) -> anyhow::Result<()> {
         },
         min_relevance: args.min_relevance,
         as_of: as_of(args.as_of.as_deref())?,
+        spaces: args.spaces.clone(),
     };
     let hits = mnemo.search(&user(cli)?, &request)?;
     let w = mnemo.retrieval().weights;
@@ -935,6 +1084,7 @@ fn context(cli: &Cli, mnemo: &Mnemo, args: &ContextArgs) -> anyhow::Result<()> {
         session: args.session.clone(),
         as_of: as_of(args.as_of.as_deref())?,
         compaction: Some(args.compaction.config()),
+        spaces: args.spaces.clone(),
     };
     let block = mnemo.context(&user(cli)?, &request, &tokenizer)?;
     let response =
@@ -957,7 +1107,10 @@ fn list(cli: &Cli, mnemo: &Mnemo, args: &ListArgs) -> anyhow::Result<()> {
     let filter = ListFilter {
         kind: args.kind.as_deref().map(str::parse).transpose()?,
         status: args.status.as_deref().map(str::parse).transpose()?,
-        scope: args.scope.as_deref().map(str::parse).transpose()?,
+        scope: match &args.space {
+            Some(space) => Some(format!("space:{space}").parse()?),
+            None => args.scope.as_deref().map(str::parse).transpose()?,
+        },
         include_expired: args.include_expired,
         ..Default::default()
     };

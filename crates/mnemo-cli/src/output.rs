@@ -64,13 +64,40 @@ pub(crate) fn error(message: &str) {
 pub(crate) fn memory_line(m: &Memory) -> String {
     let key = m.key().map(|(s, a)| format!(" {s}.{a}")).unwrap_or_default();
     let expiry = m.expires_at.map(|t| format!(" (expires {t})")).unwrap_or_default();
-    format!("{}  [{} {}{}]  {}{}", m.id, m.kind, m.status, key, m.content, expiry)
+    format!(
+        "{}  [{} {}{}{}]  {}{}",
+        m.id,
+        m.kind,
+        m.status,
+        key,
+        shared_label(m),
+        m.content,
+        expiry
+    )
+}
+
+/// `; space eng, by alice` for a shared space's record (empty for a private one).
+fn shared_label(m: &Memory) -> String {
+    match (&m.scope, &m.shared) {
+        (mnemo::core::Scope::Space(id), Some(shared)) => {
+            let mandatory = if shared.mandatory { ", mandatory" } else { "" };
+            format!("; space {id}, by {}{mandatory}", shared.author)
+        }
+        (mnemo::core::Scope::Space(id), None) => format!("; space {id}"),
+        _ => String::new(),
+    }
 }
 
 /// One line per search result, with its score and, with `--explain`, how it was made.
 pub(crate) fn search_line(r: &mnemo_api::SearchResult) -> String {
-    let mut line =
-        format!("{:.3}  {}  [{}]  {}", r.score, r.memory.id, r.memory.kind, r.memory.content);
+    let mut line = format!(
+        "{:.3}  {}  [{}{}]  {}",
+        r.score,
+        r.memory.id,
+        r.memory.kind,
+        shared_label(&r.memory),
+        r.memory.content
+    );
     if let Some(e) = &r.explain {
         line.push_str(&format!(
             "\n       evidence {:.3} (bm25 {:.3}, cosine {:.3}); fused {:.3} -> relevance {:.3} -> {:.3}; recency {:.3} -> {:.3}; importance {:.2} -> {:.3}",
@@ -92,7 +119,7 @@ pub(crate) fn search_line(r: &mnemo_api::SearchResult) -> String {
 /// Every field of a memory, one per line.
 pub(crate) fn memory_detail(m: &Memory) -> Vec<String> {
     let opt = |v: Option<String>| v.unwrap_or_else(|| "-".to_owned());
-    vec![
+    let mut lines = vec![
         format!("id:            {}", m.id),
         format!("content:       {}", m.content),
         format!("kind:          {}", m.kind),
@@ -120,7 +147,16 @@ pub(crate) fn memory_detail(m: &Memory) -> Vec<String> {
             "embedding:     {}",
             opt(m.embedding.as_ref().map(|e| format!("{} ({} dims)", e.model, e.dims)))
         ),
-    ]
+    ];
+    if let Some(shared) = &m.shared {
+        lines.push(format!("author:        {}", shared.author));
+        lines.push(format!(
+            "approved:      {}",
+            opt(shared.approval.as_ref().map(|a| format!("by {} at {} via {}", a.by, a.at, a.via)))
+        ));
+        lines.push(format!("mandatory:     {}", shared.mandatory));
+    }
+    lines
 }
 
 /// A history as text.

@@ -58,6 +58,12 @@ pub struct ContextBlock {
 /// One line describing a memory: date, source and text. Newlines inside the content are
 /// flattened so a memory cannot break the block's structure.
 pub fn render_line(memory: &Memory) -> String {
+    render_line_from(memory, None, None)
+}
+
+/// [`render_line`] saying where the memory comes from (`private`, `space eng`) and, when a
+/// shared convention and a personal setting differ, which holds (`note`).
+pub fn render_line_from(memory: &Memory, origin: Option<&str>, note: Option<&str>) -> String {
     let date = memory.valid_from.to_string();
     let day = date.get(..10).unwrap_or(&date);
     let source = match &memory.source.source_ref {
@@ -66,7 +72,9 @@ pub fn render_line(memory: &Memory) -> String {
     };
     let content = memory.content.split_whitespace().collect::<Vec<_>>().join(" ");
     let content = content.replace(BLOCK_CLOSE, "</ memory>");
-    format!("- [{day}; {source}] {content}")
+    let origin = origin.map(|o| format!("; {o}")).unwrap_or_default();
+    let note = note.map(|n| format!(" ({n})")).unwrap_or_default();
+    format!("- [{day}; {source}{origin}] {content}{note}")
 }
 
 fn render(parts: &[(String, Vec<String>)]) -> String {

@@ -30,12 +30,13 @@ pub mod scope;
 pub mod scoring;
 pub mod screen;
 pub mod session;
+pub mod space;
 pub mod transcript;
 
 pub use clock::{Clock, FixedClock, ManualClock, Timestamp};
 pub use error::ErrorKind;
 pub use record::{
-    ConsentReceipt, EmbeddingInfo, Kind, Memory, MemoryId, MemoryVersion, Metadata, Sensitivity,
-    Source, SourceType, Status,
+    Approval, ConsentReceipt, EmbeddingInfo, Kind, Memory, MemoryId, MemoryVersion, Metadata,
+    Sensitivity, Shared, Source, SourceType, Status,
 };
 pub use scope::{Scope, UserRef};

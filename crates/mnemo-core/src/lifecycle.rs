@@ -111,6 +111,8 @@ pub struct Candidate {
     pub transcript: bool,
     /// The records it was derived from (see [`CandidateFields::derived_from`]).
     pub derived_from: Vec<MemoryId>,
+    /// Its author and review, for a record of a shared space.
+    pub shared: Option<crate::record::Shared>,
     /// Whether it re-states something the user asked to forget (see [`crate::ledger`]).
     pub restatement: Restatement,
 }
@@ -156,6 +158,9 @@ pub struct CandidateFields {
     /// The records this one was derived from (a session summary from its turns): forgetting
     /// any of them forgets this one too.
     pub derived_from: Vec<MemoryId>,
+    /// Its author and review, for a record of a shared space (set by the library, never
+    /// taken from a caller).
+    pub shared: Option<crate::record::Shared>,
     /// Whether it re-states something the user asked to forget: `Not` (the default) leaves a
     /// forgotten statement forgotten.
     pub restatement: Restatement,
@@ -243,6 +248,7 @@ impl Candidate {
         Ok(Self {
             transcript: fields.transcript,
             derived_from: fields.derived_from,
+            shared: fields.shared,
             restatement: fields.restatement,
             screening,
             kind: fields.kind.unwrap_or(Kind::Semantic),
@@ -310,6 +316,7 @@ impl Candidate {
             metadata: self.metadata,
             transcript: self.transcript,
             derived_from: self.derived_from,
+            shared: self.shared,
         }
     }
 }

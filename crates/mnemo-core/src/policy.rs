@@ -40,6 +40,8 @@ pub enum ReasonCode {
     /// The user asked to forget this statement; it is not written again unless they re-state
     /// it (see [`crate::ledger`]).
     Forgotten,
+    /// A contributor's proposal to a shared space waits for a maintainer's review.
+    NeedsReview,
 }
 
 impl ReasonCode {
@@ -60,6 +62,7 @@ impl ReasonCode {
             ReasonCode::ConflictsWithTrusted => "conflicts_with_trusted",
             ReasonCode::ModelDeleteNotApplied => "model_delete_not_applied",
             ReasonCode::Forgotten => "forgotten",
+            ReasonCode::NeedsReview => "needs_review",
         }
     }
 }
@@ -90,6 +93,9 @@ impl ReasonCode {
             ReasonCode::ModelDeleteNotApplied => "deleting memories is left to the user",
             ReasonCode::Forgotten => {
                 "the user asked to forget it; it is kept again only if they say it again"
+            }
+            ReasonCode::NeedsReview => {
+                "a proposal to a shared space waits for a maintainer's review"
             }
         }
     }

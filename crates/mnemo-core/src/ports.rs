@@ -196,6 +196,9 @@ pub struct DeletionRequest<'a> {
     pub receipt_id: String,
     /// How long the operator keeps backups (the receipt says until when they hold it).
     pub backup_retention: Option<Ttl>,
+    /// What else remains that the caller knows of (a deleted user's contributions that
+    /// shared spaces keep), added to the receipt's remains.
+    pub remains: Vec<crate::ledger::Remnant>,
 }
 
 /// What an import stored and what the deletion ledger kept out.
@@ -380,6 +383,23 @@ pub trait MemoryStore: Send + Sync {
         actor: &str,
     ) -> Result<Option<Vec<MemoryId>>, PortError>;
 
+    /// [`MemoryStore::confirm`] for a record of a shared space (`space` is its notebook's
+    /// owner) that maintainer `approver` approved: the record's approval names them, with
+    /// when and through which channel (`actor`).
+    fn approve(
+        &self,
+        space: &UserRef,
+        id: &MemoryId,
+        approver: &str,
+        now: Timestamp,
+        actor: &str,
+    ) -> Result<Option<Vec<MemoryId>>, PortError>;
+
+    /// Renames author or approver `from` to `to` on every record of the shared space
+    /// `space` (a deleted user's contributions stay, attributed to a forgotten author), in
+    /// one transaction; returns how many records changed.
+    fn reattribute(&self, space: &UserRef, from: &str, to: &str) -> Result<usize, PortError>;
+
     /// Completely deletes a pending record the user rejected. `Ok(false)` when the id does
     /// not exist for `who`; a record that is not pending is a `Conflict`.
     /// The deletion leaves tombstones and a receipt in the ledger, like [`MemoryStore::forget`].
@@ -541,6 +561,39 @@ pub trait RunStore: Send + Sync {
     ) -> Result<Option<Run>, PortError>;
 }
 
+/// Shared spaces of a tenant and their members (SPEC §5b). A space's records are a notebook
+/// of their own (owner [`UserRef::space`]), kept by [`MemoryStore`].
+pub trait SpaceStore: Send + Sync {
+    /// Creates a space; a space with its id in the tenant already is a `Conflict`.
+    fn create_space(&self, space: &crate::space::Space) -> Result<(), PortError>;
+
+    /// One space of the tenant.
+    fn space(&self, tenant: &str, id: &str) -> Result<Option<crate::space::Space>, PortError>;
+
+    /// Every space of the tenant, by id.
+    fn spaces(&self, tenant: &str) -> Result<Vec<crate::space::Space>, PortError>;
+
+    /// Deletes a space and its memberships (its records are forgotten first, through
+    /// [`MemoryStore::forget_all`] of its notebook); whether it existed.
+    fn delete_space(&self, tenant: &str, id: &str) -> Result<bool, PortError>;
+
+    /// Gives a user of the tenant a role in a space (replacing their role there); `NotFound`
+    /// when the space does not exist.
+    fn put_member(&self, tenant: &str, member: &crate::space::Member) -> Result<(), PortError>;
+
+    /// Removes a member from a space; whether they were one.
+    fn remove_member(&self, tenant: &str, space: &str, user_id: &str) -> Result<bool, PortError>;
+
+    /// A space's members, by user id.
+    fn members(&self, tenant: &str, space: &str) -> Result<Vec<crate::space::Member>, PortError>;
+
+    /// The spaces `who` is a member of, with their role, by space id.
+    fn memberships(
+        &self,
+        who: &UserRef,
+    ) -> Result<Vec<(crate::space::Space, crate::space::Role)>, PortError>;
+}
+
 /// Figures about the whole store, for operators.
 pub trait StoreMetrics: Send + Sync {
     /// How many memories are stored, by status, across all tenants (for operators' metrics).
@@ -550,12 +603,12 @@ pub trait StoreMetrics: Send + Sync {
 /// Persistent storage: every port of a store, by concept. Each method takes the
 /// [`UserRef`] it acts for first (or a tenant, for tenant-wide jobs).
 pub trait Store:
-    MemoryStore + SettingsStore + AuditLog + KeyStore + RunStore + StoreMetrics
+    MemoryStore + SettingsStore + AuditLog + KeyStore + RunStore + SpaceStore + StoreMetrics
 {
 }
 
 impl<T> Store for T where
-    T: MemoryStore + SettingsStore + AuditLog + KeyStore + RunStore + StoreMetrics
+    T: MemoryStore + SettingsStore + AuditLog + KeyStore + RunStore + SpaceStore + StoreMetrics
 {
 }
 

@@ -210,6 +210,32 @@ pub struct EmbeddingInfo {
     pub vector: Option<Vec<f32>>,
 }
 
+/// Who wrote a record of a shared space and who approved it (SPEC §5b).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Shared {
+    /// The member who wrote or proposed it (`forgotten:<digest>` once that user is deleted).
+    pub author: String,
+    /// The maintainer's review that made it active; absent while it waits, and for a write
+    /// the space let apply directly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<Approval>,
+    /// A convention the space makes binding: it overrides a member's personal setting of
+    /// the same thing (otherwise the personal setting wins, SPEC §3).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mandatory: bool,
+}
+
+/// A maintainer's approval of a shared record, recorded as a consent receipt is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Approval {
+    /// The maintainer who approved it (`forgotten:<digest>` once that user is deleted).
+    pub by: String,
+    /// When.
+    pub at: Timestamp,
+    /// Through which channel (`cli`, `http:<key id>`, `mcp`).
+    pub via: String,
+}
+
 /// One memory (SPEC §2).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Memory {
@@ -274,6 +300,9 @@ pub struct Memory {
     /// any of them forgets this one too.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub derived_from: Vec<MemoryId>,
+    /// For a record of a shared space: its author, approval and whether it is mandatory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared: Option<Shared>,
 }
 
 impl Memory {

@@ -1,5 +1,6 @@
-//! Who a memory belongs to: the tenant and user every query is scoped by, and the optional
-//! workspace or project scope within that user.
+//! Who a memory belongs to: the tenant and user every query is scoped by, the optional
+//! workspace or project label within that user, and the shared spaces whose notebooks have
+//! an owner of their own.
 
 use std::fmt;
 use std::str::FromStr;
@@ -50,7 +51,25 @@ impl UserRef {
     pub fn user_id(&self) -> &str {
         &self.user_id
     }
+
+    /// The owner of a shared space's notebook: an id no user can have (it starts with a
+    /// control character, which [`UserRef::new`] refuses), so every store rule that confines
+    /// a query to one user confines it to the space.
+    pub fn space(tenant: &str, space_id: &str) -> Result<Self, InvalidInput> {
+        Ok(Self {
+            tenant: validate_key(tenant, "tenant")?,
+            user_id: format!("{SPACE_OWNER_PREFIX}{}", validate_key(space_id, "space")?),
+        })
+    }
+
+    /// The space this reference owns, when it is a space's notebook.
+    pub fn space_id(&self) -> Option<&str> {
+        self.user_id.strip_prefix(SPACE_OWNER_PREFIX)
+    }
 }
+
+/// How a space's owner id starts (see [`UserRef::space`]).
+pub const SPACE_OWNER_PREFIX: &str = "\u{1}space:";
 
 impl fmt::Display for UserRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -64,10 +83,12 @@ pub enum Scope {
     /// The user's personal memory (the default).
     #[default]
     User,
-    /// Memory shared within a workspace of the user.
+    /// A workspace label on the user's own records (private: sharing is a [`Scope::Space`]).
     Workspace(String),
-    /// Memory about one project of the user.
+    /// Memory about one project of the user (a label on the user's own records).
     Project(String),
+    /// A record of a shared space (it lives in the space's notebook, not the user's).
+    Space(String),
 }
 
 impl FromStr for Scope {
@@ -78,7 +99,9 @@ impl FromStr for Scope {
         let bad = || {
             InvalidInput::new(
                 "scope",
-                format!("`{text}` is not a scope (use user, workspace:<id> or project:<id>)"),
+                format!(
+                    "`{text}` is not a scope (use user, space:<id>, workspace:<id> or project:<id>)"
+                ),
             )
         };
         if text == "user" {
@@ -89,6 +112,7 @@ impl FromStr for Scope {
         match prefix {
             "workspace" => Ok(Scope::Workspace(id)),
             "project" => Ok(Scope::Project(id)),
+            "space" => Ok(Scope::Space(id)),
             _ => Err(bad()),
         }
     }
@@ -100,6 +124,7 @@ impl fmt::Display for Scope {
             Scope::User => f.write_str("user"),
             Scope::Workspace(id) => write!(f, "workspace:{id}"),
             Scope::Project(id) => write!(f, "project:{id}"),
+            Scope::Space(id) => write!(f, "space:{id}"),
         }
     }
 }
@@ -112,8 +137,8 @@ impl schemars::JsonSchema for Scope {
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({
             "type": "string",
-            "pattern": "^(user|workspace:.+|project:.+)$",
-            "description": "user, workspace:<id> or project:<id>"
+            "pattern": "^(user|space:.+|workspace:.+|project:.+)$",
+            "description": "user (private), space:<id> (a shared space), workspace:<id> or project:<id> (private labels)"
         })
     }
 }
@@ -136,7 +161,7 @@ mod tests {
 
     #[test]
     fn scope_parses_and_prints() {
-        for text in ["user", "workspace:acme", "project:p-1"] {
+        for text in ["user", "workspace:acme", "project:p-1", "space:eng"] {
             let scope: Scope = text.parse().unwrap();
             assert_eq!(scope.to_string(), text);
         }
@@ -151,5 +176,14 @@ mod tests {
         assert!(UserRef::new("", "u").is_err());
         assert!(UserRef::new("t", "a\u{0}b").is_err());
         assert_eq!(UserRef::new(" t ", "u").unwrap().tenant(), "t");
+    }
+
+    #[test]
+    fn a_space_owner_is_no_user() {
+        let space = UserRef::space("t", "eng").unwrap();
+        assert_eq!(space.space_id(), Some("eng"));
+        assert!(UserRef::new("t", space.user_id()).is_err(), "a user took a space's owner id");
+        assert_eq!(UserRef::new("t", "space:eng").unwrap().space_id(), None);
+        assert!(UserRef::space("t", "").is_err());
     }
 }

@@ -147,7 +147,7 @@ pub trait Tx {
     ) -> Result<Option<RowId>, PortError>;
 
     /// Stores a record's changeable state over its row: content (and its hash), version,
-    /// status, sensitivity, consent, metadata, `updated_at`.
+    /// status, sensitivity, consent, metadata, `updated_at`, the shared record's attribution.
     fn update(&mut self, row: RowId, memory: &Memory) -> Result<(), PortError>;
 
     /// Sets when the owner's record `id` was last used; false when there is no such record.

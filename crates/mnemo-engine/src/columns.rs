@@ -1,8 +1,8 @@
 //! The record's columns, described once for every backend: their names and order, the value
 //! each field is stored as, and how a record is read back by name from a backend's row.
 //!
-//! Times are integer milliseconds; enums their wire spelling; consent, metadata and
-//! `derived_from` JSON text (changing those types needs a migration in each backend).
+//! Times are integer milliseconds; enums their wire spelling; consent, metadata,
+//! `derived_from` and `shared` JSON text (changing those types needs a migration in each backend).
 
 use mnemo_core::lifecycle::content_hash;
 use mnemo_core::ports::PortError;
@@ -56,6 +56,7 @@ pub const RECORD_COLUMNS: &[&str] = &[
     "metadata",
     "transcript",
     "derived_from",
+    "shared",
 ];
 
 /// The columns a read selects: the record's (aliased `m`, except its content hash), its
@@ -65,8 +66,8 @@ pub const SELECT_LIST: &str = "m.id, m.tenant, m.user_id, m.scope, m.agent_id, m
      m.kind, m.subject, m.attribute, m.content, m.importance, m.confidence, m.sensitivity, \
      m.source_type, m.source_ref, m.source_captured_at, m.source_extractor, m.status, \
      m.created_at, m.updated_at, m.last_used_at, m.valid_from, m.expires_at, m.review_after, \
-     m.superseded_by, m.version, m.consent, m.metadata, m.transcript, m.derived_from, v.model, \
-     v.dims, m.rowid";
+     m.superseded_by, m.version, m.consent, m.metadata, m.transcript, m.derived_from, m.shared, \
+     v.model, v.dims, m.rowid";
 
 /// Where a column named in [`SELECT_LIST`] stands in a row that selects it first (every read
 /// of a record does): backends resolve a name through this one description rather than
@@ -143,6 +144,7 @@ pub fn record_values(memory: &Memory) -> Result<Vec<Value>, PortError> {
         Value::Text(Some(json(&memory.metadata)?)),
         Value::Flag(memory.transcript),
         Value::Text(derived_from),
+        Value::Text(memory.shared.as_ref().map(json).transpose()?),
     ])
 }
 
@@ -228,6 +230,7 @@ pub fn memory_from(row: &impl ColumnReader) -> Result<(RowId, Memory), PortError
         metadata: json_column(row, "metadata")?.unwrap_or_default(),
         transcript: row.flag("transcript")?,
         derived_from: json_column(row, "derived_from")?.unwrap_or_default(),
+        shared: json_column(row, "shared")?,
     };
     Ok((required("rowid", row.int("rowid")?)?, memory))
 }

@@ -22,11 +22,13 @@ use mnemo_core::policy::{ReasonCode, UserSettings};
 use mnemo_core::ports::{
     ApiKey, AuditAction, AuditEntry, AuditLog, DeletionRequest, Edit, Embedded, ExportedMemory,
     Found, History, Imported, KeyStore, ListFilter, MemoryStore, NewRecord, PortError, RunStore,
-    SearchQuery, SettingsStore, StoreCaps, StoreMetrics, WriteReceipt, audit_action_for,
+    SearchQuery, SettingsStore, SpaceStore, StoreCaps, StoreMetrics, WriteReceipt,
+    audit_action_for,
 };
 use mnemo_core::retrieval::{Fused, Signals};
 use mnemo_core::run::Run;
-use mnemo_core::{ErrorKind, Memory, MemoryId, Status, Timestamp, UserRef};
+use mnemo_core::space::{Member, Role, Space};
+use mnemo_core::{Approval, ErrorKind, Memory, MemoryId, Status, Timestamp, UserRef};
 use mnemo_index::{cosine_of, quantize};
 
 pub use backend::{Backend, Commit, NEIGHBOURS, Neighbours, Owner, RowId, Tx};
@@ -111,6 +113,49 @@ fn require_memory_on(tx: &mut dyn Tx) -> Result<(), PortError> {
 }
 
 impl<B: Backend> Engine<B> {
+    /// Makes a pending record active (see [`MemoryStore::confirm`]); `approver` is the
+    /// maintainer who approved a shared record, named in its approval.
+    fn confirm_as(
+        &self,
+        who: &UserRef,
+        id: &MemoryId,
+        approver: Option<&str>,
+        now: Timestamp,
+        actor: &str,
+    ) -> Result<Option<Vec<MemoryId>>, PortError> {
+        self.backend.transaction(Owner::User(who), Commit::Write, &mut |tx| {
+            let Some((row, memory)) = tx.find(id)? else { return Ok(None) };
+            if memory.is_expired(now) {
+                return Ok(None);
+            }
+            if let Some(refusal) = memory.review_refusal("confirmed") {
+                return Err(conflict(refusal));
+            }
+            require_memory_on(tx)?;
+            let log = Auditor::new(who, now, actor);
+            let mut superseded = Vec::new();
+            if let Some((subject, attribute)) = memory.key() {
+                let scope = memory.scope.to_string();
+                for (_, old) in tx.active_of_key(&scope, subject, attribute)? {
+                    tx.supersede(&old.id, id, now)?;
+                    log.log(tx, AuditAction::Superseded, Some(&old.id), None)?;
+                    superseded.push(old.id);
+                }
+            }
+            let mut confirmed = memory.clone();
+            confirmed.consent = memory.consent_on_confirm(now, actor);
+            confirmed.status = Status::Active;
+            confirmed.updated_at = now;
+            if let (Some(shared), Some(by)) = (confirmed.shared.as_mut(), approver) {
+                shared.approval =
+                    Some(Approval { by: by.to_owned(), at: now, via: actor.to_owned() });
+            }
+            tx.update(row, &confirmed)?;
+            log.log(tx, AuditAction::Confirmed, Some(id), None)?;
+            Ok(Some(superseded))
+        })
+    }
+
     /// The tombstone of the candidate's statement, if the user asked to forget it.
     fn forgotten(
         &self,
@@ -236,7 +281,9 @@ impl<B: Backend> Engine<B> {
         counted: Counted,
         request: &DeletionRequest<'_>,
     ) -> Result<DeletionReceipt, PortError> {
-        let receipt = counted.receipt(request, self.backend.remains(request.now));
+        let mut remains = self.backend.remains(request.now);
+        remains.extend(request.remains.iter().cloned());
+        let receipt = counted.receipt(request, remains);
         tx.put_receipt(&receipt)?;
         Ok(receipt)
     }
@@ -403,32 +450,40 @@ impl<B: Backend> MemoryStore for Engine<B> {
         now: Timestamp,
         actor: &str,
     ) -> Result<Option<Vec<MemoryId>>, PortError> {
-        self.backend.transaction(Owner::User(who), Commit::Write, &mut |tx| {
-            let Some((row, memory)) = tx.find(id)? else { return Ok(None) };
-            if memory.is_expired(now) {
-                return Ok(None);
-            }
-            if let Some(refusal) = memory.review_refusal("confirmed") {
-                return Err(conflict(refusal));
-            }
-            require_memory_on(tx)?;
-            let log = Auditor::new(who, now, actor);
-            let mut superseded = Vec::new();
-            if let Some((subject, attribute)) = memory.key() {
-                let scope = memory.scope.to_string();
-                for (_, old) in tx.active_of_key(&scope, subject, attribute)? {
-                    tx.supersede(&old.id, id, now)?;
-                    log.log(tx, AuditAction::Superseded, Some(&old.id), None)?;
-                    superseded.push(old.id);
+        self.confirm_as(who, id, None, now, actor)
+    }
+
+    fn approve(
+        &self,
+        space: &UserRef,
+        id: &MemoryId,
+        approver: &str,
+        now: Timestamp,
+        actor: &str,
+    ) -> Result<Option<Vec<MemoryId>>, PortError> {
+        self.confirm_as(space, id, Some(approver), now, actor)
+    }
+
+    fn reattribute(&self, space: &UserRef, from: &str, to: &str) -> Result<usize, PortError> {
+        self.backend.transaction(Owner::User(space), Commit::Write, &mut |tx| {
+            let mut changed = 0;
+            for (row, mut memory) in tx.all()? {
+                let Some(shared) = memory.shared.as_mut() else { continue };
+                let mut touched = false;
+                if shared.author == from {
+                    shared.author = to.to_owned();
+                    touched = true;
+                }
+                if let Some(approval) = shared.approval.as_mut().filter(|a| a.by == from) {
+                    approval.by = to.to_owned();
+                    touched = true;
+                }
+                if touched {
+                    tx.update(row, &memory)?;
+                    changed += 1;
                 }
             }
-            let mut confirmed = memory.clone();
-            confirmed.consent = memory.consent_on_confirm(now, actor);
-            confirmed.status = Status::Active;
-            confirmed.updated_at = now;
-            tx.update(row, &confirmed)?;
-            log.log(tx, AuditAction::Confirmed, Some(id), None)?;
-            Ok(Some(superseded))
+            Ok(changed)
         })
     }
 
@@ -760,5 +815,39 @@ impl<B: Backend + KeyStore> KeyStore for Engine<B> {
 
     fn revoke_key(&self, tenant: &str, id: &str, now: Timestamp) -> Result<bool, PortError> {
         self.backend.revoke_key(tenant, id, now)
+    }
+}
+
+impl<B: Backend + SpaceStore> SpaceStore for Engine<B> {
+    fn create_space(&self, space: &Space) -> Result<(), PortError> {
+        self.backend.create_space(space)
+    }
+
+    fn space(&self, tenant: &str, id: &str) -> Result<Option<Space>, PortError> {
+        self.backend.space(tenant, id)
+    }
+
+    fn spaces(&self, tenant: &str) -> Result<Vec<Space>, PortError> {
+        self.backend.spaces(tenant)
+    }
+
+    fn delete_space(&self, tenant: &str, id: &str) -> Result<bool, PortError> {
+        self.backend.delete_space(tenant, id)
+    }
+
+    fn put_member(&self, tenant: &str, member: &Member) -> Result<(), PortError> {
+        self.backend.put_member(tenant, member)
+    }
+
+    fn remove_member(&self, tenant: &str, space: &str, user_id: &str) -> Result<bool, PortError> {
+        self.backend.remove_member(tenant, space, user_id)
+    }
+
+    fn members(&self, tenant: &str, space: &str) -> Result<Vec<Member>, PortError> {
+        self.backend.members(tenant, space)
+    }
+
+    fn memberships(&self, who: &UserRef) -> Result<Vec<(Space, Role)>, PortError> {
+        self.backend.memberships(who)
     }
 }

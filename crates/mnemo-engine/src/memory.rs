@@ -10,11 +10,13 @@ use mnemo_core::ledger::{DeletionReceipt, ForgottenMatch, LedgerKey, Remnant, Re
 use mnemo_core::lifecycle::{self, Candidate};
 use mnemo_core::policy::UserSettings;
 use mnemo_core::ports::{
-    ApiKey, AuditEntry, Embedded, Found, KeyStore, ListFilter, PortError, SearchQuery, StoreCaps,
+    ApiKey, AuditEntry, Embedded, Found, KeyStore, ListFilter, PortError, SearchQuery, SpaceStore,
+    StoreCaps,
 };
 use mnemo_core::record::EmbeddingInfo;
 use mnemo_core::retrieval::{Fused, Signals};
 use mnemo_core::run::Run;
+use mnemo_core::space::{Member, Role, Space};
 use mnemo_core::{ErrorKind, Kind, Memory, MemoryId, MemoryVersion, Status, Timestamp, UserRef};
 use mnemo_index::{IndexRow, ScanFilter, UserIndex};
 
@@ -55,6 +57,10 @@ struct State {
     /// Keyed by (tenant, user, id).
     runs: BTreeMap<(String, String, String), Run>,
     keys: Vec<ApiKey>,
+    /// Keyed by (tenant, space id).
+    spaces: BTreeMap<(String, String), Space>,
+    /// Keyed by (tenant, space id, user id).
+    members: BTreeMap<(String, String, String), Member>,
 }
 
 /// The backend in memory.
@@ -403,6 +409,7 @@ impl Tx for MemoryTx<'_> {
         m.consent.clone_from(&memory.consent);
         m.metadata.clone_from(&memory.metadata);
         m.updated_at = memory.updated_at;
+        m.shared.clone_from(&memory.shared);
         Ok(())
     }
 
@@ -712,5 +719,74 @@ impl KeyStore for MemoryBackend {
             key.revoked_at = Some(now);
         }
         Ok(true)
+    }
+}
+
+impl SpaceStore for MemoryBackend {
+    fn create_space(&self, space: &Space) -> Result<(), PortError> {
+        let mut state = self.lock();
+        let key = (space.tenant.clone(), space.id.clone());
+        if state.spaces.contains_key(&key) {
+            return Err(PortError::new(
+                ErrorKind::Conflict,
+                format!("space {} exists already", space.id),
+            ));
+        }
+        state.spaces.insert(key, space.clone());
+        Ok(())
+    }
+
+    fn space(&self, tenant: &str, id: &str) -> Result<Option<Space>, PortError> {
+        Ok(self.lock().spaces.get(&(tenant.to_owned(), id.to_owned())).cloned())
+    }
+
+    fn spaces(&self, tenant: &str) -> Result<Vec<Space>, PortError> {
+        Ok(self.lock().spaces.values().filter(|s| s.tenant == tenant).cloned().collect())
+    }
+
+    fn delete_space(&self, tenant: &str, id: &str) -> Result<bool, PortError> {
+        let mut state = self.lock();
+        state.members.retain(|(t, s, _), _| !(t == tenant && s == id));
+        Ok(state.spaces.remove(&(tenant.to_owned(), id.to_owned())).is_some())
+    }
+
+    fn put_member(&self, tenant: &str, member: &Member) -> Result<(), PortError> {
+        let mut state = self.lock();
+        if !state.spaces.contains_key(&(tenant.to_owned(), member.space_id.clone())) {
+            return Err(PortError::new(
+                ErrorKind::NotFound,
+                format!("no space {}", member.space_id),
+            ));
+        }
+        let key = (tenant.to_owned(), member.space_id.clone(), member.user_id.clone());
+        state.members.insert(key, member.clone());
+        Ok(())
+    }
+
+    fn remove_member(&self, tenant: &str, space: &str, user_id: &str) -> Result<bool, PortError> {
+        let key = (tenant.to_owned(), space.to_owned(), user_id.to_owned());
+        Ok(self.lock().members.remove(&key).is_some())
+    }
+
+    fn members(&self, tenant: &str, space: &str) -> Result<Vec<Member>, PortError> {
+        Ok(self
+            .lock()
+            .members
+            .iter()
+            .filter(|((t, s, _), _)| t == tenant && s == space)
+            .map(|(_, m)| m.clone())
+            .collect())
+    }
+
+    fn memberships(&self, who: &UserRef) -> Result<Vec<(Space, Role)>, PortError> {
+        let state = self.lock();
+        Ok(state
+            .members
+            .iter()
+            .filter(|((t, _, u), _)| t == who.tenant() && u == who.user_id())
+            .filter_map(|((t, s, _), m)| {
+                state.spaces.get(&(t.clone(), s.clone())).map(|space| (space.clone(), m.role))
+            })
+            .collect())
     }
 }

@@ -9,6 +9,7 @@ mod limits;
 mod mem0;
 mod metrics;
 mod routes;
+mod spaces;
 
 pub use limits::{FAILED_AUTH_LIMIT, RateLimit};
 

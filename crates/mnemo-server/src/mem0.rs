@@ -204,6 +204,8 @@ async fn search(
             filter: SearchFilter::default(),
             min_relevance: None,
             as_of: None,
+            // mem0's memories are the user's own.
+            spaces: Some(vec![mnemo::PRIVATE.to_owned()]),
         };
         Ok(mnemo.search(&who, &request)?)
     })

@@ -247,7 +247,7 @@ async fn metrics(State(state): State<AppState>) -> Result<Response, ApiError> {
     Ok(([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], body).into_response())
 }
 
-type ApiResult<T> = Result<Json<T>, ApiError>;
+pub(crate) type ApiResult<T> = Result<Json<T>, ApiError>;
 
 /// The header mem0's REST server reads an API key from.
 const X_API_KEY: &str = "x-api-key";
@@ -371,7 +371,7 @@ pub(crate) async fn blocking<T: Send + 'static>(
         .map_err(|_| ApiError::new(ErrorKind::Internal, "internal error"))?
 }
 
-fn json<T: Serialize>(value: T) -> ApiResult<T> {
+pub(crate) fn json<T: Serialize>(value: T) -> ApiResult<T> {
     Ok(Json(value))
 }
 
@@ -398,6 +398,17 @@ pub(crate) fn routes() -> Router<AppState> {
         .route("/v1/users/{user_id}/pending", get(pending))
         .route("/v1/users/{user_id}/audit", get(audit))
         .route("/v1/users/{user_id}/deletions", get(deletions))
+        .route("/v1/users/{user_id}/overdue", get(overdue))
+        .route("/v1/spaces", post(crate::spaces::create).get(crate::spaces::list))
+        .route("/v1/spaces/{id}", get(crate::spaces::show).delete(crate::spaces::delete))
+        .route(
+            "/v1/spaces/{id}/members",
+            get(crate::spaces::members).post(crate::spaces::add_member),
+        )
+        .route(
+            "/v1/spaces/{id}/members/{user_id}",
+            axum::routing::delete(crate::spaces::remove_member),
+        )
         .route("/v1/keys", post(create_key).get(list_keys))
         .route("/v1/keys/{id}", axum::routing::delete(revoke_key))
         .route("/v1/runs", post(start_run).get(list_runs))
@@ -558,7 +569,21 @@ async fn remember(
             restatement: if body.restate { Restatement::Explicit } else { Restatement::Not },
             ..Default::default()
         };
-        Ok(api::RememberResponse::from(mnemo.remember(&who, fields)?))
+        let space = match (&body.space, &fields.scope) {
+            (Some(space), _) => Some(space.clone()),
+            (None, Some(mnemo::core::Scope::Space(space))) => Some(space.clone()),
+            (None, _) => None,
+        };
+        let remembered = match space {
+            Some(space) => mnemo.remember_in(&who, &space, fields, body.mandatory)?,
+            None if body.mandatory => {
+                return Err(
+                    InvalidInput::new("mandatory", "applies only to a space's memory").into()
+                );
+            }
+            None => mnemo.remember(&who, fields)?,
+        };
+        Ok(api::RememberResponse::from(remembered))
     })
     .await?;
     json(response)
@@ -574,7 +599,7 @@ async fn list(
         let filter = ListFilter {
             kind: q.kind.as_deref().map(str::parse).transpose()?,
             status: q.status.as_deref().map(str::parse).transpose()?,
-            scope: None,
+            scope: q.space.as_deref().map(|s| format!("space:{s}").parse()).transpose()?,
             include_expired: q.include_expired,
             ..Default::default()
         };
@@ -709,6 +734,7 @@ async fn search(
                 },
                 min_relevance: body.min_relevance,
                 as_of: body.as_of,
+                spaces: body.spaces,
             };
             let hits = mnemo.search(&who, &request)?;
             let w = mnemo.retrieval().weights;
@@ -743,6 +769,7 @@ async fn context(
                     recent_tokens: body.recent_tokens.unwrap_or(defaults.recent_tokens),
                     ..defaults
                 }),
+                spaces: body.spaces,
             };
             let block = mnemo.context(&who, &request, &tokenizer)?;
             Ok(api::ContextResponse::new(
@@ -928,6 +955,18 @@ async fn pending(
 ) -> ApiResult<api::MemoryList> {
     let who = caller.user(Some(&user_id))?;
     let memories = blocking(&state, &caller, move |mnemo| Ok(mnemo.pending(&who)?)).await?;
+    json(api::MemoryList { memories })
+}
+
+/// Active memories past their review date that the user may re-confirm (their own and those
+/// of the spaces they maintain), most overdue first.
+async fn overdue(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(user_id): Path<String>,
+) -> ApiResult<api::MemoryList> {
+    let who = caller.user(Some(&user_id))?;
+    let memories = blocking(&state, &caller, move |mnemo| Ok(mnemo.overdue_reviews(&who)?)).await?;
     json(api::MemoryList { memories })
 }
 

@@ -19,6 +19,7 @@ mod codec;
 mod ledger;
 mod migrate;
 mod pool;
+mod spaces;
 mod tx;
 
 use std::collections::HashMap;

@@ -14,6 +14,7 @@ const MIGRATIONS: &[(u32, &str, &str)] = &[
     (3, "one_embedder", include_str!("../migrations/0003_one_embedder.sql")),
     (4, "deletion_ledger", include_str!("../migrations/0004_deletion_ledger.sql")),
     (5, "key_rates", include_str!("../migrations/0005_key_rates.sql")),
+    (6, "spaces", include_str!("../migrations/0006_spaces.sql")),
 ];
 
 /// The newest schema version this build knows.

@@ -395,7 +395,8 @@ impl Tx for PgTx<'_, '_> {
         self.tx
             .execute(
                 "UPDATE memories SET content = $1, content_hash = $2, version = $3, status = $4,
-                        sensitivity = $5, consent = $6, updated_at = $7, metadata = $11
+                        sensitivity = $5, consent = $6, updated_at = $7, metadata = $11,
+                        shared = $12
                   WHERE rowid = $8 AND tenant = $9 AND user_id = $10",
                 &[
                     &memory.content,
@@ -409,6 +410,7 @@ impl Tx for PgTx<'_, '_> {
                     &tenant,
                     &user,
                     &to_json(&memory.metadata)?,
+                    &memory.shared.as_ref().map(to_json).transpose()?,
                 ],
             )
             .map_err(StoreError::from)?;

@@ -14,6 +14,7 @@ mod codec;
 mod encryption;
 mod ledger;
 mod migrate;
+mod spaces;
 mod tx;
 mod vector_index;
 mod writer;

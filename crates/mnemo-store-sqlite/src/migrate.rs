@@ -20,6 +20,7 @@ const MIGRATIONS: &[(u32, &str, &str)] = &[
     (9, "deletion_ledger", include_str!("../migrations/0009_deletion_ledger.sql")),
     (10, "key_rates", include_str!("../migrations/0010_key_rates.sql")),
     (11, "drop_fulltext", include_str!("../migrations/0011_drop_fulltext.sql")),
+    (12, "spaces", include_str!("../migrations/0012_spaces.sql")),
 ];
 
 /// The newest schema version this build knows.

@@ -290,7 +290,8 @@ impl Tx for SqliteTx<'_> {
         self.conn
             .prepare_cached(
                 "UPDATE memories SET content = ?1, content_hash = ?2, version = ?3, status = ?4,
-                        sensitivity = ?5, consent = ?6, updated_at = ?7, metadata = ?11
+                        sensitivity = ?5, consent = ?6, updated_at = ?7, metadata = ?11,
+                        shared = ?12
                   WHERE rowid = ?8 AND tenant = ?9 AND user_id = ?10",
             )
             .map_err(StoreError::from)?
@@ -305,7 +306,8 @@ impl Tx for SqliteTx<'_> {
                 row,
                 self.tenant,
                 self.user()?,
-                to_json(&memory.metadata)?
+                to_json(&memory.metadata)?,
+                memory.shared.as_ref().map(to_json).transpose()?
             ])
             .map_err(StoreError::from)?;
         self.changed(row);

@@ -69,6 +69,8 @@ macro_rules! conformance_tests {
             runs_persist_and_change_atomically,
             runs_are_isolated_by_user,
             ending_a_run_scrubs_its_state,
+            spaces_and_members_are_kept_per_tenant,
+            a_space_notebook_keeps_its_records_apart,
         );
     };
     (@each $make:expr; $attrs:tt; $($check:ident),+ $(,)?) => {
@@ -1090,4 +1092,179 @@ pub fn marking_used_is_all_or_nothing_and_per_user(h: &dyn Harness) {
     assert!(store.mark_used(&alice, &ids(&["a1", "a2", "a1"]), day(1)).unwrap().is_empty());
     assert_eq!((last_used(&alice, "a1"), last_used(&alice, "a2")), (Some(day(1)), Some(day(1))));
     assert_eq!(last_used(&bob, "b1"), None);
+}
+
+fn space(tenant: &str, id: &str) -> mnemo_core::space::Space {
+    mnemo_core::space::Space {
+        tenant: tenant.to_owned(),
+        id: id.to_owned(),
+        name: format!("Space {id}"),
+        description: Some("what it is for".to_owned()),
+        maintainers_write_directly: false,
+        on_author_deleted: mnemo_core::space::OnAuthorDeleted::Remove,
+        created_at: T0,
+        created_by: "test".to_owned(),
+    }
+}
+
+fn member(space: &str, user: &str, role: mnemo_core::space::Role) -> mnemo_core::space::Member {
+    mnemo_core::space::Member {
+        space_id: space.to_owned(),
+        user_id: user.to_owned(),
+        role,
+        added_at: day(1),
+        added_by: "test".to_owned(),
+    }
+}
+
+/// Spaces and their members belong to one tenant: the same id in two tenants is two spaces, a
+/// second space with an id is a conflict, a member of a missing space is not found, a role
+/// is replaced, and deleting a space ends its memberships.
+pub fn spaces_and_members_are_kept_per_tenant(h: &dyn Harness) {
+    use mnemo_core::space::Role;
+    let store = h.store();
+    store.create_space(&space("acme", "eng")).unwrap();
+    store.create_space(&space("acme", "ops")).unwrap();
+    store.create_space(&space("globex", "eng")).unwrap();
+    let again = store.create_space(&space("acme", "eng")).unwrap_err();
+    assert_eq!(again.kind, mnemo_core::ErrorKind::Conflict, "{}", again.message);
+    let listed: Vec<String> = store.spaces("acme").unwrap().into_iter().map(|s| s.id).collect();
+    assert_eq!(listed, ["eng", "ops"]);
+    assert_eq!(store.space("acme", "eng").unwrap(), Some(space("acme", "eng")));
+    assert_eq!(store.space("acme", "sales").unwrap(), None);
+    let missing = store.put_member("acme", &member("sales", "alice", Role::Reader)).unwrap_err();
+    assert_eq!(missing.kind, mnemo_core::ErrorKind::NotFound, "{}", missing.message);
+    store.put_member("acme", &member("eng", "alice", Role::Reader)).unwrap();
+    store.put_member("acme", &member("eng", "alice", Role::Maintainer)).unwrap();
+    store.put_member("acme", &member("ops", "alice", Role::Contributor)).unwrap();
+    store.put_member("acme", &member("eng", "bob", Role::Reader)).unwrap();
+    store.put_member("globex", &member("eng", "alice", Role::Reader)).unwrap();
+    let roles: Vec<(String, Role)> = store
+        .memberships(&who("acme", "alice"))
+        .unwrap()
+        .into_iter()
+        .map(|(s, r)| (s.id, r))
+        .collect();
+    assert_eq!(
+        roles,
+        [("eng".to_owned(), Role::Maintainer), ("ops".to_owned(), Role::Contributor)]
+    );
+    let elsewhere = store.memberships(&who("globex", "alice")).unwrap();
+    assert_eq!(elsewhere.len(), 1);
+    assert_eq!((elsewhere[0].0.tenant.as_str(), elsewhere[0].1), ("globex", Role::Reader));
+    let members = store.members("acme", "eng").unwrap();
+    assert_eq!(
+        members,
+        [member("eng", "alice", Role::Maintainer), member("eng", "bob", Role::Reader)]
+    );
+    assert!(store.remove_member("acme", "eng", "bob").unwrap());
+    assert!(!store.remove_member("acme", "eng", "bob").unwrap());
+    assert!(store.memberships(&who("acme", "bob")).unwrap().is_empty());
+    assert!(store.delete_space("acme", "eng").unwrap());
+    assert!(!store.delete_space("acme", "eng").unwrap());
+    let roles = store.memberships(&who("acme", "alice")).unwrap();
+    assert_eq!(roles.iter().map(|(s, _)| s.id.as_str()).collect::<Vec<_>>(), ["ops"]);
+    assert!(store.members("acme", "eng").unwrap().is_empty());
+    assert_eq!(store.memberships(&who("globex", "alice")).unwrap().len(), 1);
+}
+
+/// A space's records are a notebook of their own: the author and approval round-trip, an
+/// approval names the maintainer, a deleted author is renamed everywhere in one change, no
+/// user reads them as their own, and forgetting one scrubs its text.
+pub fn a_space_notebook_keeps_its_records_apart(h: &dyn Harness) {
+    use mnemo_core::space::{WriteRule, under_review};
+    use mnemo_core::{Scope, Shared};
+    let store = h.store();
+    let eng = UserRef::space("acme", "eng").unwrap();
+    let alice = who("acme", "alice");
+    let shared = |content: &str, author: &str| CandidateFields {
+        scope: Some(Scope::Space("eng".into())),
+        shared: Some(Shared { author: author.into(), approval: None, mandatory: true }),
+        ..stated(content)
+    };
+    let candidate = mnemo_core::lifecycle::Candidate::validate(
+        shared("Deploys freeze on Fridays Quillon3391", "alice"),
+        T0,
+    )
+    .unwrap();
+    let record = mnemo_core::ports::NewRecord { id: id("s1"), candidate, embedding: None };
+    let receipt = store
+        .write(&eng, record, T0, "test", &|c, ctx| {
+            under_review(mnemo_core::lifecycle::decide(c, ctx, T0), WriteRule::Review)
+        })
+        .unwrap();
+    assert!(
+        matches!(
+            receipt.decision,
+            Decision::Insert { status: Status::Pending, reason: ReasonCode::NeedsReview, .. }
+        ),
+        "{receipt:?}"
+    );
+    write(&*store, &eng, "s2", shared("Code review needs two approvals", "bob"), T0);
+    let stored = store.get(&eng, &id("s1"), T0).unwrap().unwrap();
+    assert_eq!(stored.scope, Scope::Space("eng".into()));
+    assert_eq!(
+        stored.shared,
+        Some(Shared { author: "alice".into(), approval: None, mandatory: true })
+    );
+    // Nobody reads the space's records as their own.
+    assert!(store.get(&alice, &id("s1"), T0).unwrap().is_none());
+    assert!(store.list(&alice, &ListFilter::default(), T0).unwrap().is_empty());
+    // Approval names the maintainer, when and through which channel.
+    let superseded = store.approve(&eng, &id("s1"), "bob", day(1), "http:key_1").unwrap().unwrap();
+    assert!(superseded.is_empty());
+    let approved = store.get(&eng, &id("s1"), day(1)).unwrap().unwrap();
+    assert_eq!(approved.status, Status::Active);
+    let approval = approved.shared.as_ref().and_then(|s| s.approval.clone()).unwrap();
+    assert_eq!(
+        (approval.by.as_str(), approval.at, approval.via.as_str()),
+        ("bob", day(1), "http:key_1")
+    );
+    // A deleted user's name goes from every record they wrote or approved, at once.
+    assert_eq!(store.reattribute(&eng, "bob", "forgotten:abc").unwrap(), 2);
+    let renamed = store.get(&eng, &id("s1"), day(1)).unwrap().unwrap();
+    assert_eq!(
+        renamed.shared.as_ref().and_then(|s| s.approval.as_ref()).map(|a| a.by.as_str()),
+        Some("forgotten:abc")
+    );
+    assert_eq!(
+        store.get(&eng, &id("s2"), day(1)).unwrap().unwrap().shared.unwrap().author,
+        "forgotten:abc"
+    );
+    assert_eq!(store.reattribute(&eng, "bob", "forgotten:abc").unwrap(), 0);
+    // The space's notebook is searched like any other.
+    let terms = vec!["deploys".to_owned(), "fridays".to_owned()];
+    let filter = mnemo_core::ports::SearchFilter::default();
+    let query = mnemo_core::ports::SearchQuery {
+        terms: &terms,
+        vector: None,
+        common: None,
+        filter: &filter,
+    };
+    let found = store
+        .search(&eng, &query, day(1), &|rows| {
+            mnemo_core::retrieval::fuse(
+                "deploys fridays",
+                rows,
+                &mnemo_core::retrieval::RetrievalConfig::default(),
+                10,
+            )
+        })
+        .unwrap();
+    assert_eq!(found.first().map(|f| f.memory.id.clone()), Some(id("s1")));
+    let mine = store
+        .search(&alice, &query, day(1), &|rows| {
+            mnemo_core::retrieval::fuse(
+                "deploys fridays",
+                rows,
+                &mnemo_core::retrieval::RetrievalConfig::default(),
+                10,
+            )
+        })
+        .unwrap();
+    assert!(mine.is_empty(), "{mine:?}");
+    // Forgetting a shared record is complete.
+    assert_present(h, "Quillon3391");
+    store.forget(&eng, &id("s1"), &deletion(day(2))).unwrap().unwrap();
+    assert_scrubbed(h, "Quillon3391", "forget of a space's record");
 }

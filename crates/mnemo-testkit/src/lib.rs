@@ -36,6 +36,7 @@ pub fn deletion(at: Timestamp) -> DeletionRequest<'static> {
         actor: "test",
         receipt_id: format!("del-{}", NEXT.fetch_add(1, Ordering::Relaxed)),
         backup_retention: None,
+        remains: Vec::new(),
     }
 }
 

@@ -20,6 +20,28 @@ pub enum Error {
     /// No session of this tenant and user holds turns under this id.
     #[error("session {0} not found")]
     SessionNotFound(String),
+    /// No space of this id that the caller may see (a space they are not a member of answers
+    /// the same).
+    #[error("space {0} not found")]
+    SpaceNotFound(String),
+    /// The user is not a member of the space in this role.
+    #[error("user {user} is not a member of space {space}")]
+    MemberNotFound {
+        /// The space.
+        space: String,
+        /// The user.
+        user: String,
+    },
+    /// The user's role in a space does not allow the operation.
+    #[error("{role} of space {space} may not {action} (a maintainer may)")]
+    SpaceRole {
+        /// The space.
+        space: String,
+        /// The user's role there.
+        role: mnemo_core::space::Role,
+        /// What was asked, e.g. `write to it`.
+        action: &'static str,
+    },
     /// The policy gate refused a new version of a record (an edit): nothing was changed.
     #[error("edit of memory {id} refused ({reason}): {}", reason.explanation())]
     EditRefused {
@@ -41,9 +63,12 @@ impl Error {
     pub fn kind(&self) -> ErrorKind {
         match self {
             Error::InvalidInput(_) => ErrorKind::InvalidInput,
-            Error::NotFound(_) | Error::RunNotFound(_) | Error::SessionNotFound(_) => {
-                ErrorKind::NotFound
-            }
+            Error::NotFound(_)
+            | Error::RunNotFound(_)
+            | Error::SessionNotFound(_)
+            | Error::SpaceNotFound(_)
+            | Error::MemberNotFound { .. } => ErrorKind::NotFound,
+            Error::SpaceRole { .. } => ErrorKind::Forbidden,
             Error::EditRefused { .. } | Error::MemoryOff(_) => ErrorKind::Conflict,
             Error::Port(e) => e.kind,
         }

@@ -171,6 +171,8 @@ impl Mnemo {
             filter: Default::default(),
             min_relevance: Some(0.0),
             as_of: None,
+            // The model updates the user's own memories only.
+            spaces: Some(vec![crate::PRIVATE.to_owned()]),
         };
         let shown: Vec<Shown> = self
             .search(who, &request)

@@ -12,6 +12,7 @@ mod keys;
 mod memory_tool;
 mod runs;
 mod sessions;
+mod spaces;
 mod tokens;
 
 use std::path::Path;
@@ -41,6 +42,7 @@ pub const SQLITE_SCHEMA_VERSION: u32 = mnemo_store_sqlite::SCHEMA_VERSION;
 pub const POSTGRES_SCHEMA_VERSION: u32 = mnemo_store_postgres::SCHEMA_VERSION;
 use mnemo_core::context::{
     ContextBlock, Fill, Line, Section, TokenCounter, assemble_sections, render_line,
+    render_line_from,
 };
 use mnemo_core::duration::Ttl;
 use mnemo_core::export::{EXPORT_FORMAT, EXPORT_VERSION, ExportDocument};
@@ -53,9 +55,11 @@ use mnemo_core::ports::{
 };
 use mnemo_core::retrieval::{Hit, RetrievalConfig, blend, fuse, query_terms};
 use mnemo_core::session::CompactionConfig;
-use mnemo_core::{Clock, Memory, MemoryId, Timestamp, UserRef};
+use mnemo_core::{Clock, Memory, MemoryId, Scope, Timestamp, UserRef};
 use mnemo_core::{Kind, Status};
 pub use sessions::{CONSOLIDATOR, ConsolidationReport, SUMMARY_OF};
+use spaces::{Need, owner_of, presented};
+pub use spaces::{NewSpace, PRIVATE, origin};
 pub use tokens::{Tokenizer, TokenizerName};
 
 /// The result type of library operations.
@@ -90,6 +94,9 @@ pub struct SearchRequest {
     /// Answer with what was held true at this past time instead of now (records valid then,
     /// as they stood; nothing created later).
     pub as_of: Option<Timestamp>,
+    /// Read only these notebooks: space ids the user is a member of, and [`PRIVATE`] for
+    /// their own (`None`: their own and every space they may read).
+    pub spaces: Option<Vec<String>>,
 }
 
 /// A context request: the question, the budget and what to include.
@@ -106,6 +113,8 @@ pub struct ContextRequest {
     /// How the session's older turns are compacted for this block (`None`: the notebook's
     /// configuration).
     pub compaction: Option<CompactionConfig>,
+    /// Read only these notebooks (see [`SearchRequest::spaces`]).
+    pub spaces: Option<Vec<String>>,
 }
 
 /// How to open the embedded SQLite store.
@@ -218,6 +227,7 @@ impl Mnemo {
             actor: &self.actor,
             receipt_id: format!("del_{}", uuid::Uuid::now_v7().simple()),
             backup_retention: self.backup_retention,
+            remains: Vec::new(),
         }
     }
 
@@ -347,7 +357,13 @@ impl Mnemo {
     }
 
     /// Writes one statement through the policy gate and the consistency rules.
+    /// A statement scoped `space:<id>` is written to that shared space
+    /// ([`Mnemo::remember_in`]).
     pub fn remember(&self, who: &UserRef, fields: CandidateFields) -> Result<Remembered> {
+        if let Some(Scope::Space(space)) = &fields.scope {
+            let space = space.clone();
+            return self.remember_in(who, &space, fields, false);
+        }
         let now = self.now();
         let candidate = Candidate::validate(fields, now)?;
         // Memory switched off: refuse before computing anything from the content.
@@ -389,6 +405,13 @@ impl Mnemo {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
+        if let Some(index) = candidates.iter().position(|c| matches!(c.scope, Scope::Space(_))) {
+            return Err(mnemo_core::error::InvalidInput::new(
+                format!("[{index}].scope"),
+                "a batch is written to the user's own notebook; write to a space one statement at a time",
+            )
+            .into());
+        }
         if !self.store.settings(who)?.memory_enabled {
             let refused = Remembered {
                 outcome: Outcome::Refused,
@@ -438,13 +461,20 @@ impl Mnemo {
     }
 
     /// One record, unless it does not exist for `who` or has expired.
+    /// A record of a space the user is a member of is theirs to read.
     pub fn get(&self, who: &UserRef, id: &MemoryId) -> Result<Memory> {
-        self.store.get(who, id, self.now())?.ok_or_else(|| Error::NotFound(id.clone()))
+        let owner = self.reach(who, id, Need::Read)?;
+        let memory =
+            self.store.get(&owner, id, self.now())?.ok_or_else(|| Error::NotFound(id.clone()))?;
+        Ok(presented(memory))
     }
 
-    /// The user's records, newest first.
+    /// The user's records, newest first; with a `space:<id>` scope, that space's (the user
+    /// must be a member).
     pub fn list(&self, who: &UserRef, filter: &ListFilter) -> Result<Vec<Memory>> {
-        Ok(self.store.list(who, filter, self.now())?)
+        let owner = self.notebooks(who, filter.scope.as_ref().or(Some(&Scope::User)), None)?;
+        let owner = owner.first().unwrap_or(who);
+        Ok(self.store.list(owner, filter, self.now())?.into_iter().map(presented).collect())
     }
 
     /// The user's records that held true at the past time `at`, as they stood then (status
@@ -474,7 +504,14 @@ impl Mnemo {
 
     /// A record's versions and the records it superseded.
     pub fn history(&self, who: &UserRef, id: &MemoryId) -> Result<History> {
-        self.store.history(who, id, self.now())?.ok_or_else(|| Error::NotFound(id.clone()))
+        let owner = self.reach(who, id, Need::Read)?;
+        let mut history = self
+            .store
+            .history(&owner, id, self.now())?
+            .ok_or_else(|| Error::NotFound(id.clone()))?;
+        history.memory = presented(history.memory);
+        history.superseded = history.superseded.into_iter().map(presented).collect();
+        Ok(history)
     }
 
     /// Replaces a record's content with a new version; the old one stays in its history.
@@ -527,6 +564,8 @@ impl Mnemo {
             }
         }
         let content = content.map(lifecycle::validate_content).transpose()?;
+        // A space's record is edited by its maintainers, under the space's settings.
+        let who = &self.reach(who, id, Need::Maintain("edit its memories"))?;
         let now = self.now();
         let record = self.store.get(who, id, now)?.ok_or_else(|| Error::NotFound(id.clone()))?;
         let edit = match content {
@@ -544,52 +583,62 @@ impl Mnemo {
             }
             None => Edit { metadata, ..Edit::new(record.content, None) },
         };
-        self.store.edit(who, id, edit, now, &self.actor)?.ok_or_else(|| Error::NotFound(id.clone()))
+        let edited = self.store.edit(who, id, edit, now, &self.actor)?;
+        edited.map(presented).ok_or_else(|| Error::NotFound(id.clone()))
     }
 
-    /// The user's memories awaiting confirmation, newest first.
+    /// What the user may confirm, newest first: their own memories awaiting confirmation
+    /// and the proposals waiting in the spaces they maintain.
     pub fn pending(&self, who: &UserRef) -> Result<Vec<Memory>> {
-        let filter = ListFilter { status: Some(Status::Pending), ..Default::default() };
-        Ok(self.store.list(who, &filter, self.now())?)
+        Ok(self.pending_with_reasons(who)?.into_iter().map(|(m, _)| m).collect())
     }
 
-    /// The user's pending memories, each with the reason it was held (needs consent,
-    /// instruction-like, untrusted source, conflict), read from the audit trail: the latest
-    /// entry about the record that carries a reason.
+    /// [`Mnemo::pending`], each with the reason it was held (needs consent, instruction-like,
+    /// untrusted source, conflict, review), read from the audit trail: the latest entry about
+    /// the record that carries a reason.
     pub fn pending_with_reasons(&self, who: &UserRef) -> Result<Vec<(Memory, Option<ReasonCode>)>> {
-        let pending = self.pending(who)?;
-        if pending.is_empty() {
-            return Ok(Vec::new());
-        }
-        // Newest first: the first reason seen for a record is its latest.
-        let mut reasons: std::collections::HashMap<MemoryId, ReasonCode> =
-            std::collections::HashMap::new();
-        for entry in self.store.audit(who, PENDING_REASON_AUDIT_DEPTH)? {
-            if let (Some(id), Some(reason)) = (entry.memory_id, entry.reason) {
-                reasons.entry(id).or_insert(reason);
+        let filter = ListFilter { status: Some(Status::Pending), ..Default::default() };
+        let mut all = Vec::new();
+        for owner in self.reviewable(who)? {
+            let pending = self.store.list(&owner, &filter, self.now())?;
+            if pending.is_empty() {
+                continue;
             }
-        }
-        Ok(pending
-            .into_iter()
-            .map(|m| {
+            // Newest first: the first reason seen for a record is its latest.
+            let mut reasons: std::collections::HashMap<MemoryId, ReasonCode> =
+                std::collections::HashMap::new();
+            for entry in self.store.audit(&owner, PENDING_REASON_AUDIT_DEPTH)? {
+                if let (Some(id), Some(reason)) = (entry.memory_id, entry.reason) {
+                    reasons.entry(id).or_insert(reason);
+                }
+            }
+            all.extend(pending.into_iter().map(|m| {
                 let reason = reasons.get(&m.id).copied();
-                (m, reason)
-            })
-            .collect())
+                (presented(m), reason)
+            }));
+        }
+        all.sort_by(|(a, _), (b, _)| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id)));
+        Ok(all)
     }
 
     /// Confirms a pending memory (it becomes active; a keyed one supersedes the old value).
     /// Returns the ids it superseded.
+    /// A proposal to a space the user maintains is approved: its record names them.
     pub fn confirm(&self, who: &UserRef, id: &MemoryId) -> Result<Vec<MemoryId>> {
-        self.store
-            .confirm(who, id, self.now(), &self.actor)?
-            .ok_or_else(|| Error::NotFound(id.clone()))
+        let owner = self.reach(who, id, Need::Maintain("approve proposals"))?;
+        let confirmed = if owner == *who {
+            self.store.confirm(who, id, self.now(), &self.actor)?
+        } else {
+            self.store.approve(&owner, id, who.user_id(), self.now(), &self.actor)?
+        };
+        confirmed.ok_or_else(|| Error::NotFound(id.clone()))
     }
 
     /// Rejects a pending memory: it is completely deleted, leaving a tombstone so a retry
     /// does not propose it again.
     pub fn reject(&self, who: &UserRef, id: &MemoryId) -> Result<()> {
-        if self.store.reject(who, id, &self.deletion())? {
+        let owner = self.reach(who, id, Need::Maintain("reject proposals"))?;
+        if self.store.reject(&owner, id, &self.deletion())? {
             Ok(())
         } else {
             Err(Error::NotFound(id.clone()))
@@ -599,8 +648,10 @@ impl Mnemo {
     /// Completely deletes a record, the older records it superseded and what was derived from
     /// them; leaves content-free tombstones so no retry, replay or import recreates it, and
     /// returns the receipt.
+    /// A record of a space is forgotten by one of its maintainers, into the space's ledger.
     pub fn forget(&self, who: &UserRef, id: &MemoryId) -> Result<DeletionReceipt> {
-        self.store.forget(who, id, &self.deletion())?.ok_or_else(|| Error::NotFound(id.clone()))
+        let owner = self.reach(who, id, Need::Maintain("forget its memories"))?;
+        self.store.forget(&owner, id, &self.deletion())?.ok_or_else(|| Error::NotFound(id.clone()))
     }
 
     /// [`Mnemo::forget`] for several records at once, in one transaction: all go or none, under
@@ -611,8 +662,14 @@ impl Mnemo {
 
     /// Completely deletes every record and run of the user (the deletion ledger keeps their
     /// tombstones and receipts); returns the receipt.
+    ///
+    /// The user leaves every shared space: their proposals still waiting go too; their
+    /// approved contributions stay, attributed to a forgotten author (or go, where the space
+    /// says so), which the receipt says.
     pub fn forget_all(&self, who: &UserRef) -> Result<DeletionReceipt> {
-        Ok(self.store.forget_all(who, &self.deletion())?)
+        let remains = self.leave_spaces(who)?;
+        let request = DeletionRequest { remains, ..self.deletion() };
+        Ok(self.store.forget_all(who, &request)?)
     }
 
     /// The user's deletion receipts, newest first, at most `limit`.
@@ -636,10 +693,23 @@ impl Mnemo {
             return Err(Error::MemoryOff("marked used"));
         }
         let now = self.now();
-        match self.store.mark_used(who, ids, now)?.into_iter().next() {
-            Some(missing) => Err(Error::NotFound(missing)),
-            None => Ok(now),
+        // Each record in the notebook that holds it, the user's own or a space's; all or
+        // none: every id is found before any is marked.
+        let mut by_owner: Vec<(UserRef, Vec<MemoryId>)> = Vec::new();
+        for id in ids {
+            let owner =
+                self.locate(who, id, Need::Read)?.ok_or_else(|| Error::NotFound(id.clone()))?;
+            match by_owner.iter_mut().find(|(o, _)| *o == owner) {
+                Some((_, ids)) => ids.push(id.clone()),
+                None => by_owner.push((owner, vec![id.clone()])),
+            }
         }
+        for (owner, ids) in &by_owner {
+            if let Some(missing) = self.store.mark_used(owner, ids, now)?.into_iter().next() {
+                return Err(Error::NotFound(missing));
+            }
+        }
+        Ok(now)
     }
 
     /// Finds the user's memories relevant to a query: filtered candidates from full-text and
@@ -666,30 +736,42 @@ impl Mnemo {
             return Ok(Vec::new());
         }
         let now = as_of.unwrap_or_else(|| self.now());
+        // The notebooks the user may read (their own, the spaces they are a member of now),
+        // each searched within its owner in the store's query, before anything is ranked.
+        let notebooks =
+            self.notebooks(who, request.filter.scope.as_ref(), request.spaces.as_deref())?;
         let terms = query_terms(&query);
         let vector = self.embed_one(&query)?;
         let candidates = config.candidates_for(request.k);
         let select =
             |rows: &mnemo_core::retrieval::Signals<'_>| fuse(&query, rows, &config, candidates);
-        let found = match as_of {
-            None => {
-                let search = SearchQuery {
-                    terms: &terms,
-                    vector: vector.as_ref(),
-                    common: self.common(),
-                    filter: &request.filter,
-                };
-                self.store.search(who, &search, now, &select)?
-            }
-            Some(at) => self.search_held(
-                self.stood_at(who, at)?,
-                &terms,
-                vector.as_ref().map(|v| v.vector.as_slice()),
-                &request.filter,
-                at,
-                &select,
-            ),
-        };
+        let mut found = Vec::new();
+        for owner in &notebooks {
+            found.extend(match as_of {
+                None => {
+                    let search = SearchQuery {
+                        terms: &terms,
+                        vector: vector.as_ref(),
+                        common: self.common(),
+                        filter: &request.filter,
+                    };
+                    self.store.search(owner, &search, now, &select)?
+                }
+                Some(at) => self.search_held(
+                    self.stood_at(owner, at)?,
+                    &terms,
+                    vector.as_ref().map(|v| v.vector.as_slice()),
+                    &request.filter,
+                    at,
+                    &select,
+                ),
+            });
+        }
+        // Relevance means the same in every notebook (fused standard scores with priors), so
+        // the notebooks' hits merge by it.
+        if notebooks.len() > 1 {
+            found.sort_by(|a, b| b.fused.score.total_cmp(&a.fused.score));
+        }
         // Relevance decides what is returned: the `k` most relevant, in fused order; the
         // blend orders them. An incognito session's turns are for that session only, and a
         // quarantined turn (one the gate would hold if it were remembered: instruction-like,
@@ -698,7 +780,7 @@ impl Mnemo {
             .into_iter()
             .filter(|f| !is_incognito(&f.memory) && lifecycle::quarantine(&f.memory).is_none())
             .take(request.k)
-            .map(|f| (f.memory, f.fused, f.bm25, f.cosine))
+            .map(|f| (presented(f.memory), f.fused, f.bm25, f.cosine))
             .collect();
         Ok(blend(admitted, &config, now))
     }
@@ -756,8 +838,11 @@ impl Mnemo {
             filter: SearchFilter::default(),
             min_relevance: None,
             as_of,
+            spaces: request.spaces.clone(),
         };
         let relevant = if incognito { Vec::new() } else { self.search(who, &request)? };
+        // A member of a space reads each line with where it comes from.
+        let labelled = !incognito && !self.store.memberships(who)?.is_empty();
         // The transcript stays out of context, except as the session being continued and as
         // what a user said in an earlier session that no memory was drawn from (a past event,
         // say); assistant and tool turns, and turns a memory now stands for, stay out.
@@ -773,12 +858,27 @@ impl Mnemo {
                         && !m.metadata.contains_key(ingest::EXTRACTED))
             })
             .collect();
+        let notes = spaces::precedence_notes(&profile, &relevant);
         let lines = |memories: &[Memory]| -> Vec<Line> {
             memories
                 .iter()
-                .map(|m| Line { text: render_line(m), ids: vec![m.id.clone()] })
+                .map(|m| {
+                    let text = if labelled {
+                        let origin = spaces::origin(m);
+                        render_line_from(m, Some(&origin), notes.get(&m.id).map(String::as_str))
+                    } else {
+                        render_line(m)
+                    };
+                    Line { text, ids: vec![m.id.clone()] }
+                })
                 .collect()
         };
+        // Which notebook each shown record belongs to, for marking it used.
+        let mut owners: std::collections::HashMap<MemoryId, UserRef> =
+            std::collections::HashMap::new();
+        for m in profile.iter().chain(&relevant) {
+            owners.insert(m.id.clone(), owner_of(who, m)?);
+        }
         let mut sections = vec![
             Section {
                 name: "profile",
@@ -814,7 +914,17 @@ impl Mnemo {
         // A block about the past is not a use now.
         if !block.memory_ids.is_empty() && as_of.is_none() {
             // A record forgotten since it was ranked is simply not marked.
-            self.store.mark_used(who, &block.memory_ids, self.now())?;
+            let mut by_owner: Vec<(&UserRef, Vec<MemoryId>)> = vec![(who, Vec::new())];
+            for id in &block.memory_ids {
+                let owner = owners.get(id).unwrap_or(who);
+                match by_owner.iter_mut().find(|(o, _)| *o == owner) {
+                    Some((_, ids)) => ids.push(id.clone()),
+                    None => by_owner.push((owner, vec![id.clone()])),
+                }
+            }
+            for (owner, ids) in by_owner.iter().filter(|(_, ids)| !ids.is_empty()) {
+                self.store.mark_used(owner, ids, self.now())?;
+            }
         }
         Ok(block)
     }
@@ -860,6 +970,15 @@ impl Mnemo {
         allow_forgotten: bool,
     ) -> Result<ImportReport> {
         document.validate()?;
+        if let Some(at) =
+            document.memories.iter().position(|m| matches!(m.memory.scope, Scope::Space(_)))
+        {
+            return Err(mnemo_core::error::InvalidInput::new(
+                format!("memories[{at}].scope"),
+                "a shared space's record is not imported into a user's own notebook",
+            )
+            .into());
+        }
         let settings = self.store.settings(who)?;
         if !settings.memory_enabled {
             return Err(Error::MemoryOff("imported"));

@@ -63,6 +63,7 @@ fn hit_rates(embedder: std::sync::Arc<dyn mnemo::core::ports::Embedder>) -> [f64
                 filter: SearchFilter::default(),
                 min_relevance: None,
                 as_of: None,
+                spaces: None,
             };
             let found = mnemo.search(&who, &request).unwrap();
             asked[p] += 1;

@@ -74,6 +74,7 @@ fn top_ten(mnemo: &Mnemo, who: &UserRef, question: &str) -> Vec<mnemo::core::ret
         filter: SearchFilter::default(),
         min_relevance: Some(0.0),
         as_of: None,
+        spaces: None,
     };
     mnemo.search(who, &request).unwrap()
 }
@@ -245,6 +246,7 @@ fn as_of_answers(mnemo: &Mnemo, clock: &mnemo::core::ManualClock) -> Vec<Vec<Str
             filter: SearchFilter::default(),
             min_relevance: None,
             as_of: Some(hour(h)),
+            spaces: None,
         };
         answers.push(
             mnemo.search(&who, &request).unwrap().into_iter().map(|h| h.memory.content).collect(),

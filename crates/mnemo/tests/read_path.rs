@@ -62,6 +62,7 @@ fn search(mnemo: &Mnemo, who: &UserRef, query: &str, k: usize) -> Vec<(MemoryId,
         filter: SearchFilter::default(),
         min_relevance: None,
         as_of: None,
+        spaces: None,
     };
     mnemo
         .search(who, &request)
@@ -128,6 +129,7 @@ fn a_small_notebook_finds_its_fact_with_the_relevance_a_larger_one_gives() {
             filter: SearchFilter::default(),
             min_relevance: None,
             as_of: None,
+            spaces: None,
         };
         let hits = mnemo.search(&who, &request).unwrap();
         let tea = hits.iter().position(|h| h.memory.content == "I prefer green tea");
@@ -227,6 +229,7 @@ fn context_fills_by_priority_at_every_budget() {
             session: Some("s1".into()),
             as_of: None,
             compaction: None,
+            spaces: None,
         };
         let block = mnemo.context(&who, &request, &counter).unwrap();
         proptest::prop_assert!(block.total_tokens <= budget);
@@ -314,6 +317,7 @@ fn an_as_of_search_at_the_present_ranks_as_the_current_one() {
                 filter: SearchFilter::default(),
                 min_relevance: Some(0.0),
                 as_of,
+                spaces: None,
             };
             let current = mnemo.search(&who, &ask(None)).unwrap();
             let past = mnemo.search(&who, &ask(Some(now))).unwrap();

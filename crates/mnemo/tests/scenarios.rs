@@ -103,6 +103,7 @@ fn run(scenario: &Scenario) -> Vec<String> {
                     session: Some(expect.session.clone()),
                     as_of: None,
                     compaction: None,
+                    spaces: None,
                 };
                 let block = mnemo.context(&who, &request, &tokenizer).unwrap();
                 let text = block.rendered.to_lowercase();
