@@ -628,9 +628,31 @@ async fn every_documented_operation_is_served() {
 }
 
 /// The same isolation checks over real HTTP: a server on 127.0.0.1 and raw HTTP/1.1.
+/// One request over a TCP connection to `addr`: its status and body.
+async fn raw_http(
+    addr: String,
+    method: &'static str,
+    path: String,
+    key: String,
+    body: Option<Value>,
+) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let payload = body.map(|b| b.to_string()).unwrap_or_default();
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {key}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{payload}",
+        payload.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.unwrap();
+    let status: u16 = response.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let body = response.split("\r\n\r\n").nth(1).unwrap_or_default().to_owned();
+    (status, body)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn foreign_ids_are_missing_over_real_http() {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let api = Api::new();
     let alice = api.key("acme", Some("alice"));
     let bob = api.key("acme", Some("bob"));
@@ -639,21 +661,7 @@ async fn foreign_ids_are_missing_over_real_http() {
     let addr = listener.local_addr().unwrap().to_string();
     tokio::spawn(mnemo_server::serve(listener, api.state.clone(), mnemo_server::Limits::default()));
     let http = |method: &'static str, path: String, key: String, body: Option<Value>| {
-        let addr = addr.clone();
-        async move {
-            let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
-            let payload = body.map(|b| b.to_string()).unwrap_or_default();
-            let request = format!(
-                "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {key}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{payload}",
-                payload.len()
-            );
-            stream.write_all(request.as_bytes()).await.unwrap();
-            let mut response = String::new();
-            stream.read_to_string(&mut response).await.unwrap();
-            let status: u16 = response.split_whitespace().nth(1).unwrap().parse().unwrap();
-            let body = response.split("\r\n\r\n").nth(1).unwrap_or_default().to_owned();
-            (status, body)
-        }
+        raw_http(addr.clone(), method, path, key, body)
     };
     let (status, added) = http(
         "POST",
@@ -1476,4 +1484,165 @@ async fn every_write_path_passes_the_same_gate() {
         }
     }
     assert_eq!(checked, 7 * 5 - 3, "cases run");
+}
+
+/// Shared spaces over real HTTP: an admin key creates a space and its members; a user key
+/// reads the spaces its user belongs to, labelled; a contributor's proposal waits for a
+/// maintainer; another space (or another tenant's) answers exactly as a made-up id does; a
+/// member removed stops reading.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spaces_over_real_http() {
+    let api = Api::new();
+    let admin = api.admin_key("acme");
+    let tenant = api.key("acme", None);
+    let ann = api.key("acme", Some("ann"));
+    let ben = api.key("acme", Some("ben"));
+    let cy = api.key("acme", Some("cy"));
+    let globex = api.admin_key("globex");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    tokio::spawn(mnemo_server::serve(listener, api.state.clone(), mnemo_server::Limits::default()));
+    let http = |method: &'static str, path: &str, key: &str, body: Option<Value>| {
+        raw_http(addr.clone(), method, path.to_owned(), key.to_owned(), body)
+    };
+    let body = |text: &str| serde_json::from_str::<Value>(text).unwrap();
+
+    // Only an admin key creates spaces and changes members.
+    let create =
+        json!({"id": "eng", "name": "Engineering", "description": "Architecture and standards"});
+    assert_eq!(http("POST", "/v1/spaces", &tenant, Some(create.clone())).await.0, 403);
+    let (status, created) = http("POST", "/v1/spaces", &admin, Some(create.clone())).await;
+    assert_eq!(status, 200, "{created}");
+    assert_eq!(http("POST", "/v1/spaces", &admin, Some(create)).await.0, 409);
+    http("POST", "/v1/spaces", &admin, Some(json!({"id": "ops"}))).await;
+    for (user, role) in [("ann", "maintainer"), ("ben", "contributor"), ("cy", "reader")] {
+        let member = json!({"user_id": user, "role": role});
+        let (status, added) = http("POST", "/v1/spaces/eng/members", &admin, Some(member)).await;
+        assert_eq!(status, 200, "{added}");
+    }
+    let (status, bad) = http(
+        "POST",
+        "/v1/spaces/eng/members",
+        &admin,
+        Some(json!({"user_id": "cy", "role": "owner"})),
+    )
+    .await;
+    assert_eq!(status, 400, "{bad}");
+    assert!(bad.contains("owner"), "{bad}");
+    let (status, _) = http(
+        "POST",
+        "/v1/spaces/eng/members",
+        &ann,
+        Some(json!({"user_id": "dan", "role": "reader"})),
+    )
+    .await;
+    assert_eq!(status, 403, "a user key does not change members");
+
+    // A user key lists its own spaces with its role; shows only those.
+    let (_, mine) = http("GET", "/v1/spaces", &cy, None).await;
+    let mine = body(&mine);
+    assert_eq!(mine["spaces"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        (mine["spaces"][0]["id"].as_str(), mine["spaces"][0]["role"].as_str()),
+        (Some("eng"), Some("reader"))
+    );
+    let (_, every) = http("GET", "/v1/spaces", &tenant, None).await;
+    assert_eq!(body(&every)["spaces"].as_array().unwrap().len(), 2);
+    let (status, shown) = http("GET", "/v1/spaces/eng", &cy, None).await;
+    assert_eq!(status, 200);
+    assert_eq!(body(&shown)["members"].as_array().unwrap().len(), 3, "who can see it");
+
+    // A contributor proposes; the reader cannot write; the maintainer approves.
+    let (status, proposed) = http(
+        "POST",
+        "/v1/memories",
+        &ben,
+        Some(json!({"content": "Services talk over gRPC with protobuf schemas", "space": "eng"})),
+    )
+    .await;
+    assert_eq!(status, 200, "{proposed}");
+    let proposed = body(&proposed);
+    assert_eq!(
+        (proposed["outcome"].as_str(), proposed["reason"].as_str()),
+        (Some("pending"), Some("needs_review"))
+    );
+    let id = proposed["id"].as_str().unwrap().to_owned();
+    let (status, refused) = http(
+        "POST",
+        "/v1/memories",
+        &cy,
+        Some(json!({"content": "Reader's idea", "scope": "space:eng"})),
+    )
+    .await;
+    assert_eq!(status, 403, "{refused}");
+    let (_, waiting) = http("GET", "/v1/users/ann/pending", &ann, None).await;
+    assert!(waiting.contains(&id), "{waiting}");
+    assert_eq!(http("POST", &format!("/v1/memories/{id}/confirm"), &cy, None).await.0, 403);
+    let (status, confirmed) = http("POST", &format!("/v1/memories/{id}/confirm"), &ann, None).await;
+    assert_eq!(status, 200, "{confirmed}");
+    let (_, found) = http(
+        "POST",
+        "/v1/search",
+        &cy,
+        Some(json!({"query": "how do services talk gRPC", "min_relevance": 0.0})),
+    )
+    .await;
+    let found = body(&found);
+    assert_eq!(found["results"][0]["id"].as_str(), Some(id.as_str()), "{found}");
+    assert_eq!(found["results"][0]["scope"].as_str(), Some("space:eng"));
+    assert_eq!(found["results"][0]["shared"]["approval"]["by"].as_str(), Some("ann"));
+
+    // Another space's ids, and another tenant's, answer exactly as made-up ones do.
+    let made_up = "00000000-0000-7000-8000-000000000000";
+    let dan = api.key("acme", Some("dan"));
+    for (key, user) in [(dan.clone(), "dan"), (globex.clone(), "ann")] {
+        for (method, suffix, body) in by_id_routes(user) {
+            let path = |target: &str| format!("/v1/memories/{target}{suffix}?user_id={user}");
+            let (status, foreign) = http(method, &path(&id), &key, body.clone()).await;
+            let (_, reference) = http(method, &path(made_up), &key, body).await;
+            assert_eq!(status, 404, "{method} {suffix}: {foreign}");
+            assert_eq!(foreign.replace(&id, "ID"), reference.replace(made_up, "ID"));
+        }
+    }
+    for (key, user, space) in [(&dan, "dan", "eng"), (&globex, "ann", "eng"), (&cy, "cy", "ops")] {
+        for (method, suffix) in [("GET", ""), ("GET", "/members")] {
+            let (status, foreign) =
+                http(method, &format!("/v1/spaces/{space}{suffix}"), key, None).await;
+            let (_, reference) = http(method, &format!("/v1/spaces/nope{suffix}"), key, None).await;
+            assert_eq!(status, 404, "{method} {space}{suffix}: {foreign}");
+            assert_eq!(foreign.replace(space, "X"), reference.replace("nope", "X"));
+        }
+        let write = |space: &str| json!({"content": "A note", "space": space, "user_id": user});
+        let (status, foreign) = http("POST", "/v1/memories", key, Some(write(space))).await;
+        let (_, reference) = http("POST", "/v1/memories", key, Some(write("nope"))).await;
+        assert_eq!(status, 404, "{foreign}");
+        assert_eq!(foreign.replace(space, "X"), reference.replace("nope", "X"));
+    }
+    let (_, theirs) = http(
+        "POST",
+        "/v1/search",
+        &dan,
+        Some(json!({"query": "gRPC protobuf", "min_relevance": 0.0})),
+    )
+    .await;
+    assert!(!theirs.contains("gRPC"), "{theirs}");
+
+    // A member removed stops reading at once.
+    let (status, _) = http("DELETE", "/v1/spaces/eng/members/cy", &admin, None).await;
+    assert_eq!(status, 200);
+    assert_eq!(http("GET", &format!("/v1/memories/{id}"), &cy, None).await.0, 404);
+    let (_, after) = http(
+        "POST",
+        "/v1/search",
+        &cy,
+        Some(json!({"query": "gRPC protobuf", "min_relevance": 0.0})),
+    )
+    .await;
+    assert!(!after.contains("gRPC"), "{after}");
+
+    // Deleting the space deletes its memories, with a receipt.
+    let (status, deleted) = http("DELETE", "/v1/spaces/eng", &admin, None).await;
+    assert_eq!(status, 200, "{deleted}");
+    assert_eq!(body(&deleted)["receipt"]["removed"]["records"].as_u64(), Some(1), "{deleted}");
+    assert_eq!(http("GET", &format!("/v1/memories/{id}"), &ann, None).await.0, 404);
 }

@@ -33,7 +33,7 @@ pub enum Error {
         user: String,
     },
     /// The user's role in a space does not allow the operation.
-    #[error("{role} of space {space} may not {action} (a maintainer may)")]
+    #[error("a {role} of space {space} may not {action}")]
     SpaceRole {
         /// The space.
         space: String,

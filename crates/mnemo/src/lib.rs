@@ -565,7 +565,8 @@ impl Mnemo {
         }
         let content = content.map(lifecycle::validate_content).transpose()?;
         // A space's record is edited by its maintainers, under the space's settings.
-        let who = &self.reach(who, id, Need::Maintain("edit its memories"))?;
+        let who =
+            &self.reach(who, id, Need::Maintain("edit its memories (its maintainers may)"))?;
         let now = self.now();
         let record = self.store.get(who, id, now)?.ok_or_else(|| Error::NotFound(id.clone()))?;
         let edit = match content {
@@ -625,7 +626,8 @@ impl Mnemo {
     /// Returns the ids it superseded.
     /// A proposal to a space the user maintains is approved: its record names them.
     pub fn confirm(&self, who: &UserRef, id: &MemoryId) -> Result<Vec<MemoryId>> {
-        let owner = self.reach(who, id, Need::Maintain("approve proposals"))?;
+        let owner =
+            self.reach(who, id, Need::Maintain("approve proposals (its maintainers may)"))?;
         let confirmed = if owner == *who {
             self.store.confirm(who, id, self.now(), &self.actor)?
         } else {
@@ -637,7 +639,8 @@ impl Mnemo {
     /// Rejects a pending memory: it is completely deleted, leaving a tombstone so a retry
     /// does not propose it again.
     pub fn reject(&self, who: &UserRef, id: &MemoryId) -> Result<()> {
-        let owner = self.reach(who, id, Need::Maintain("reject proposals"))?;
+        let owner =
+            self.reach(who, id, Need::Maintain("reject proposals (its maintainers may)"))?;
         if self.store.reject(&owner, id, &self.deletion())? {
             Ok(())
         } else {
@@ -650,7 +653,8 @@ impl Mnemo {
     /// returns the receipt.
     /// A record of a space is forgotten by one of its maintainers, into the space's ledger.
     pub fn forget(&self, who: &UserRef, id: &MemoryId) -> Result<DeletionReceipt> {
-        let owner = self.reach(who, id, Need::Maintain("forget its memories"))?;
+        let owner =
+            self.reach(who, id, Need::Maintain("forget its memories (its maintainers may)"))?;
         self.store.forget(&owner, id, &self.deletion())?.ok_or_else(|| Error::NotFound(id.clone()))
     }
 

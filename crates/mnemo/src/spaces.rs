@@ -211,7 +211,11 @@ impl Mnemo {
         let (space, role) = self.membership(who, space_id)?;
         let rule = space::write_rule(&space, role);
         if rule == WriteRule::Forbidden {
-            return Err(Error::SpaceRole { space: space.id, role, action: "write to it" });
+            return Err(Error::SpaceRole {
+                space: space.id,
+                role,
+                action: "write to it (contributors and maintainers may)",
+            });
         }
         let now = self.now();
         fields.scope = Some(Scope::Space(space.id.clone()));

@@ -2,13 +2,15 @@
 //! session by session with the rule-based extractor and the built-in embedder, then a later
 //! session asks for context. It checks recall of a fact from an earlier session, restraint
 //! on an unrelated query, an updated preference winning, a deleted memory never coming back,
-//! and a planted instruction in a tool result never being saved. Run with `--nocapture` to
+//! a planted instruction in a tool result never being saved, and a team's shared space read
+//! beside each member's own memory (a proposal waiting for review, a member who leaves). Run with `--nocapture` to
 //! see the pass counts per scenario type.
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use mnemo::core::lifecycle::CandidateFields;
 use mnemo::core::ports::ListFilter;
 use mnemo::core::transcript::{Message, Role};
 use mnemo::core::{FixedClock, Status, Timestamp, UserRef};
@@ -26,13 +28,55 @@ struct Scenario {
 #[derive(Deserialize)]
 #[serde(untagged)]
 enum Step {
-    Session { session: String, messages: Vec<(String, String)> },
-    Forget { forget: String },
-    Expect { expect: Expectation },
+    Session {
+        session: String,
+        messages: Vec<(String, String)>,
+        #[serde(default, rename = "as")]
+        user: Option<String>,
+    },
+    Forget {
+        forget: String,
+    },
+    Expect {
+        expect: Expectation,
+    },
+    /// A shared space and its members' roles.
+    Space {
+        space: String,
+        members: BTreeMap<String, String>,
+        #[serde(default)]
+        maintainers_write_directly: bool,
+    },
+    /// A member writes to a space.
+    Share {
+        #[serde(rename = "as")]
+        user: String,
+        share: String,
+        text: String,
+    },
+    /// A user remembers a statement of their own.
+    Remember {
+        #[serde(rename = "as")]
+        user: String,
+        remember: String,
+    },
+    /// A maintainer approves the proposals holding this text.
+    Approve {
+        #[serde(rename = "as")]
+        user: String,
+        approve: String,
+    },
+    /// A member leaves a space.
+    Leave {
+        leave: String,
+        from: String,
+    },
 }
 
 #[derive(Deserialize)]
 struct Expectation {
+    #[serde(default, rename = "as")]
+    user: Option<String>,
     session: String,
     query: String,
     #[serde(default)]
@@ -57,7 +101,11 @@ fn run(scenario: &Scenario) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
     let start = Timestamp::parse("2026-05-01T09:00:00Z", "t").unwrap();
     let mut failures = Vec::new();
-    let who = UserRef::new("t", "u").unwrap();
+    let default_user = UserRef::new("t", "u").unwrap();
+    let user = |name: &Option<String>| match name {
+        Some(name) => UserRef::new("t", name).unwrap(),
+        None => default_user.clone(),
+    };
     for (index, step) in scenario.steps.iter().enumerate() {
         // Each step happens a day after the previous one.
         let now = Timestamp::from_millis(start.as_millis() + index as i64 * 86_400_000);
@@ -69,7 +117,8 @@ fn run(scenario: &Scenario) -> Vec<String> {
         )
         .unwrap();
         match step {
-            Step::Session { session, messages } => {
+            Step::Session { session, messages, user: name } => {
+                let who = user(name);
                 let messages: Vec<Message> = messages
                     .iter()
                     .map(|(r, text)| Message {
@@ -84,7 +133,8 @@ fn run(scenario: &Scenario) -> Vec<String> {
                 mnemo.ingest(&who, &messages, &options).unwrap();
             }
             Step::Forget { forget } => {
-                let all = mnemo.list(&who, &ListFilter::default()).unwrap();
+                let who = &default_user;
+                let all = mnemo.list(who, &ListFilter::default()).unwrap();
                 let matching: Vec<_> =
                     all.iter().filter(|m| m.content.contains(forget.as_str())).collect();
                 if matching.is_empty() {
@@ -92,10 +142,49 @@ fn run(scenario: &Scenario) -> Vec<String> {
                 }
                 for memory in matching {
                     // An id already removed with another record's history is fine.
-                    let _ = mnemo.forget(&who, &memory.id);
+                    let _ = mnemo.forget(who, &memory.id);
                 }
             }
+            Step::Space { space, members, maintainers_write_directly } => {
+                let new = mnemo::NewSpace {
+                    id: space.clone(),
+                    maintainers_write_directly: *maintainers_write_directly,
+                    ..Default::default()
+                };
+                mnemo.create_space("t", new).unwrap();
+                for (member, role) in members {
+                    mnemo.add_member("t", space, member, role.parse().unwrap()).unwrap();
+                }
+            }
+            Step::Share { user: name, share, text } => {
+                let fields = CandidateFields { content: text.clone(), ..Default::default() };
+                mnemo.remember_in(&user(&Some(name.clone())), share, fields, false).unwrap();
+            }
+            Step::Remember { user: name, remember } => {
+                let fields = CandidateFields { content: remember.clone(), ..Default::default() };
+                mnemo.remember(&user(&Some(name.clone())), fields).unwrap();
+            }
+            Step::Approve { user: name, approve } => {
+                let who = user(&Some(name.clone()));
+                let waiting: Vec<_> = mnemo
+                    .pending(&who)
+                    .unwrap()
+                    .into_iter()
+                    .filter(|m| m.content.contains(approve.as_str()))
+                    .collect();
+                if waiting.is_empty() {
+                    failures
+                        .push(format!("nothing waits for {name}'s approval matching `{approve}`"));
+                }
+                for memory in waiting {
+                    mnemo.confirm(&who, &memory.id).unwrap();
+                }
+            }
+            Step::Leave { leave, from } => {
+                mnemo.remove_member("t", from, leave).unwrap();
+            }
             Step::Expect { expect } => {
+                let who = user(&expect.user);
                 let tokenizer = Tokenizer::new(TokenizerName::O200k).unwrap();
                 let request = mnemo::ContextRequest {
                     query: expect.query.clone(),
@@ -162,13 +251,13 @@ fn scenarios_pass() {
     for failure in &failed {
         eprintln!("not passed: {failure}");
     }
-    assert_eq!(counts.len(), 5, "every scenario type is covered");
+    assert_eq!(counts.len(), 6, "every scenario type is covered");
     // Deletion, injection, restraint and update are guarantees: every scenario must pass
     // (an update without a key is recognised from the statements' structure). Recall depends
     // on what the rule-based extractor understands; its floor is today's result, so a
     // regression fails the suite.
     let passed = |kind: &str| counts.get(kind).map_or(0, |c| c.0);
-    for kind in ["deletion", "injection", "restraint", "update"] {
+    for kind in ["deletion", "injection", "restraint", "shared", "update"] {
         assert_eq!(
             passed(kind),
             counts[kind].1,

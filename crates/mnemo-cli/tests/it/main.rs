@@ -14,6 +14,7 @@ mod runs;
 mod search;
 mod serve;
 mod sessions;
+mod spaces;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
