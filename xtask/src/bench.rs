@@ -141,6 +141,7 @@ pub(crate) fn run(
     recall_every: usize,
     keep: Option<&std::path::Path>,
     postgres: Option<&str>,
+    spaces: usize,
 ) -> anyhow::Result<()> {
     anyhow::ensure!(users > 0 && memories >= users, "need at least one memory per user");
     let dir = tempfile::tempdir()?;
@@ -162,6 +163,9 @@ pub(crate) fn run(
             recall_every,
             reuse,
         )?);
+        if spaces > 0 {
+            with_spaces(&mnemo, memories / users, spaces, queries)?;
+        }
     }
     if let Some(url) = postgres {
         let scratch = mnemo_testkit::pg::Scratch::create(url)?;
@@ -257,7 +261,8 @@ fn measure(
             filter: filter.clone(),
             min_relevance: Some(0.0),
             as_of: None,
-            spaces: None,
+            // The user's own notebook (a kept database may hold spaces of `--spaces`).
+            spaces: Some(vec![mnemo::PRIVATE.to_owned()]),
         };
         let t = Instant::now();
         let hits = mnemo.search(&who, &request)?;
@@ -337,4 +342,88 @@ fn measure(
         recall: recall_hits as f64 / recall_total.max(1) as f64,
         resident_mib: rss_mib(),
     })
+}
+
+/// Shared spaces: `spaces` spaces of `per_space` memories each, of which user 0 is a member,
+/// then the same queries against user 0's own notebook only and against it with every space
+/// (alternating, so both see the same machine), with the ratio of their latencies.
+fn with_spaces(
+    mnemo: &Mnemo,
+    per_space: usize,
+    spaces: usize,
+    queries: usize,
+) -> anyhow::Result<()> {
+    let who = UserRef::new("bench", "user-0")?;
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let start = Instant::now();
+    let mut written = 0usize;
+    for s in 0..spaces {
+        let id = format!("space-{s}");
+        if mnemo.space("bench", &id).is_ok() {
+            continue;
+        }
+        let new = mnemo::NewSpace {
+            id: id.clone(),
+            maintainers_write_directly: true,
+            ..Default::default()
+        };
+        mnemo.create_space("bench", new)?;
+        mnemo.add_member("bench", &id, "user-0", mnemo::core::space::Role::Maintainer)?;
+        for chunk_start in (0..per_space).step_by(5000) {
+            let batch: Vec<CandidateFields> = (chunk_start..(chunk_start + 5000).min(per_space))
+                .map(|i| CandidateFields {
+                    kind: Some(Kind::Episodic),
+                    content: sentence(&mut rng, i),
+                    source: Some(Source {
+                        source_type: SourceType::UserStated,
+                        source_ref: Some(format!("doc-{s}-{i}")),
+                        captured_at: Timestamp::from_millis(0),
+                        extractor: None,
+                    }),
+                    ..Default::default()
+                })
+                .collect();
+            written += mnemo
+                .remember_batch_in(&who, &id, batch)?
+                .iter()
+                .filter(|r| r.id.is_some())
+                .count();
+        }
+    }
+    if written > 0 {
+        println!(
+            "spaces: {written} memories in {spaces} spaces in {:.1} s",
+            start.elapsed().as_secs_f64()
+        );
+    }
+    let ask = |text: &str, spaces: Option<Vec<String>>| SearchRequest {
+        query: text.to_owned(),
+        k: 10,
+        filter: SearchFilter::default(),
+        min_relevance: Some(0.0),
+        as_of: None,
+        spaces,
+    };
+    // Warm every notebook's index first.
+    mnemo.search(&who, &ask("warm up", None))?;
+    let (mut alone, mut merged) = (Vec::new(), Vec::new());
+    for _ in 0..queries {
+        let text = format!("{} {} {}", rng.pick(NAMES), rng.pick(VERBS), rng.pick(OBJECTS));
+        let t = Instant::now();
+        std::hint::black_box(mnemo.search(&who, &ask(&text, Some(vec![mnemo::PRIVATE.into()])))?);
+        alone.push(t.elapsed().as_secs_f64() * 1000.0);
+        let t = Instant::now();
+        let hits = mnemo.search(&who, &ask(&text, None))?;
+        merged.push(t.elapsed().as_secs_f64() * 1000.0);
+        std::hint::black_box(hits);
+    }
+    alone.sort_by(f64::total_cmp);
+    merged.sort_by(f64::total_cmp);
+    let (a50, a95) = (percentile(&alone, 0.5), percentile(&alone, 0.95));
+    let (m50, m95) = (percentile(&merged, 0.5), percentile(&merged, 0.95));
+    println!(
+        "search k=10, own notebook only: p50 {a50:.2} ms, p95 {a95:.2} ms; with {spaces} spaces of {per_space} memories: p50 {m50:.2} ms, p95 {m95:.2} ms ({:.2}x the p95)",
+        m95 / a95
+    );
+    Ok(())
 }

@@ -53,6 +53,10 @@ enum Task {
         /// The LoCoMo JSON file whose turns the conversation-ingest case replays.
         #[arg(long, default_value = "../shared/data/locomo/locomo-dev.json")]
         conversation: PathBuf,
+        /// Shared spaces of user 0, each with as many memories as a user has: searches of
+        /// user 0's own notebook are timed beside searches of it with every space (0: skip).
+        #[arg(long, default_value_t = 0)]
+        spaces: usize,
     },
     /// Load benchmark of `mnemo serve` on loopback.
     Load {
@@ -189,11 +193,20 @@ fn main() -> anyhow::Result<()> {
             postgres,
             conversation_turns,
             conversation,
+            spaces,
         } => {
             if conversation_turns > 0 {
                 extraction::conversation_ingest(&conversation, conversation_turns)?;
             }
-            bench::run(memories, users, queries, recall_every, keep.as_deref(), postgres.as_deref())
+            bench::run(
+                memories,
+                users,
+                queries,
+                recall_every,
+                keep.as_deref(),
+                postgres.as_deref(),
+                spaces,
+            )
         }
     }
 }

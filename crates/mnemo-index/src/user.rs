@@ -169,6 +169,19 @@ pub struct UserIndex {
     /// The sum of every record's (dequantised) unit vector: with an embedder's calibration as
     /// a prior, the notebook's common direction (see `mnemo_core::calibration`).
     sum: Vec<f64>,
+    /// Each record's head component along the common direction of the last search, kept
+    /// while nothing changes (every change drops it), so a search of an unchanged notebook
+    /// takes one dot product per record instead of two.
+    along: std::sync::Mutex<Option<std::sync::Arc<HeadAlong>>>,
+}
+
+/// Each slot's head component along one common direction, and what removing it leaves.
+#[derive(Debug)]
+struct HeadAlong {
+    /// The direction's head codes and scale they were taken along.
+    direction: (Vec<i8>, f32),
+    /// Per slot: its head cosine with the direction, and `1 - along²`.
+    slots: Vec<(f32, f32)>,
 }
 
 impl UserIndex {
@@ -231,7 +244,29 @@ impl UserIndex {
         }
     }
 
+    /// Drops what was derived from the records for earlier searches.
+    fn changed(&mut self) {
+        *self.along.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+    }
+
+    /// Each slot's head component along `direction` (see [`HeadAlong`]), when it was kept
+    /// since nothing changed after it was taken along the same direction.
+    fn kept_along(&self, direction: &SplitQuery) -> Option<std::sync::Arc<HeadAlong>> {
+        let kept = self.along.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        kept.as_ref()
+            .filter(|a| a.direction.0 == direction.head && a.direction.1 == direction.scale)
+            .map(std::sync::Arc::clone)
+    }
+
+    /// Keeps each slot's head component along `direction` for the next searches.
+    fn keep_along(&self, direction: &SplitQuery, slots: Vec<(f32, f32)>) {
+        let along = HeadAlong { direction: (direction.head.clone(), direction.scale), slots };
+        *self.along.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
+            Some(std::sync::Arc::new(along));
+    }
+
     fn upsert(&mut self, entry: Entry, codes: &[i8], mut scale: f32, text: &str) {
+        self.changed();
         if self.dims == 0 && !codes.is_empty() {
             self.dims = codes.len();
             self.head_dims = head_dims(self.dims);
@@ -276,6 +311,7 @@ impl UserIndex {
     /// Removes the record with this rowid (nothing when it is not indexed).
     pub fn remove(&mut self, rowid: i64) {
         let Some(slot) = self.slots.remove(&rowid) else { return };
+        self.changed();
         self.count_in_sum(slot, -1.0);
         self.lexical.swap_remove(slot as u32);
         let last = self.entries.len() - 1;
@@ -356,10 +392,23 @@ impl Common {
         without_common(f64::from(cosine), self.query_along, f64::from(along)) as f32
     }
 
-    /// A slot's head cosine (`cosine`) without the head's part of the common direction.
-    fn head(&self, head: &[i8], scale: f32, cosine: f32) -> f32 {
+    /// A slot's head component along the direction, and `1 - along²`.
+    fn head_along(&self, head: &[i8], scale: f32) -> (f32, f32) {
         let along = dot(&self.direction.head, head) as f32 * self.direction.scale * scale;
-        without_common(f64::from(cosine), self.query_head_along, f64::from(along)) as f32
+        (along, 1.0 - along * along)
+    }
+
+    /// A slot's head cosine (`cosine`) without the head's part of the common direction,
+    /// from the slot's component along it and `1 - along²` ([`HeadAlong`]): what
+    /// [`without_common`] computes, with the slot's part taken once per notebook state.
+    fn head(&self, (along, rest): (f32, f32), cosine: f32) -> f32 {
+        let a = self.query_head_along;
+        let (along, rest) = (f64::from(along), f64::from(rest));
+        let both = (1.0 - a * a) * rest;
+        if both < 1e-6 {
+            return 0.0;
+        }
+        ((f64::from(cosine) - a * along) / both.sqrt()).clamp(-1.0, 1.0) as f32
     }
 }
 
@@ -478,15 +527,6 @@ fn cosines_and_lexical(
         let lexical = vectors.lexical.score(terms);
         return ScanScores { retrievable: mask(), cosines, raw, lexical, candidates: None };
     };
-    let heads = |from: usize, out: &mut [f32]| {
-        let codes = vectors.head[from * vectors.head_dims..].chunks_exact(vectors.head_dims);
-        for ((cosine, head), scale) in out.iter_mut().zip(codes).zip(&vectors.scales[from..]) {
-            *cosine = dot(&q.head, head) as f32 * q.scale * scale;
-            if let Some(common) = common {
-                *cosine = common.head(head, *scale, *cosine);
-            }
-        }
-    };
     // A slot's full cosine, raw and as ranking sees it.
     let exact = |slot: usize| {
         let cosine = vectors.dot_at(slot, q) as f32 * q.scale * vectors.scales[slot];
@@ -499,13 +539,43 @@ fn cosines_and_lexical(
         let lexical = vectors.lexical.score(terms);
         return ScanScores { retrievable: mask(), cosines, raw, lexical, candidates: None };
     }
+    // Each record's head component along the common direction: kept from an earlier search
+    // of the unchanged notebook, or taken in this pass and kept.
+    let kept = common.and_then(|common| vectors.kept_along(&common.direction));
+    let mut fresh: Vec<(f32, f32)> =
+        if common.is_some() && kept.is_none() { vec![(0.0, 0.0); n] } else { Vec::new() };
+    let heads = |from: usize, out: &mut [f32], mut fresh: Option<&mut [(f32, f32)]>| {
+        let codes = vectors.head[from * vectors.head_dims..].chunks_exact(vectors.head_dims);
+        for (slot, ((cosine, head), scale)) in
+            out.iter_mut().zip(codes).zip(&vectors.scales[from..]).enumerate()
+        {
+            *cosine = dot(&q.head, head) as f32 * q.scale * scale;
+            let Some(common) = common else { continue };
+            let along = match (&kept, fresh.as_deref_mut()) {
+                (Some(kept), _) => kept.slots[from + slot],
+                (None, Some(fresh)) => {
+                    fresh[slot] = common.head_along(head, *scale);
+                    fresh[slot]
+                }
+                (None, None) => common.head_along(head, *scale),
+            };
+            *cosine = common.head(along, *cosine);
+        }
+    };
     // Coarse: every head. A second thread filters and scores the terms first; both threads
     // then take blocks of heads until none are left, so the two cores finish together.
-    let blocks = std::sync::Mutex::new(cosines.chunks_mut(HEAD_BLOCK).enumerate());
+    let fresh_blocks: Box<dyn Iterator<Item = Option<&mut [(f32, f32)]>> + Send> =
+        if fresh.is_empty() {
+            Box::new(std::iter::repeat_with(|| None))
+        } else {
+            Box::new(fresh.chunks_mut(HEAD_BLOCK).map(Some))
+        };
+    let blocks =
+        std::sync::Mutex::new(cosines.chunks_mut(HEAD_BLOCK).zip(fresh_blocks).enumerate());
     let take_blocks = || loop {
         let next = blocks.lock().unwrap_or_else(std::sync::PoisonError::into_inner).next();
-        let Some((block, out)) = next else { break };
-        heads(block * HEAD_BLOCK, out);
+        let Some((block, (out, fresh))) = next else { break };
+        heads(block * HEAD_BLOCK, out, fresh);
     };
     let (mask, lexical) = std::thread::scope(|threads| {
         let other = threads.spawn(|| {
@@ -516,6 +586,10 @@ fn cosines_and_lexical(
         take_blocks();
         other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     });
+    drop(blocks);
+    if let Some(common) = common.filter(|_| !fresh.is_empty()) {
+        vectors.keep_along(&common.direction, fresh);
+    }
     // Fine: the full dot product for the records that can rank.
     let eligible = |slot: usize| mask[slot];
     let mut candidates = best_slots(&cosines, COARSE_KEEP_SEMANTIC, &eligible);
@@ -778,6 +852,44 @@ mod tests {
         assert_eq!(near.iter().map(|n| n.rowid).collect::<Vec<_>>(), [2, 1], "{near:?}");
         let related = |rowid: i64| near.iter().find(|n| n.rowid == rowid).unwrap().related;
         assert!(related(1).unwrap() > related(2).unwrap() + 3.0, "{near:?}");
+    }
+
+    /// Each record's component along the common direction is kept between searches of an
+    /// unchanged notebook, gives what taking it afresh gives, and is taken again after a
+    /// change.
+    #[test]
+    fn the_kept_common_components_match_fresh_ones() {
+        let mut state = 5_u64;
+        let mut next = move || {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (state >> 40) as f32 / (1 << 24) as f32 - 0.3
+        };
+        let mut user = UserIndex::default();
+        for rowid in 0..(COARSE_MIN + 100) as i64 {
+            let vector: Vec<f32> = (0..128).map(|_| next()).collect();
+            let (codes, scale) = quantize(&vector);
+            user.upsert(entry(rowid), &codes, scale, "plain");
+        }
+        let prior: Vec<f32> = (0..128).map(|_| next()).collect();
+        let query: Vec<f32> = (0..128).map(|_| next()).collect();
+        let all = |_: &Entry| true;
+        let scan = |user: &UserIndex| {
+            let split = SplitQuery::new(user, &query).unwrap();
+            let common = Common::new(user, &query, &split, &prior).unwrap();
+            cosines_and_lexical(user, Some(&split), Some(&common), &[], &all).cosines
+        };
+        assert!(user.along.lock().unwrap().is_none());
+        let fresh = scan(&user);
+        assert!(user.along.lock().unwrap().is_some(), "the components were not kept");
+        assert_eq!(scan(&user), fresh, "kept components rank differently from fresh ones");
+        // A change drops them, and the next search takes them along the new direction.
+        let vector: Vec<f32> = (0..128).map(|_| next() + 0.5).collect();
+        let (codes, scale) = quantize(&vector);
+        user.upsert(entry(1), &codes, scale, "plain");
+        assert!(user.along.lock().unwrap().is_none());
+        let changed = scan(&user);
+        assert_eq!(scan(&user), changed);
+        assert_ne!(changed, fresh);
     }
 
     #[test]

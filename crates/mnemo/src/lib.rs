@@ -55,6 +55,7 @@ use mnemo_core::ports::{
 };
 use mnemo_core::retrieval::{Hit, RetrievalConfig, blend, fuse, query_terms};
 use mnemo_core::session::CompactionConfig;
+use mnemo_core::space;
 use mnemo_core::{Clock, Memory, MemoryId, Scope, Timestamp, UserRef};
 use mnemo_core::{Kind, Status};
 pub use sessions::{CONSOLIDATOR, ConsolidationReport, SUMMARY_OF};
@@ -386,11 +387,31 @@ impl Mnemo {
     /// Writes several statements in order, in one transaction (all or nothing): each goes
     /// through the gate and the consistency rules against what is stored and what came
     /// before it in the batch. Every candidate is validated before anything is written; an
-    /// invalid one fails the batch with its index in the field name.
+    /// invalid one fails the batch with its index in the field name. A batch is written to
+    /// the user's own notebook ([`Mnemo::remember_batch_in`] writes one to a space).
     pub fn remember_batch(
         &self,
         who: &UserRef,
         batch: Vec<CandidateFields>,
+    ) -> Result<Vec<Remembered>> {
+        if let Some(index) = batch.iter().position(|f| matches!(f.scope, Some(Scope::Space(_)))) {
+            return Err(mnemo_core::error::InvalidInput::new(
+                format!("[{index}].scope"),
+                "a batch is written to the user's own notebook (remember_batch_in writes to a space)",
+            )
+            .into());
+        }
+        self.write_batch(who, who, batch, space::WriteRule::Direct)
+    }
+
+    /// Writes a batch to `owner`'s notebook for `who` (whose memory switch decides), each
+    /// statement decided under `rule` (a space's review).
+    pub(crate) fn write_batch(
+        &self,
+        who: &UserRef,
+        owner: &UserRef,
+        batch: Vec<CandidateFields>,
+        rule: space::WriteRule,
     ) -> Result<Vec<Remembered>> {
         let now = self.now();
         let candidates = batch
@@ -405,13 +426,6 @@ impl Mnemo {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        if let Some(index) = candidates.iter().position(|c| matches!(c.scope, Scope::Space(_))) {
-            return Err(mnemo_core::error::InvalidInput::new(
-                format!("[{index}].scope"),
-                "a batch is written to the user's own notebook; write to a space one statement at a time",
-            )
-            .into());
-        }
         if !self.store.settings(who)?.memory_enabled {
             let refused = Remembered {
                 outcome: Outcome::Refused,
@@ -454,8 +468,8 @@ impl Mnemo {
             .zip(vectors)
             .map(|(candidate, embedding)| NewRecord { id: new_id(), candidate, embedding })
             .collect();
-        let receipts = self.store.write_batch(who, records, now, &self.actor, &|c, ctx| {
-            lifecycle::decide(c, ctx, now)
+        let receipts = self.store.write_batch(owner, records, now, &self.actor, &|c, ctx| {
+            space::under_review(lifecycle::decide(c, ctx, now), rule)
         })?;
         Ok(receipts.into_iter().map(|r| (r.decision, r.id).into()).collect())
     }
@@ -749,9 +763,8 @@ impl Mnemo {
         let candidates = config.candidates_for(request.k);
         let select =
             |rows: &mnemo_core::retrieval::Signals<'_>| fuse(&query, rows, &config, candidates);
-        let mut found = Vec::new();
-        for owner in &notebooks {
-            found.extend(match as_of {
+        let search_one = |owner: &UserRef| -> Result<Vec<mnemo_core::ports::Found>> {
+            Ok(match as_of {
                 None => {
                     let search = SearchQuery {
                         terms: &terms,
@@ -769,8 +782,21 @@ impl Mnemo {
                     at,
                     &select,
                 ),
-            });
-        }
+            })
+        };
+        // Several notebooks are searched side by side.
+        let mut found = match notebooks.as_slice() {
+            [one] => search_one(one)?,
+            several => std::thread::scope(|scope| {
+                let searches: Vec<_> =
+                    several.iter().map(|owner| scope.spawn(|| search_one(owner))).collect();
+                searches
+                    .into_iter()
+                    .map(|s| s.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+                    .collect::<Result<Vec<_>>>()
+            })?
+            .concat(),
+        };
         // Relevance means the same in every notebook (fused standard scores with priors), so
         // the notebooks' hits merge by it.
         if notebooks.len() > 1 {

@@ -239,6 +239,39 @@ impl Mnemo {
         Ok((receipt.decision, receipt.id).into())
     }
 
+    /// [`Mnemo::remember_in`] for several statements, in one transaction (all or nothing),
+    /// as [`Mnemo::remember_batch`] writes them: loading a team's documents or decisions.
+    pub fn remember_batch_in(
+        &self,
+        who: &UserRef,
+        space_id: &str,
+        batch: Vec<CandidateFields>,
+    ) -> Result<Vec<Remembered>> {
+        let (space, role) = self.membership(who, space_id)?;
+        let rule = space::write_rule(&space, role);
+        if rule == WriteRule::Forbidden {
+            return Err(Error::SpaceRole {
+                space: space.id,
+                role,
+                action: "write to it (contributors and maintainers may)",
+            });
+        }
+        let batch = batch
+            .into_iter()
+            .map(|mut fields| {
+                fields.scope = Some(Scope::Space(space.id.clone()));
+                fields.shared = Some(Shared {
+                    author: who.user_id().to_owned(),
+                    approval: None,
+                    mandatory: false,
+                });
+                fields
+            })
+            .collect();
+        let owner = UserRef::space(who.tenant(), &space.id)?;
+        self.write_batch(who, &owner, batch, rule)
+    }
+
     /// The notebook holding record `id` within `who`'s reach: their own, else the space
     /// that holds it, if they may do `need` there. An id found nowhere answers with `who`'s
     /// own notebook, whose operation then says it is not found.
