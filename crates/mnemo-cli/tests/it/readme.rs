@@ -10,9 +10,14 @@ use crate::Env;
 
 /// The commands of the README's first `sh` block after `## Using the CLI`, comments removed.
 fn readme_cli_lines() -> Vec<String> {
+    readme_lines("## Using the CLI")
+}
+
+/// The commands of the README's first `sh` block after `heading`, comments removed.
+fn readme_lines(heading: &str) -> Vec<String> {
     let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
         .expect("README.md is readable");
-    let section = readme.split("## Using the CLI").nth(1).expect("a Using the CLI section");
+    let section = readme.split(heading).nth(1).expect("the README section");
     let block =
         section.split("```sh").nth(1).and_then(|b| b.split("```").next()).expect("an sh block");
     block
@@ -45,22 +50,7 @@ fn the_readme_cli_examples_work_as_written() {
                 line.clone()
             }
         };
-        let output = Command::new("sh")
-            .args(["-c", &line])
-            .current_dir(env.path())
-            .env("PATH", &path)
-            .env("MNEMO_DB", env.path().join("mnemo.db"))
-            .env_remove("MNEMO_STORE")
-            .env_remove("MNEMO_USER")
-            .env_remove("MNEMO_DB_KEY")
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        assert!(
-            output.status.success(),
-            "README line failed: {line}\n{stdout}{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        let stdout = run_line(&env, &path, &line);
         // The search example finds what the examples stored (the --as-of one asks about a
         // time before they were).
         if line.contains("search") && line.contains("--explain") {
@@ -79,4 +69,53 @@ fn the_readme_cli_examples_work_as_written() {
         ran += 1;
     }
     assert_eq!(ran, lines.len() - 1, "every line but serve ran");
+}
+
+/// Runs one README line in a shell with the built `mnemo` first on `path` and the
+/// environment's database; fails unless it succeeds; returns its stdout.
+fn run_line(env: &Env, path: &str, line: &str) -> String {
+    let output = Command::new("sh")
+        .args(["-c", line])
+        .current_dir(env.path())
+        .env("PATH", path)
+        .env("MNEMO_DB", env.path().join("mnemo.db"))
+        .env_remove("MNEMO_STORE")
+        .env_remove("MNEMO_USER")
+        .env_remove("MNEMO_DB_KEY")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "README line failed: {line}\n{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
+/// The "Shared spaces" example, run as written: `<ID>` is the proposal kim's write makes,
+/// which dev approves, and lee's search then finds it, labelled.
+#[test]
+fn the_readme_shared_spaces_example_works_as_written() {
+    let env = Env::new();
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_mnemo")).parent().unwrap().to_owned();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let lines = readme_lines("## Shared spaces");
+    assert!(lines.len() >= 10, "{lines:?}");
+    let mut id: Option<String> = None;
+    for line in &lines {
+        let line = match &id {
+            Some(id) => line.replace("<ID>", id),
+            None => line.clone(),
+        };
+        assert!(!line.contains("<ID>"), "an example needs an id before any exists: {line}");
+        let stdout = run_line(&env, &path, &line);
+        if line.contains("--user kim --space eng") {
+            assert!(stdout.starts_with("pending "), "{line}: {stdout}");
+            id = stdout.split_whitespace().nth(1).map(str::to_owned);
+        }
+        if line.contains("mnemo search --user lee") {
+            assert!(stdout.contains("changelog entry") && stdout.contains("space eng"), "{stdout}");
+        }
+    }
 }
