@@ -716,6 +716,13 @@ pub struct Remembered {
     pub superseded: Vec<MemoryId>,
 }
 
+impl Remembered {
+    /// A write refused for `reason` before anything was decided (memory switched off).
+    pub fn refused(reason: ReasonCode) -> Self {
+        (Decision::Refuse(reason), None).into()
+    }
+}
+
 impl From<(Decision, Option<MemoryId>)> for Remembered {
     fn from((decision, id): (Decision, Option<MemoryId>)) -> Self {
         match decision {

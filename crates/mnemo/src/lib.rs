@@ -47,7 +47,7 @@ use mnemo_core::context::{
 use mnemo_core::duration::Ttl;
 use mnemo_core::export::{EXPORT_FORMAT, EXPORT_VERSION, ExportDocument};
 use mnemo_core::ledger::DeletionReceipt;
-use mnemo_core::lifecycle::{self, Candidate, CandidateFields, Outcome, Remembered};
+use mnemo_core::lifecycle::{self, Candidate, CandidateFields, Remembered};
 use mnemo_core::policy::{GateVerdict, ReasonCode, UserSettings};
 use mnemo_core::ports::{
     AuditEntry, DeletionRequest, Edit, Embedded, Embedder, ExportedMemory, History, ListFilter,
@@ -369,12 +369,7 @@ impl Mnemo {
         let candidate = Candidate::validate(fields, now)?;
         // Memory switched off: refuse before computing anything from the content.
         if !self.store.settings(who)?.memory_enabled {
-            return Ok(Remembered {
-                outcome: Outcome::Refused,
-                id: None,
-                reason: ReasonCode::MemoryDisabled,
-                superseded: vec![],
-            });
+            return Ok(Remembered::refused(ReasonCode::MemoryDisabled));
         }
         let embedding = self.embed_one(&candidate.content)?;
         let record = NewRecord { id: new_id(), candidate, embedding };
@@ -427,12 +422,7 @@ impl Mnemo {
             })
             .collect::<Result<Vec<_>, _>>()?;
         if !self.store.settings(who)?.memory_enabled {
-            let refused = Remembered {
-                outcome: Outcome::Refused,
-                id: None,
-                reason: ReasonCode::MemoryDisabled,
-                superseded: vec![],
-            };
+            let refused = Remembered::refused(ReasonCode::MemoryDisabled);
             return Ok(vec![refused; candidates.len()]);
         }
         let vectors = match &self.embedder {

@@ -7,7 +7,7 @@
 //! membership the store holds at the time of each call.
 
 use mnemo_core::ledger::{DeletionReceipt, Remnant};
-use mnemo_core::lifecycle::{self, Candidate, CandidateFields, Outcome, Remembered};
+use mnemo_core::lifecycle::{self, Candidate, CandidateFields, Remembered};
 use mnemo_core::policy::ReasonCode;
 use mnemo_core::ports::{ListFilter, NewRecord};
 use mnemo_core::scope::{SPACE_OWNER_PREFIX, validate_key};
@@ -63,6 +63,13 @@ pub(crate) fn presented(mut memory: Memory) -> Memory {
         };
     }
     memory
+}
+
+/// Scopes `fields` to the space `owner` holds, written by `who`.
+fn stamp(fields: &mut CandidateFields, who: &UserRef, owner: &UserRef, mandatory: bool) {
+    let space = owner.space_id().unwrap_or_default().to_owned();
+    fields.scope = Some(Scope::Space(space));
+    fields.shared = Some(Shared { author: who.user_id().to_owned(), approval: None, mandatory });
 }
 
 /// Where a record comes from, as context lines and listings say it.
@@ -196,6 +203,20 @@ impl Mnemo {
             .ok_or(Error::SpaceNotFound(id))
     }
 
+    /// The notebook of space `id` that `who` writes to, and how their writes are decided
+    /// there; a reader may not write.
+    fn writable(&self, who: &UserRef, id: &str) -> Result<(UserRef, WriteRule)> {
+        let (space, role) = self.membership(who, id)?;
+        match space::write_rule(&space, role) {
+            WriteRule::Forbidden => Err(Error::SpaceRole {
+                space: space.id,
+                role,
+                action: "write to it (contributors and maintainers may)",
+            }),
+            rule => Ok((UserRef::space(who.tenant(), &space.id)?, rule)),
+        }
+    }
+
     /// Writes a statement to a shared space as `who`: a reader may not; a contributor's
     /// write waits for a maintainer's review (`pending`, `needs_review`), as a maintainer's
     /// does unless the space lets maintainers write directly. The gate applies as to a
@@ -208,29 +229,13 @@ impl Mnemo {
         mut fields: CandidateFields,
         mandatory: bool,
     ) -> Result<Remembered> {
-        let (space, role) = self.membership(who, space_id)?;
-        let rule = space::write_rule(&space, role);
-        if rule == WriteRule::Forbidden {
-            return Err(Error::SpaceRole {
-                space: space.id,
-                role,
-                action: "write to it (contributors and maintainers may)",
-            });
-        }
+        let (owner, rule) = self.writable(who, space_id)?;
         let now = self.now();
-        fields.scope = Some(Scope::Space(space.id.clone()));
-        fields.shared =
-            Some(Shared { author: who.user_id().to_owned(), approval: None, mandatory });
+        stamp(&mut fields, who, &owner, mandatory);
         let candidate = Candidate::validate(fields, now)?;
         if !self.store.settings(who)?.memory_enabled {
-            return Ok(Remembered {
-                outcome: Outcome::Refused,
-                id: None,
-                reason: ReasonCode::MemoryDisabled,
-                superseded: vec![],
-            });
+            return Ok(Remembered::refused(ReasonCode::MemoryDisabled));
         }
-        let owner = UserRef::space(who.tenant(), &space.id)?;
         let embedding = self.embed_one(&candidate.content)?;
         let record = NewRecord { id: new_id(), candidate, embedding };
         let receipt = self.store.write(&owner, record, now, &self.actor, &|c, ctx| {
@@ -247,28 +252,14 @@ impl Mnemo {
         space_id: &str,
         batch: Vec<CandidateFields>,
     ) -> Result<Vec<Remembered>> {
-        let (space, role) = self.membership(who, space_id)?;
-        let rule = space::write_rule(&space, role);
-        if rule == WriteRule::Forbidden {
-            return Err(Error::SpaceRole {
-                space: space.id,
-                role,
-                action: "write to it (contributors and maintainers may)",
-            });
-        }
+        let (owner, rule) = self.writable(who, space_id)?;
         let batch = batch
             .into_iter()
             .map(|mut fields| {
-                fields.scope = Some(Scope::Space(space.id.clone()));
-                fields.shared = Some(Shared {
-                    author: who.user_id().to_owned(),
-                    approval: None,
-                    mandatory: false,
-                });
+                stamp(&mut fields, who, &owner, false);
                 fields
             })
             .collect();
-        let owner = UserRef::space(who.tenant(), &space.id)?;
         self.write_batch(who, &owner, batch, rule)
     }
 
