@@ -529,6 +529,28 @@ pub trait KeyStore: Send + Sync {
 
     /// Revokes a tenant's key; false when the tenant has no such key.
     fn revoke_key(&self, tenant: &str, id: &str, now: Timestamp) -> Result<bool, PortError>;
+
+    /// Stores a one-time sign-in link of the memory panel (only its hash).
+    fn create_sign_in(&self, link: &SignInLink) -> Result<(), PortError>;
+
+    /// Redeems a sign-in link once: its user when the link exists, has not expired and was
+    /// not used, marking it used in the same statement; `None` otherwise (a second redemption
+    /// of one link finds nothing).
+    fn redeem_sign_in(&self, hash: &str, now: Timestamp) -> Result<Option<UserRef>, PortError>;
+}
+
+/// A one-time sign-in link of the memory panel: who it signs in and until when. Only the
+/// hash of its secret is kept.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SignInLink {
+    /// Hex SHA-256 of the link's secret.
+    pub hash: String,
+    /// The user it signs in.
+    pub who: UserRef,
+    /// When it was made.
+    pub created_at: Timestamp,
+    /// When it stops working.
+    pub expires_at: Timestamp,
 }
 
 /// Runs: the working memory of one task of a user.

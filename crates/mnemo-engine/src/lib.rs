@@ -22,7 +22,7 @@ use mnemo_core::policy::{ReasonCode, UserSettings};
 use mnemo_core::ports::{
     ApiKey, AuditAction, AuditEntry, AuditLog, DeletionRequest, Edit, Embedded, ExportedMemory,
     Found, History, Imported, KeyStore, ListFilter, MemoryStore, NewRecord, PortError, RunStore,
-    SearchQuery, SettingsStore, SpaceStore, StoreCaps, StoreMetrics, WriteReceipt,
+    SearchQuery, SettingsStore, SignInLink, SpaceStore, StoreCaps, StoreMetrics, WriteReceipt,
     audit_action_for,
 };
 use mnemo_core::retrieval::{Fused, Signals};
@@ -815,6 +815,14 @@ impl<B: Backend + KeyStore> KeyStore for Engine<B> {
 
     fn revoke_key(&self, tenant: &str, id: &str, now: Timestamp) -> Result<bool, PortError> {
         self.backend.revoke_key(tenant, id, now)
+    }
+
+    fn create_sign_in(&self, link: &SignInLink) -> Result<(), PortError> {
+        self.backend.create_sign_in(link)
+    }
+
+    fn redeem_sign_in(&self, hash: &str, now: Timestamp) -> Result<Option<UserRef>, PortError> {
+        self.backend.redeem_sign_in(hash, now)
     }
 }
 

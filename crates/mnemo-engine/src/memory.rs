@@ -10,8 +10,8 @@ use mnemo_core::ledger::{DeletionReceipt, ForgottenMatch, LedgerKey, Remnant, Re
 use mnemo_core::lifecycle::{self, Candidate};
 use mnemo_core::policy::UserSettings;
 use mnemo_core::ports::{
-    ApiKey, AuditEntry, Embedded, Found, KeyStore, ListFilter, PortError, SearchQuery, SpaceStore,
-    StoreCaps,
+    ApiKey, AuditEntry, Embedded, Found, KeyStore, ListFilter, PortError, SearchQuery, SignInLink,
+    SpaceStore, StoreCaps,
 };
 use mnemo_core::record::EmbeddingInfo;
 use mnemo_core::retrieval::{Fused, Signals};
@@ -59,6 +59,8 @@ struct State {
     keys: Vec<ApiKey>,
     /// Keyed by (tenant, space id).
     spaces: BTreeMap<(String, String), Space>,
+    /// Sign-in links with when each was used.
+    sign_ins: Vec<(SignInLink, Option<Timestamp>)>,
     /// Keyed by (tenant, space id, user id).
     members: BTreeMap<(String, String, String), Member>,
 }
@@ -680,6 +682,15 @@ impl Backend for MemoryBackend {
     }
 }
 
+impl MemoryBackend {
+    fn sign_in_position(state: &State, hash: &str, now: Timestamp) -> Option<usize> {
+        state
+            .sign_ins
+            .iter()
+            .position(|(link, used)| link.hash == hash && used.is_none() && link.expires_at > now)
+    }
+}
+
 impl KeyStore for MemoryBackend {
     fn create_key(&self, key: &ApiKey) -> Result<(), PortError> {
         let mut state = self.lock();
@@ -719,6 +730,22 @@ impl KeyStore for MemoryBackend {
             key.revoked_at = Some(now);
         }
         Ok(true)
+    }
+
+    fn create_sign_in(&self, link: &SignInLink) -> Result<(), PortError> {
+        let mut state = self.lock();
+        if state.sign_ins.iter().any(|(l, _)| l.hash == link.hash) {
+            return Err(PortError::new(ErrorKind::Conflict, "the sign-in link exists"));
+        }
+        state.sign_ins.push((link.clone(), None));
+        Ok(())
+    }
+
+    fn redeem_sign_in(&self, hash: &str, now: Timestamp) -> Result<Option<UserRef>, PortError> {
+        let mut state = self.lock();
+        let Some(at) = Self::sign_in_position(&state, hash, now) else { return Ok(None) };
+        state.sign_ins[at].1 = Some(now);
+        Ok(Some(state.sign_ins[at].0.who.clone()))
     }
 }
 

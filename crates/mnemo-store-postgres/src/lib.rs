@@ -29,7 +29,7 @@ use std::time::Duration;
 use mnemo_core::ledger::{DeletionReceipt, LedgerKey, Remnant, Removed};
 use mnemo_core::policy::UserSettings;
 use mnemo_core::ports::{
-    ApiKey, AuditEntry, Embedded, Found, KeyStore, PortError, SearchQuery, StoreCaps,
+    ApiKey, AuditEntry, Embedded, Found, KeyStore, PortError, SearchQuery, SignInLink, StoreCaps,
 };
 use mnemo_core::retrieval::{Fused, Signals};
 use mnemo_core::run::Run;
@@ -1024,6 +1024,41 @@ impl KeyStore for PostgresBackend {
             )
             .map_err(StoreError::from)?;
         Ok(changed > 0)
+    }
+
+    fn create_sign_in(&self, link: &SignInLink) -> Result<(), PortError> {
+        let mut conn = self.conn()?;
+        conn.client
+            .execute(
+                "INSERT INTO sign_in_links (hash, tenant, user_id, created_at, expires_at)
+                 VALUES ($1, $2, $3, $4, $5)",
+                &[
+                    &link.hash,
+                    &link.who.tenant(),
+                    &link.who.user_id(),
+                    &link.created_at.as_millis(),
+                    &link.expires_at.as_millis(),
+                ],
+            )
+            .map_err(StoreError::from)?;
+        Ok(())
+    }
+
+    fn redeem_sign_in(&self, hash: &str, now: Timestamp) -> Result<Option<UserRef>, PortError> {
+        let mut conn = self.conn()?;
+        let row = conn
+            .client
+            .query_opt(
+                "UPDATE sign_in_links SET used_at = $2
+                  WHERE hash = $1 AND used_at IS NULL AND expires_at > $2
+                 RETURNING tenant, user_id",
+                &[&hash, &now.as_millis()],
+            )
+            .map_err(StoreError::from)?;
+        let Some(row) = row else { return Ok(None) };
+        let (tenant, user): (String, String) =
+            (row.try_get(0).map_err(StoreError::from)?, row.try_get(1).map_err(StoreError::from)?);
+        Ok(UserRef::new(&tenant, &user).ok())
     }
 }
 

@@ -28,7 +28,7 @@ use std::time::Duration;
 use mnemo_core::ledger::{DeletionReceipt, LedgerKey, Remnant, Removed};
 use mnemo_core::policy::UserSettings;
 use mnemo_core::ports::{
-    ApiKey, AuditEntry, Embedded, Found, KeyStore, PortError, SearchQuery, StoreCaps,
+    ApiKey, AuditEntry, Embedded, Found, KeyStore, PortError, SearchQuery, SignInLink, StoreCaps,
 };
 use mnemo_core::retrieval::{Fused, Signals};
 use mnemo_core::run::Run;
@@ -1003,6 +1003,39 @@ impl KeyStore for SqliteBackend {
             )?;
             Ok((changed > 0, Touched::Nothing))
         })?)
+    }
+
+    fn create_sign_in(&self, link: &SignInLink) -> Result<(), PortError> {
+        Ok(self.write_tx(link.who.tenant(), None, |tx| {
+            tx.execute(
+                "INSERT INTO sign_in_links (hash, tenant, user_id, created_at, expires_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![
+                    link.hash,
+                    link.who.tenant(),
+                    link.who.user_id(),
+                    link.created_at.as_millis(),
+                    link.expires_at.as_millis()
+                ],
+            )?;
+            Ok(((), Touched::Nothing))
+        })?)
+    }
+
+    fn redeem_sign_in(&self, hash: &str, now: Timestamp) -> Result<Option<UserRef>, PortError> {
+        let owner: Option<(String, String)> = self.write_tx("", None, |tx| {
+            let row = tx
+                .query_row(
+                    "UPDATE sign_in_links SET used_at = ?2
+                      WHERE hash = ?1 AND used_at IS NULL AND expires_at > ?2
+                     RETURNING tenant, user_id",
+                    params![hash, now.as_millis()],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()?;
+            Ok((row, Touched::Nothing))
+        })?;
+        Ok(owner.and_then(|(tenant, user)| UserRef::new(&tenant, &user).ok()))
     }
 }
 

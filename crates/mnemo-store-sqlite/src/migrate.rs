@@ -21,6 +21,7 @@ const MIGRATIONS: &[(u32, &str, &str)] = &[
     (10, "key_rates", include_str!("../migrations/0010_key_rates.sql")),
     (11, "drop_fulltext", include_str!("../migrations/0011_drop_fulltext.sql")),
     (12, "spaces", include_str!("../migrations/0012_spaces.sql")),
+    (13, "sign_in_links", include_str!("../migrations/0013_sign_in_links.sql")),
 ];
 
 /// The newest schema version this build knows.

@@ -71,6 +71,7 @@ macro_rules! conformance_tests {
             ending_a_run_scrubs_its_state,
             spaces_and_members_are_kept_per_tenant,
             a_space_notebook_keeps_its_records_apart,
+            a_sign_in_link_works_once_and_only_in_time,
         );
     };
     (@each $make:expr; $attrs:tt; $($check:ident),+ $(,)?) => {
@@ -1267,4 +1268,25 @@ pub fn a_space_notebook_keeps_its_records_apart(h: &dyn Harness) {
     assert_present(h, "Quillon3391");
     store.forget(&eng, &id("s1"), &deletion(day(2))).unwrap().unwrap();
     assert_scrubbed(h, "Quillon3391", "forget of a space's record");
+}
+
+/// A sign-in link signs its user in once, before it expires, and never another user.
+pub fn a_sign_in_link_works_once_and_only_in_time(h: &dyn Harness) {
+    use mnemo_core::ports::SignInLink;
+    let store = h.store();
+    let link = |hash: &str, user: &str| SignInLink {
+        hash: hash.to_owned(),
+        who: who("acme", user),
+        created_at: T0,
+        expires_at: day(1),
+    };
+    store.create_sign_in(&link("h1", "alice")).unwrap();
+    store.create_sign_in(&link("h2", "bob")).unwrap();
+    assert!(store.create_sign_in(&link("h1", "mallory")).is_err(), "a second link with one hash");
+    assert_eq!(store.redeem_sign_in("nope", T0).unwrap(), None);
+    assert_eq!(store.redeem_sign_in("h1", T0).unwrap(), Some(who("acme", "alice")));
+    assert_eq!(store.redeem_sign_in("h1", T0).unwrap(), None, "a link signed in twice");
+    assert_eq!(store.redeem_sign_in("h2", day(1)).unwrap(), None, "an expired link signed in");
+    // A refused redemption does not use the link up.
+    assert_eq!(store.redeem_sign_in("h2", T0).unwrap(), Some(who("acme", "bob")));
 }

@@ -1,8 +1,9 @@
 //! API keys: created once and shown once, stored as a SHA-256 hash, bound to a tenant and
-//! optionally to one user.
+//! optionally to one user; and the memory panel's one-time sign-in links, kept the same way.
 
+use mnemo_core::UserRef;
 use mnemo_core::error::InvalidInput;
-use mnemo_core::ports::ApiKey;
+use mnemo_core::ports::{ApiKey, SignInLink};
 use mnemo_core::scope::validate_key;
 use sha2::{Digest, Sha256};
 
@@ -111,6 +112,36 @@ impl Mnemo {
                 format!("no live key {id} in tenant {tenant}"),
             )))
         }
+    }
+}
+
+/// How long a sign-in link of the memory panel works.
+pub const SIGN_IN_TTL: mnemo_core::duration::Ttl =
+    mnemo_core::duration::Ttl::from_millis(10 * 60_000);
+
+impl Mnemo {
+    /// Makes a one-time sign-in link secret for `who`'s memory panel, valid for
+    /// [`SIGN_IN_TTL`]: only its hash is stored, and it signs in once.
+    pub fn create_sign_in(&self, who: &UserRef) -> Result<String> {
+        let secret = format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple());
+        let now = self.now();
+        let link = SignInLink {
+            hash: hash(&secret),
+            who: who.clone(),
+            created_at: now,
+            expires_at: now.plus(SIGN_IN_TTL),
+        };
+        self.store().create_sign_in(&link)?;
+        Ok(secret)
+    }
+
+    /// The user a sign-in link secret signs in, once: `None` for a link that is unknown,
+    /// expired or already used.
+    pub fn redeem_sign_in(&self, secret: &str) -> Result<Option<UserRef>> {
+        if secret.is_empty() || secret.len() > 128 {
+            return Ok(None);
+        }
+        Ok(self.store().redeem_sign_in(&hash(secret), self.now())?)
     }
 }
 

@@ -23,7 +23,7 @@ pub use ingest::{
     DEFAULT_RETENTION, EXTRACTED, ExtractionFailure, INCOGNITO, IngestOptions, IngestReport,
     ProposedMemory, disclosure_features, is_incognito,
 };
-pub use keys::{MAX_KEY_RATE, Principal};
+pub use keys::{MAX_KEY_RATE, Principal, SIGN_IN_TTL};
 pub use memory_tool::ToolAnswer;
 pub use mnemo_core as core;
 
