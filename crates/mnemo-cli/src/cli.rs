@@ -267,6 +267,13 @@ pub(crate) enum Command {
     /// List active memories past their review date that --user may re-confirm (their own
     /// and those of the spaces they maintain), most overdue first.
     Reviews,
+    /// Print a one-time sign-in link to --user's memory panel ("What this assistant
+    /// remembers") on the server at --base-url: it works once, within 10 minutes.
+    Panel {
+        /// The address the server (`mnemo serve`) is reached at.
+        #[arg(long, env = "MNEMO_BASE_URL", default_value = "http://127.0.0.1:7077")]
+        base_url: String,
+    },
 }
 
 /// What to do with shared spaces.

@@ -520,6 +520,23 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         }
         Command::Run { action } => run_command(cli, &mnemo, action),
         Command::Space { action } => space_command(cli, &mnemo, action),
+        Command::Panel { base_url } => {
+            let who = user(cli)?;
+            let secret = mnemo.create_sign_in(&who)?;
+            let link = format!("{}/panel/signin?token={secret}", base_url.trim_end_matches('/'));
+            if cli.json {
+                output::json(&serde_json::json!({ "link": link, "user_id": who.user_id() }))
+            } else {
+                output::lines([
+                    link,
+                    format!(
+                        "(signs {} in once, within {} minutes)",
+                        who.user_id(),
+                        mnemo::SIGN_IN_TTL.as_millis() / 60_000
+                    ),
+                ])
+            }
+        }
         Command::Reviews => {
             let memories = mnemo.overdue_reviews(&user(cli)?)?;
             if cli.json {

@@ -1,4 +1,5 @@
-//! mnemo's HTTP API: `router(state)` serves JSON REST under `/v1` and `/healthz`.
+//! mnemo's HTTP API: `router(state)` serves JSON REST under `/v1` and `/healthz`, and the
+//! memory panel's pages under `/panel` (`mnemo-panel`).
 //!
 //! Every request carries `Authorization: Bearer <key>`. A tenant key acts for any user of its
 //! tenant (naming one with `user_id`); a user key only for its own user (403 otherwise). The
@@ -34,6 +35,8 @@ pub struct AppState {
     /// Set when a write failed for want of storage, cleared by the next write that succeeds:
     /// `/healthz` says the server is degraded meanwhile.
     storage_full: Arc<std::sync::atomic::AtomicBool>,
+    /// The memory panel, with its signed-in sessions.
+    panel: mnemo_panel::Panel,
 }
 
 impl AppState {
@@ -42,6 +45,7 @@ impl AppState {
     /// ([`limits::FAILED_AUTH_LIMIT`]).
     pub fn new(mnemo: Mnemo, limit: RateLimit) -> Self {
         Self {
+            panel: mnemo_panel::Panel::new(&mnemo),
             mnemo: Arc::new(mnemo),
             limiter: Arc::new(limits::Limiter::new(limit)),
             failed_auth: Arc::new(limits::Limiter::new(limits::FAILED_AUTH_LIMIT)),
@@ -63,15 +67,17 @@ pub fn router(state: AppState) -> Router {
         // MCP tools' audit entries name their channel.
         .nest_service("/mcp", mnemo_mcp::http_service(Arc::new(state.mnemo.acting_as("mcp"))))
         .layer(axum::middleware::from_fn_with_state(state.clone(), routes::mcp_auth));
+    let panel = mnemo_panel::router(state.panel.clone());
     routes::routes()
         .merge(mem0::routes())
         .merge(mcp)
+        .with_state(state.clone())
+        .merge(panel)
         .fallback(routes::no_such_route)
         .method_not_allowed_fallback(routes::method_not_allowed)
-        .layer(axum::middleware::from_fn_with_state(state.clone(), routes::track))
+        .layer(axum::middleware::from_fn_with_state(state, routes::track))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(tower_http::catch_panic::CatchPanicLayer::new())
-        .with_state(state)
 }
 
 /// Limits that keep the server answering under idle, slow or too many connections.

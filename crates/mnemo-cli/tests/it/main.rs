@@ -7,6 +7,7 @@ mod encryption;
 mod ingest;
 mod isolation;
 mod mcp;
+mod panel;
 mod policy;
 mod postgres;
 mod readme;
