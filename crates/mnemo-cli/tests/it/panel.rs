@@ -198,6 +198,29 @@ impl Browser {
         );
     }
 
+    /// The WCAG 2 A and AA violations axe-core finds on the current page (axe's source
+    /// injected by WebDriver), as `rule (impact): nodes` lines.
+    fn accessibility_violations(&self, axe: &str) -> Vec<String> {
+        let script = format!(
+            "{axe}\n;const done = arguments[arguments.length - 1];\
+             axe.run(document, {{runOnly: ['wcag2a', 'wcag2aa']}})\
+               .then(r => done(r.violations.map(v => v.id + ' (' + v.impact + '): ' + \
+                 v.nodes.map(n => n.target.join(' ')).join(', '))))\
+               .catch(e => done(['axe failed: ' + e]));"
+        );
+        let found = self.call(
+            "POST",
+            &self.session("/execute/async"),
+            Some(json!({"script": script, "args": []})),
+        );
+        found
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap_or_default().to_owned())
+            .collect()
+    }
+
     /// The session cookie (HttpOnly: out of the page's reach, not of WebDriver's).
     fn cookie(&self) -> String {
         let cookie = self.call("GET", &self.session("/cookie/mnemo_panel"), None);
@@ -246,6 +269,29 @@ fn the_memory_panel_in_chromium() {
     browser.goto(&alice_link);
     let page = browser.source();
     assert!(page.contains("What this assistant remembers about alice"), "{page}");
+    // Accessible: axe-core (npm, path in MNEMO_AXE_JS; `.ci/run` installs it) finds no
+    // WCAG 2 A or AA violation on the notebook, a memory's page, control and activity.
+    let axe = std::fs::read_to_string(
+        std::env::var("MNEMO_AXE_JS").expect("MNEMO_AXE_JS names axe-core's axe.min.js"),
+    )
+    .unwrap();
+    // The check itself finds what it should: an image without a text alternative.
+    browser
+        .goto("data:text/html,<html lang=en><title>t</title><main><img src=x.png></main></html>");
+    let control = browser.accessibility_violations(&axe);
+    assert!(control.iter().any(|v| v.starts_with("image-alt")), "{control:?}");
+    let tea_id = id_of(&env, "alice", "I prefer green tea");
+    for path in [
+        "/panel".to_owned(),
+        format!("/panel/memories/{tea_id}"),
+        "/panel/control".into(),
+        "/panel/activity".into(),
+    ] {
+        browser.goto(&format!("{base}{path}"));
+        let violations = browser.accessibility_violations(&axe);
+        assert!(violations.is_empty(), "{path}: {violations:#?}");
+    }
+    browser.goto(&format!("{base}/panel"));
     assert!(page.contains("I prefer green tea") && page.contains("Waiting for your confirmation"));
     assert!(page.contains("Held because it came from a tool"), "{page}");
     assert!(!page.contains("red binder"), "bob's memory on alice's page");
