@@ -343,6 +343,19 @@ fn the_memory_panel_in_chromium() {
     let (status, _, _) =
         raw(&addr, "POST", &format!("/panel/memories/{bobs}/forget"), &form, "csrf=forged");
     assert_eq!(status, 403);
+    // With the session's own token, bob's id still answers exactly as a made-up one, and
+    // nothing of bob's changes.
+    let page = browser.source();
+    let token = page.split("name=\"csrf\" value=\"").nth(1).and_then(|t| t.split('"').next());
+    let body = format!("csrf={}&content=hijacked", token.unwrap());
+    for action in ["edit", "forget", "confirm", "reject"] {
+        let (status, _, foreign) =
+            raw(&addr, "POST", &format!("/panel/memories/{bobs}/{action}"), &form, &body);
+        let (_, _, reference) =
+            raw(&addr, "POST", &format!("/panel/memories/{made_up}/{action}"), &form, &body);
+        assert_eq!(status, 404, "{action}: {foreign}");
+        assert_eq!(foreign.replace(&bobs, "ID"), reference.replace(made_up, "ID"), "{action}");
+    }
     assert_eq!(env.json(&["get", "--user", "alice", &locker])["id"], locker.as_str());
     assert_eq!(env.json(&["get", "--user", "bob", &bobs])["id"], bobs.as_str());
 
