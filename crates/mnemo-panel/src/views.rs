@@ -98,11 +98,17 @@ impl Entry {
     }
 }
 
+/// Most entries a group shows; the rest are counted, and found by search or filters.
+pub(crate) const GROUP_LIMIT: usize = 200;
+
 /// One group of the notebook as a person thinks of it.
 #[derive(Debug, Clone)]
 pub(crate) struct Group {
     pub(crate) title: &'static str,
     pub(crate) hint: &'static str,
+    /// How many entries the group has in all.
+    pub(crate) total: usize,
+    /// The newest of them, at most [`GROUP_LIMIT`].
     pub(crate) entries: Vec<Entry>,
 }
 
@@ -115,26 +121,31 @@ pub(crate) fn groups(active: Vec<Entry>, memories: &[Memory]) -> Vec<Group> {
         Group {
             title: "Always on: your profile",
             hint: "Shown to the assistant in every conversation.",
+            total: 0,
             entries: Vec::new(),
         },
         Group {
             title: "Facts and preferences",
             hint: "Found when they are relevant to what you ask.",
+            total: 0,
             entries: Vec::new(),
         },
         Group {
             title: "How you like things done",
             hint: "Standing instructions the assistant follows.",
+            total: 0,
             entries: Vec::new(),
         },
         Group {
             title: "Events and conversation summaries",
             hint: "What happened, and what earlier conversations were about.",
+            total: 0,
             entries: Vec::new(),
         },
         Group {
             title: "Conversation turns",
             hint: "What was said, kept for a while and then deleted by itself.",
+            total: 0,
             entries: Vec::new(),
         },
     ];
@@ -146,7 +157,10 @@ pub(crate) fn groups(active: Vec<Entry>, memories: &[Memory]) -> Vec<Group> {
             Some((Kind::Episodic, _)) => 3,
             _ => 1,
         };
-        groups[at].entries.push(entry);
+        groups[at].total += 1;
+        if groups[at].entries.len() < GROUP_LIMIT {
+            groups[at].entries.push(entry);
+        }
     }
     groups
 }
@@ -326,6 +340,31 @@ pub(crate) fn timeline(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_group_shows_its_newest_entries_and_counts_the_rest() {
+        let now = Timestamp::parse("2026-03-04T12:00:00Z", "t").unwrap();
+        let memories: Vec<Memory> = (0..GROUP_LIMIT + 50)
+            .map(|i| {
+                let fields = mnemo::core::lifecycle::CandidateFields {
+                    content: format!("Fact number {i}"),
+                    ..Default::default()
+                };
+                mnemo::core::lifecycle::Candidate::validate(fields, now).unwrap().into_memory(
+                    mnemo::core::MemoryId(format!("m{i}")),
+                    "t",
+                    "u",
+                    Status::Active,
+                    now,
+                )
+            })
+            .collect();
+        let entries = memories.iter().map(|m| Entry::of(m, None, &HashMap::new())).collect();
+        let facts = &groups(entries, &memories)[1];
+        assert_eq!((facts.total, facts.entries.len()), (GROUP_LIMIT + 50, GROUP_LIMIT));
+        assert_eq!(facts.entries[0].visible_to, "Only you");
+        assert_eq!(facts.entries[0].lasting, "Persistent");
+    }
 
     #[test]
     fn weeks_start_on_monday() {
