@@ -201,6 +201,7 @@ pub(crate) fn audit_line(e: &AuditEntry) -> String {
 pub(crate) fn receipt_heading(r: &DeletionReceipt) -> String {
     let what = match (&r.scope, &r.memory_id) {
         (DeletionScope::User, _) => "every memory of the user".to_owned(),
+        (DeletionScope::Space, _) => "every memory of the shared space".to_owned(),
         (DeletionScope::Rejected, Some(id)) => format!("pending memory {id}, rejected"),
         (_, Some(id)) => format!("memory {id}"),
         (_, None) => "-".to_owned(),

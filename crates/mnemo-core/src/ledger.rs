@@ -155,6 +155,8 @@ pub enum DeletionScope {
     Rejected,
     /// Every record of the user (`forget --all`).
     User,
+    /// Every record of a shared space (`space delete`).
+    Space,
 }
 
 /// How much of each kind a deletion removed.

@@ -569,7 +569,11 @@ impl<B: Backend> MemoryStore for Engine<B> {
                 None,
             )?;
             let counted = Counted {
-                scope: DeletionScope::User,
+                scope: if who.space_id().is_some() {
+                    DeletionScope::Space
+                } else {
+                    DeletionScope::User
+                },
                 memory_id: None,
                 removed_ids: Vec::new(),
                 removed,

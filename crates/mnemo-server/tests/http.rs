@@ -1644,5 +1644,6 @@ async fn spaces_over_real_http() {
     let (status, deleted) = http("DELETE", "/v1/spaces/eng", &admin, None).await;
     assert_eq!(status, 200, "{deleted}");
     assert_eq!(body(&deleted)["receipt"]["removed"]["records"].as_u64(), Some(1), "{deleted}");
+    assert_eq!(body(&deleted)["receipt"]["scope"], "space");
     assert_eq!(http("GET", &format!("/v1/memories/{id}"), &ann, None).await.0, 404);
 }
