@@ -267,12 +267,32 @@ pub(crate) enum Command {
     /// List active memories past their review date that --user may re-confirm (their own
     /// and those of the spaces they maintain), most overdue first.
     Reviews,
+    /// Measure mnemo on your own data with the store, embedder and extractor configured here.
+    Eval {
+        #[command(subcommand)]
+        action: EvalAction,
+    },
     /// Print a one-time sign-in link to --user's memory panel ("What this assistant
     /// remembers") on the server at --base-url: it works once, within 10 minutes.
     Panel {
         /// The address the server (`mnemo serve`) is reached at.
         #[arg(long, env = "MNEMO_BASE_URL", default_value = "http://127.0.0.1:7077")]
         base_url: String,
+    },
+}
+
+/// What to measure.
+#[derive(Debug, Subcommand)]
+pub(crate) enum EvalAction {
+    /// Run scripted multi-session scenarios (a JSON array; the format is in the README):
+    /// each in a tenant of its own, one day between steps, everything it wrote deleted
+    /// afterwards. Prints the pass count per scenario type and what failed.
+    Scenarios {
+        /// The scenarios file.
+        file: PathBuf,
+        /// When the first step happens (RFC 3339; default now).
+        #[arg(long, value_name = "RFC3339")]
+        start: Option<String>,
     },
 }
 

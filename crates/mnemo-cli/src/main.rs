@@ -27,8 +27,8 @@ use mnemo_api as api;
 use mnemo::core::run::{RunChange, StepStatus};
 
 use crate::cli::{
-    Cli, Command, ContextArgs, IngestArgs, KeysAction, ListArgs, MemberAction, RememberArgs,
-    RunAction, SearchArgs, SessionAction, SpaceAction, Switch,
+    Cli, Command, ContextArgs, EvalAction, IngestArgs, KeysAction, ListArgs, MemberAction,
+    RememberArgs, RunAction, SearchArgs, SessionAction, SpaceAction, Switch,
 };
 
 const ACTOR: &str = "cli";
@@ -520,6 +520,44 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         }
         Command::Run { action } => run_command(cli, &mnemo, action),
         Command::Space { action } => space_command(cli, &mnemo, action),
+        Command::Eval { action: EvalAction::Scenarios { file, start } } => {
+            let text = std::fs::read_to_string(file)
+                .with_context(|| format!("cannot read {}", file.display()))?;
+            let scenarios: Vec<mnemo::eval::Scenario> = serde_json::from_str(&text)
+                .map_err(|e| InvalidInput::new("scenarios", format!("{}: {e}", file.display())))?;
+            let start = parse_time(start.as_deref(), "--start")?.unwrap_or_else(|| mnemo.now());
+            // A tenant of its own for this run, which nothing else uses.
+            let tenant = format!("eval-{}-{}", std::process::id(), mnemo.now().as_millis());
+            let report = mnemo.eval_scenarios(&scenarios, &tenant, start)?;
+            let failures: Vec<serde_json::Value> = report
+                .failures
+                .iter()
+                .map(|(name, kind, what)| serde_json::json!({"name": name, "type": kind, "failures": what}))
+                .collect();
+            if cli.json {
+                let by_type: serde_json::Map<String, serde_json::Value> = report
+                    .by_type
+                    .iter()
+                    .map(|(kind, t)| {
+                        (kind.clone(), serde_json::json!({"passed": t.passed, "total": t.total}))
+                    })
+                    .collect();
+                return output::json(
+                    &serde_json::json!({"by_type": by_type, "failures": failures}),
+                );
+            }
+            let mut lines = vec!["| type | passed |".to_owned(), "|---|---|".to_owned()];
+            lines.extend(
+                report
+                    .by_type
+                    .iter()
+                    .map(|(kind, t)| format!("| {kind} | {}/{} |", t.passed, t.total)),
+            );
+            lines.extend(report.failures.iter().map(|(name, kind, what)| {
+                format!("not passed: {name} ({kind}): {}", what.join("; "))
+            }));
+            output::lines(lines)
+        }
         Command::Panel { base_url } => {
             let who = user(cli)?;
             let secret = mnemo.create_sign_in(&who)?;

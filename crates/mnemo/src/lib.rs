@@ -7,6 +7,7 @@
 
 mod asof;
 mod error;
+pub mod eval;
 mod ingest;
 mod keys;
 mod memory_tool;
@@ -243,6 +244,12 @@ impl Mnemo {
     /// and key a request came through, e.g. `http:key_ab12`).
     pub fn acting_as(&self, actor: impl Into<String>) -> Self {
         Self { actor: actor.into(), ..self.clone() }
+    }
+
+    /// The same notebook reading time from `clock` (the scenario suite moves it a day per
+    /// step).
+    pub fn with_clock(&self, clock: Arc<dyn Clock>) -> Self {
+        Self { clock, ..self.clone() }
     }
 
     /// Compacts sessions in context with these settings.

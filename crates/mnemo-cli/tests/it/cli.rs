@@ -560,3 +560,22 @@ fn the_memory_tool_runs_from_the_command_line() {
         assert!(!found, "{} stays in the file", String::from_utf8_lossy(gone));
     }
 }
+
+/// `mnemo eval scenarios FILE` runs the scenario suite on the configured store and leaves
+/// nothing of it behind.
+#[test]
+fn eval_scenarios_measures_and_cleans_up() {
+    let env = Env::new();
+    env.remember("alice", "I prefer green tea");
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenarios.json");
+    let report = env.json(&["eval", "scenarios", file, "--start", "2026-05-01T09:00:00Z"]);
+    let by_type = report["by_type"].as_object().unwrap();
+    for kind in ["deletion", "injection", "restraint", "shared", "update"] {
+        assert_eq!(by_type[kind]["passed"], by_type[kind]["total"], "{kind}: {report}");
+    }
+    // Only alice's memory is left.
+    assert_eq!(env.json(&["info"])["memories"]["total"], 1);
+    let bad = env.run(&["eval", "scenarios", "/no/such/file.json"]);
+    assert_ne!(bad.code, 0);
+    assert!(bad.stderr.contains("/no/such/file.json"), "{}", bad.stderr);
+}
