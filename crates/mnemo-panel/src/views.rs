@@ -173,7 +173,17 @@ pub(crate) fn activity_line(entry: &AuditEntry, texts: &HashMap<String, String>)
         .and_then(|id| texts.get(&id.0))
         .map(|text| format!("\u{201c}{text}\u{201d}"))
         .unwrap_or_else(|| "a memory".to_owned());
-    let why = entry.reason.map(|r| format!(" because {}", r.explanation())).unwrap_or_default();
+    // The reason says why something was held, refused or skipped (for a plain write it only
+    // repeats that it was new).
+    let why = match entry.action {
+        AuditAction::Pending
+        | AuditAction::Refused
+        | AuditAction::Skipped
+        | AuditAction::Edited => {
+            entry.reason.map(|r| format!(" because {}", r.explanation())).unwrap_or_default()
+        }
+        _ => String::new(),
+    };
     let via = match entry.actor.as_str() {
         "cli" => "from the command line".to_owned(),
         "mcp" => "through an assistant (MCP)".to_owned(),
@@ -213,21 +223,27 @@ pub(crate) struct Receipt {
 impl Receipt {
     pub(crate) fn of(receipt: &DeletionReceipt) -> Self {
         let r = &receipt.removed;
-        let mut removed = vec![format!("{} memories and conversation turns", r.records)];
-        for (count, what) in [
-            (r.superseded, "older values they had replaced"),
-            (r.derived, "summaries and facts drawn from them"),
-            (r.versions, "earlier versions"),
-            (r.vectors, "search vectors"),
-            (r.runs, "task working memories"),
+        let counted =
+            |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        let mut removed = vec![counted(
+            r.records,
+            "memory or conversation turn",
+            "memories and conversation turns",
+        )];
+        for (count, one, many) in [
+            (r.superseded, "older value it had replaced", "older values they had replaced"),
+            (r.derived, "summary or fact drawn from it", "summaries and facts drawn from them"),
+            (r.versions, "earlier version", "earlier versions"),
+            (r.vectors, "search vector", "search vectors"),
+            (r.runs, "task working memory", "task working memories"),
         ] {
             if count > 0 {
-                removed.push(format!("{count} {what}"));
+                removed.push(counted(count, one, many));
             }
         }
         removed.push(format!(
-            "{} content-free tombstones were kept so nothing brings them back by accident",
-            receipt.tombstones
+            "{} kept, so nothing brings it back by accident (no content is in it)",
+            counted(receipt.tombstones, "tombstone", "tombstones")
         ));
         let remains = receipt
             .remains

@@ -117,6 +117,8 @@ impl Browser {
         }}});
         let created = browser.call("POST", "/session", Some(capabilities));
         browser.session = created["sessionId"].as_str().expect("a browser session").to_owned();
+        let window = json!({"width": 1100, "height": 1500});
+        browser.call("POST", &browser.session("/window/rect"), Some(window));
         browser
     }
 
@@ -221,11 +223,54 @@ impl Browser {
             .collect()
     }
 
+    /// Checks the current page with axe-core (no WCAG 2 A or AA violation) and saves its
+    /// screenshot as `name.png` under `shots`.
+    fn check_page(&self, axe: &str, shots: &std::path::Path, name: &str) {
+        let violations = self.accessibility_violations(axe);
+        assert!(violations.is_empty(), "{name}: {violations:#?}");
+        let png = self.call("GET", &self.session("/screenshot"), None);
+        let png = base64_decode(png.as_str().unwrap());
+        assert!(png.starts_with(b"\x89PNG"), "{name}: not a PNG screenshot");
+        std::fs::write(shots.join(format!("{name}.png")), png).unwrap();
+    }
+
     /// The session cookie (HttpOnly: out of the page's reach, not of WebDriver's).
     fn cookie(&self) -> String {
         let cookie = self.call("GET", &self.session("/cookie/mnemo_panel"), None);
         cookie["value"].as_str().unwrap().to_owned()
     }
+}
+
+/// Standard base64 (WebDriver's screenshots), decoded.
+fn base64_decode(text: &str) -> Vec<u8> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => None,
+    };
+    let sextets: Vec<u8> = text.bytes().filter_map(value).collect();
+    let mut out = Vec::with_capacity(sextets.len() * 3 / 4);
+    for chunk in sextets.chunks(4) {
+        let n =
+            chunk.iter().enumerate().fold(0u32, |n, (i, s)| n | (u32::from(*s) << (18 - 6 * i)));
+        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+        out.extend_from_slice(&bytes[..chunk.len().saturating_sub(1)]);
+    }
+    out
+}
+
+/// Where the panel test saves its screenshots (`MNEMO_PANEL_SCREENSHOTS`, else
+/// `target/panel-screenshots`).
+fn screenshots() -> std::path::PathBuf {
+    let dir = std::env::var_os("MNEMO_PANEL_SCREENSHOTS").map_or_else(
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/panel-screenshots"),
+        std::path::PathBuf::from,
+    );
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }
 
 /// The id of `user`'s memory saying `text`.
@@ -280,16 +325,14 @@ fn the_memory_panel_in_chromium() {
         .goto("data:text/html,<html lang=en><title>t</title><main><img src=x.png></main></html>");
     let control = browser.accessibility_violations(&axe);
     assert!(control.iter().any(|v| v.starts_with("image-alt")), "{control:?}");
-    let tea_id = id_of(&env, "alice", "I prefer green tea");
-    for path in [
-        "/panel".to_owned(),
-        format!("/panel/memories/{tea_id}"),
-        "/panel/control".into(),
-        "/panel/activity".into(),
+    let shots = screenshots();
+    for (path, name) in [
+        ("/panel".to_owned(), "notebook"),
+        ("/panel/control".into(), "control"),
+        ("/panel/activity".into(), "activity"),
     ] {
         browser.goto(&format!("{base}{path}"));
-        let violations = browser.accessibility_violations(&axe);
-        assert!(violations.is_empty(), "{path}: {violations:#?}");
+        browser.check_page(&axe, &shots, name);
     }
     browser.goto(&format!("{base}/panel"));
     assert!(page.contains("I prefer green tea") && page.contains("Waiting for your confirmation"));
@@ -300,6 +343,7 @@ fn the_memory_panel_in_chromium() {
     browser.fill("#q", "what do I drink?");
     browser.click("form[action='/panel'] button");
     let page = browser.page_with("found</h3>");
+    browser.check_page(&axe, &shots, "search");
     let found = page.split("found</h3>").nth(1).unwrap_or_default();
     assert!(found.contains("I prefer green tea"), "{page}");
 
@@ -309,6 +353,7 @@ fn the_memory_panel_in_chromium() {
     browser.fill("#content", "I prefer jasmine tea");
     browser.click("form[action$='/edit'] button");
     let page = browser.page_with("Now (version 2): I prefer jasmine tea");
+    browser.check_page(&axe, &shots, "memory");
     assert!(page.contains("Earlier (version 1") && page.contains("I prefer green tea"), "{page}");
 
     // Confirm one held memory and reject the other.
@@ -329,6 +374,7 @@ fn the_memory_panel_in_chromium() {
     let foreign = browser.source();
     browser.goto(&format!("{base}/panel/memories/{made_up}"));
     let missing = browser.source();
+    browser.check_page(&axe, &shots, "not-found");
     assert!(!foreign.contains("red binder"));
     assert_eq!(foreign.replace(&bobs, "ID"), missing.replace(made_up, "ID"));
     // A form without its session's CSRF token changes nothing.
@@ -357,12 +403,26 @@ fn the_memory_panel_in_chromium() {
         assert_eq!(foreign.replace(&bobs, "ID"), reference.replace(made_up, "ID"), "{action}");
     }
     assert_eq!(env.json(&["get", "--user", "alice", &locker])["id"], locker.as_str());
+    // Bad input gets a clear message on the page and changes nothing: an empty text, an
+    // oversized one.
+    let eve_before = env.json(&["get", "--user", "alice", &eve]);
+    for (content, says) in
+        [("%20%20", "must not be empty"), (&*"x".repeat(9000), "over the maximum")]
+    {
+        let body = format!("csrf={}&content={content}", token.unwrap());
+        let (status, _, page) =
+            raw(&addr, "POST", &format!("/panel/memories/{eve}/edit"), &form, &body);
+        assert_eq!(status, 400, "{page}");
+        assert!(page.contains(says), "{page}");
+    }
+    assert_eq!(env.json(&["get", "--user", "alice", &eve]), eve_before);
     assert_eq!(env.json(&["get", "--user", "bob", &bobs])["id"], bobs.as_str());
 
     // Forget one entry: the receipt says what went and what remains; the file keeps no trace.
     browser.goto(&format!("{base}/panel/memories/{locker}"));
     browser.click("#forget");
     let page = browser.page_with("What remains");
+    browser.check_page(&axe, &shots, "receipt");
     assert!(page.contains("Forgotten") && page.contains("What remains"), "{page}");
     assert!(page.contains("backups"), "{page}");
     assert!(
@@ -405,6 +465,7 @@ fn the_memory_panel_in_chromium() {
     // Sign out: the cookie no longer works, nor does the used link, nor an expired one.
     browser.click("#sign-out");
     browser.page_with("Your user key");
+    browser.check_page(&axe, &shots, "sign-in");
     assert!(browser.url().ends_with("/panel/signin"), "{}", browser.url());
     let (status, head, _) = raw(&addr, "GET", "/panel", &[("Cookie", cookie.as_str())], "");
     assert_eq!(status, 303, "{head}");
