@@ -1,158 +1,19 @@
-//! Where an evaluation remembers conversation turns and asks its questions: the library
-//! in-process, or the real `mnemo serve` binary over HTTP with its clock at the time things
-//! were said (`--now`, one server per moment, as a deployment's clock would read then).
+//! The real `mnemo serve` binary as a notebook under evaluation (the library's
+//! `mnemo::eval::locomo::Notebook`), over HTTP with its clock at the time things were said
+//! (`--now`, one server per moment, as a deployment's clock would read then). The library
+//! in-process is `mnemo::eval::locomo::LibraryNotebook`.
 
-use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
 
 use anyhow::{Context, format_err};
-use mnemo::core::lifecycle::{CandidateFields, Outcome};
-use mnemo::core::ports::SearchFilter;
-use mnemo::core::{ConsentReceipt, Kind, ManualClock, Source, SourceType, Timestamp, UserRef};
-use mnemo::{Mnemo, SearchRequest};
+use mnemo::core::Timestamp;
+use mnemo::eval::locomo::{EvalError, Notebook, Stored, Turn};
 use serde_json::{Value, json};
 
-/// The tenant every evaluated conversation is a user of.
-const TENANT: &str = "locomo";
-
-/// One conversation turn to remember.
-pub(crate) struct Turn {
-    /// The stored text.
-    pub(crate) text: String,
-    /// Its reference (`dia_id`), returned by searches.
-    pub(crate) reference: String,
-    /// Who said it.
-    pub(crate) speaker: Option<String>,
-    /// Its session.
-    pub(crate) session: String,
-    /// When it was said, if known.
-    pub(crate) said_at: Option<Timestamp>,
-}
-
-/// What became of one remembered turn.
-pub(crate) struct Stored {
-    /// Whether it was written (added, or held as pending).
-    pub(crate) written: bool,
-    /// Whether it is held for confirmation.
-    pub(crate) pending: bool,
-    /// The decision's reason code.
-    pub(crate) reason: String,
-}
-
-/// A notebook under evaluation.
-pub(crate) trait Notebook {
-    /// Moves the clock: what is remembered or asked next happens at `at`.
-    fn set_clock(&mut self, at: Timestamp) -> anyhow::Result<()>;
-
-    /// Remembers one session's turns for `user`, in order.
-    fn remember(&mut self, user: &str, turns: &[Turn]) -> anyhow::Result<Vec<Stored>>;
-
-    /// The references of the `k` results of a search, in their order.
-    fn search(
-        &mut self,
-        user: &str,
-        query: &str,
-        k: usize,
-        min_relevance: Option<f64>,
-    ) -> anyhow::Result<Vec<String>>;
-}
-
-/// The library in-process on a SQLite file, with a clock the evaluation moves.
-pub(crate) struct Library {
-    mnemo: Mnemo,
-    clock: Arc<ManualClock>,
-}
-
-impl Library {
-    pub(crate) fn open(db: &Path, at: Timestamp) -> anyhow::Result<Self> {
-        let clock = Arc::new(ManualClock::new(at));
-        let embedder = mnemo::builtin_embedder()?;
-        let mnemo = Mnemo::open_sqlite(db, Some(embedder), clock.clone(), "locomo")?;
-        Ok(Self { mnemo, clock })
-    }
-}
-
-impl Notebook for Library {
-    fn set_clock(&mut self, at: Timestamp) -> anyhow::Result<()> {
-        self.clock.set(at);
-        Ok(())
-    }
-
-    fn remember(&mut self, user: &str, turns: &[Turn]) -> anyhow::Result<Vec<Stored>> {
-        let now = self.mnemo.now();
-        let batch = turns
-            .iter()
-            .map(|turn| {
-                let said_at = turn.said_at.unwrap_or(now);
-                CandidateFields {
-                    kind: Some(Kind::Episodic),
-                    content: turn.text.clone(),
-                    session_id: Some(turn.session.clone()),
-                    source: Some(Source {
-                        source_type: SourceType::UserStated,
-                        source_ref: Some(turn.reference.clone()),
-                        captured_at: said_at,
-                        extractor: None,
-                    }),
-                    valid_from: Some(said_at),
-                    metadata: turn
-                        .speaker
-                        .iter()
-                        .map(|s| ("speaker".to_owned(), s.clone().into()))
-                        .collect::<BTreeMap<_, _>>(),
-                    // The participants agreed to their conversations being kept; without a
-                    // receipt, turns that touch health, religion and the like would wait
-                    // for consent instead of being searchable.
-                    consent: Some(ConsentReceipt {
-                        granted_at: said_at,
-                        method: "conversation_history".to_owned(),
-                        recorded_by: "locomo".to_owned(),
-                    }),
-                    ..Default::default()
-                }
-            })
-            .collect();
-        let who = UserRef::new(TENANT, user)?;
-        Ok(self
-            .mnemo
-            .remember_batch(&who, batch)?
-            .into_iter()
-            .map(|r| Stored {
-                written: r.id.is_some(),
-                pending: r.outcome == Outcome::Pending,
-                reason: r.reason.as_str().to_owned(),
-            })
-            .collect())
-    }
-
-    fn search(
-        &mut self,
-        user: &str,
-        query: &str,
-        k: usize,
-        min_relevance: Option<f64>,
-    ) -> anyhow::Result<Vec<String>> {
-        let who = UserRef::new(TENANT, user)?;
-        let request = SearchRequest {
-            query: query.to_owned(),
-            k,
-            filter: SearchFilter::default(),
-            min_relevance,
-            as_of: None,
-            spaces: None,
-        };
-        Ok(self
-            .mnemo
-            .search(&who, &request)?
-            .into_iter()
-            .filter_map(|h| h.memory.source.source_ref)
-            .collect())
-    }
-}
+use crate::locomo::TENANT;
 
 /// The `mnemo` binary: `mnemo serve --now T` on loopback, restarted whenever the clock
 /// moves, with turns posted to `/v1/memories` and questions to `/v1/search` under a tenant key.
@@ -237,7 +98,28 @@ impl Drop for Server {
 }
 
 impl Notebook for Server {
-    fn set_clock(&mut self, at: Timestamp) -> anyhow::Result<()> {
+    fn set_clock(&mut self, at: Timestamp) -> Result<(), EvalError> {
+        Ok(self.restart(at)?)
+    }
+
+    fn remember(&mut self, user: &str, turns: &[Turn]) -> Result<Vec<Stored>, EvalError> {
+        Ok(self.post_turns(user, turns)?)
+    }
+
+    fn search(
+        &mut self,
+        user: &str,
+        query: &str,
+        k: usize,
+        min_relevance: Option<f64>,
+    ) -> Result<Vec<String>, EvalError> {
+        Ok(self.ask(user, query, k, min_relevance)?)
+    }
+}
+
+impl Server {
+    /// Restarts the server with its clock at `at`.
+    fn restart(&mut self, at: Timestamp) -> anyhow::Result<()> {
         self.stop()?;
         let mut child = Command::new(&self.binary)
             .arg("--db")
@@ -261,7 +143,8 @@ impl Notebook for Server {
         Ok(())
     }
 
-    fn remember(&mut self, user: &str, turns: &[Turn]) -> anyhow::Result<Vec<Stored>> {
+    /// Posts one session's turns, in order.
+    fn post_turns(&self, user: &str, turns: &[Turn]) -> anyhow::Result<Vec<Stored>> {
         turns
             .iter()
             .map(|turn| {
@@ -286,8 +169,9 @@ impl Notebook for Server {
             .collect()
     }
 
-    fn search(
-        &mut self,
+    /// The references of a search's results.
+    fn ask(
+        &self,
         user: &str,
         query: &str,
         k: usize,

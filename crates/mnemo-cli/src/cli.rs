@@ -294,6 +294,18 @@ pub(crate) enum EvalAction {
         #[arg(long, value_name = "RFC3339")]
         start: Option<String>,
     },
+    /// Run the LoCoMo retrieval benchmark on a file in its format: each conversation a user
+    /// (in a tenant of its own, deleted afterwards), each turn remembered at its session's
+    /// date, each question of categories 1-4 searched a day after the last session; prints
+    /// any@k, all@k and NDCG@10 per category and the search latency.
+    Locomo {
+        /// The LoCoMo JSON file.
+        file: PathBuf,
+        /// `sessions` (each session at its date, default search settings) or `fixed` (one
+        /// instant, relevance gate off: the ranking alone).
+        #[arg(long, default_value = "sessions")]
+        clock: String,
+    },
 }
 
 /// What to do with shared spaces.

@@ -520,6 +520,35 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         }
         Command::Run { action } => run_command(cli, &mnemo, action),
         Command::Space { action } => space_command(cli, &mnemo, action),
+        Command::Eval { action: EvalAction::Locomo { file, clock } } => {
+            use mnemo::eval::locomo;
+            let mode = match clock.as_str() {
+                "sessions" => locomo::ClockMode::Sessions,
+                "fixed" => locomo::ClockMode::Fixed,
+                other => {
+                    return Err(InvalidInput::new(
+                        "--clock",
+                        format!("unknown value `{other}` (expected one of: sessions, fixed)"),
+                    )
+                    .into());
+                }
+            };
+            let text = std::fs::read_to_string(file)
+                .with_context(|| format!("cannot read {}", file.display()))?;
+            let samples: Vec<serde_json::Value> = serde_json::from_str(&text).map_err(|e| {
+                InvalidInput::new("locomo", format!("{} is not a JSON list: {e}", file.display()))
+            })?;
+            // A tenant of its own for this run, which nothing else uses.
+            let tenant = format!("eval-{}-{}", std::process::id(), mnemo.now().as_millis());
+            let mut notebook = locomo::LibraryNotebook::new(&mnemo, &tenant, mnemo.now());
+            let outcome = locomo::run(&samples, &mut notebook, mode, mnemo.now());
+            notebook.clean_up()?;
+            let report = outcome.map_err(|e| anyhow::anyhow!("{e}"))?;
+            if cli.json {
+                return output::json(&report);
+            }
+            output::lines(report.lines())
+        }
         Command::Eval { action: EvalAction::Scenarios { file, start } } => {
             let text = std::fs::read_to_string(file)
                 .with_context(|| format!("cannot read {}", file.display()))?;

@@ -579,3 +579,41 @@ fn eval_scenarios_measures_and_cleans_up() {
     assert_ne!(bad.code, 0);
     assert!(bad.stderr.contains("/no/such/file.json"), "{}", bad.stderr);
 }
+
+/// `mnemo eval locomo FILE` scores a file in LoCoMo's format on the configured store and
+/// leaves nothing of it behind.
+#[test]
+fn eval_locomo_scores_a_conversation_and_cleans_up() {
+    let env = Env::new();
+    let sample = serde_json::json!([{
+        "sample_id": "c1",
+        "conversation": {
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                {"speaker": "Ana", "dia_id": "D1:1", "text": "I just adopted a greyhound called Comet."},
+                {"speaker": "Ben", "dia_id": "D1:2", "text": "Lovely! Mine is a cat."}
+            ],
+            "session_2_date_time": "10:00 am on 20 June, 2023",
+            "session_2": [
+                {"speaker": "Ana", "dia_id": "D2:1", "text": "We went sailing on the lake last weekend."}
+            ]
+        },
+        "qa": [
+            {"question": "What is the name of Ana's greyhound?", "category": 4, "evidence": ["D1:1"]},
+            {"question": "Where did Ana go sailing?", "category": 4, "evidence": ["D2:1"]},
+            {"question": "Who has no evidence?", "category": 4, "evidence": ["D9:9"]}
+        ]
+    }]);
+    let file = env.path().join("locomo.json");
+    std::fs::write(&file, sample.to_string()).unwrap();
+    let report = env.json(&["eval", "locomo", file.to_str().unwrap()]);
+    assert_eq!(
+        (report["turns"].as_u64(), report["skipped_questions"].as_u64()),
+        (Some(3), Some(1))
+    );
+    assert_eq!(report["overall"]["questions"], 2, "{report}");
+    assert_eq!(report["overall"]["any"][3], 2, "both found among 20: {report}");
+    assert_eq!(env.json(&["info"])["memories"]["total"], 0, "the run left memories behind");
+    let bad = env.run(&["eval", "locomo", file.to_str().unwrap(), "--clock", "sometimes"]);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+}

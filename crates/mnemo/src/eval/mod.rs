@@ -1,3 +1,6 @@
+//! Measuring mnemo on one's own data: the multi-session scenario suite here, and the LoCoMo
+//! retrieval run in [`locomo`].
+//!
 //! The multi-session scenario suite as a product feature (`mnemo eval scenarios FILE`):
 //! scripted conversations ingested session by session, with shared spaces and memories
 //! written and approved in between, then questions whose context block is checked. A
@@ -19,6 +22,8 @@
 //!   last one.
 //!
 //! Steps without `as` act for the user `u`.
+
+pub mod locomo;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
