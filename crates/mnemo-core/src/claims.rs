@@ -1000,7 +1000,12 @@ pub fn contradicts(old: &str, new: &str, near: Nearness) -> bool {
 /// [`contradicts`] with the new statement's claims already read, so a statement compared
 /// with several stored ones is read once.
 pub fn contradicts_claims(old: &str, new: &[Claim], near: Nearness) -> bool {
-    let old = claims(old);
+    contradicts_read(&claims(old), new, near)
+}
+
+/// [`contradicts`] with both statements' claims already read, for comparing many
+/// statements with many.
+pub fn contradicts_read(old: &[Claim], new: &[Claim], near: Nearness) -> bool {
     new.iter().any(|n| old.iter().any(|o| replaces(o, n, near)))
 }
 

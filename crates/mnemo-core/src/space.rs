@@ -228,18 +228,33 @@ pub fn forgotten_author(digest: &str) -> String {
     format!("forgotten:{}", digest.get(..12).unwrap_or(digest))
 }
 
+/// A statement to compare settings with: its record and its claims, read once.
+#[derive(Debug)]
+pub struct Setting<'a> {
+    /// The record.
+    pub memory: &'a Memory,
+    claims: Vec<crate::claims::Claim>,
+}
+
+impl<'a> Setting<'a> {
+    /// Reads `memory`'s claims.
+    pub fn of(memory: &'a Memory) -> Self {
+        Self { memory, claims: crate::claims::claims(&memory.content) }
+    }
+}
+
 /// Whether a shared record and a personal one set the same thing differently: the same
 /// subject and attribute with other words, or (unkeyed) one gives another value of a slot
 /// the other fills (see [`crate::claims`]).
-pub fn same_setting(shared: &Memory, personal: &Memory) -> bool {
-    if let (Some(a), Some(b)) = (shared.key(), personal.key()) {
+pub fn same_setting(shared: &Setting<'_>, personal: &Setting<'_>) -> bool {
+    if let (Some(a), Some(b)) = (shared.memory.key(), personal.memory.key()) {
         return a == b
-            && crate::lifecycle::normalize(&shared.content)
-                != crate::lifecycle::normalize(&personal.content);
+            && crate::lifecycle::normalize(&shared.memory.content)
+                != crate::lifecycle::normalize(&personal.memory.content);
     }
     let apart = crate::claims::Nearness::default();
-    crate::claims::contradicts(&personal.content, &shared.content, apart)
-        || crate::claims::contradicts(&shared.content, &personal.content, apart)
+    crate::claims::contradicts_read(&personal.claims, &shared.claims, apart)
+        || crate::claims::contradicts_read(&shared.claims, &personal.claims, apart)
 }
 
 /// How a shared record and a personal record of the same setting are weighed in context.
@@ -316,6 +331,38 @@ mod tests {
         assert_eq!(under_review(held.clone(), WriteRule::Review), held);
         let refused = Decision::Refuse(ReasonCode::Secret);
         assert_eq!(under_review(refused.clone(), WriteRule::Review), refused);
+    }
+
+    fn memory(content: &str, key: Option<(&str, &str)>) -> Memory {
+        let fields = crate::lifecycle::CandidateFields {
+            content: content.into(),
+            subject: key.map(|k| k.0.into()),
+            attribute: key.map(|k| k.1.into()),
+            ..Default::default()
+        };
+        crate::lifecycle::Candidate::validate(fields, Timestamp::from_millis(0))
+            .unwrap()
+            .into_memory(
+                crate::MemoryId(content.into()),
+                "t",
+                "u",
+                Status::Active,
+                Timestamp::from_millis(0),
+            )
+    }
+
+    #[test]
+    fn the_same_setting_is_read_from_keys_or_from_what_statements_claim() {
+        let same = |a: &Memory, b: &Memory| same_setting(&Setting::of(a), &Setting::of(b));
+        let tabs = memory("Indent code with tabs", Some(("code", "indentation")));
+        let spaces = memory("Indent code with four spaces", Some(("code", "indentation")));
+        assert!(same(&spaces, &tabs));
+        assert!(!same(&tabs, &tabs), "the same words are no difference");
+        let vim = memory("My favourite editor is Vim", None);
+        let emacs = memory("My favourite editor is Emacs", None);
+        let tea = memory("I like green tea", None);
+        assert!(same(&vim, &emacs), "another value of the same slot");
+        assert!(!same(&vim, &tea), "a statement about something else");
     }
 
     #[test]

@@ -88,13 +88,24 @@ pub(crate) fn precedence_notes(
     relevant: &[Memory],
 ) -> std::collections::HashMap<MemoryId, String> {
     let mut notes = std::collections::HashMap::new();
-    let personal: Vec<&Memory> = profile
+    let shared: Vec<&Memory> =
+        relevant.iter().filter(|m| matches!(m.scope, Scope::Space(_))).collect();
+    if shared.is_empty() {
+        return notes;
+    }
+    // Each statement's claims are read once, not once per pair compared.
+    let personal: Vec<space::Setting<'_>> = profile
         .iter()
         .chain(relevant)
         .filter(|m| !matches!(m.scope, Scope::Space(_)) && !m.transcript)
+        .map(space::Setting::of)
         .collect();
-    for shared in relevant.iter().filter(|m| matches!(m.scope, Scope::Space(_))) {
-        let Some(own) = personal.iter().find(|p| space::same_setting(shared, p)) else { continue };
+    for shared in shared {
+        let setting = space::Setting::of(shared);
+        let Some(own) = personal.iter().find(|p| space::same_setting(&setting, p)) else {
+            continue;
+        };
+        let own = own.memory;
         let from = origin(shared);
         let (on_shared, on_own) = match space::precedence(shared) {
             space::Precedence::Personal => (
