@@ -735,6 +735,17 @@ impl Mnemo {
     /// A search is not a use: it changes nothing, so reading never reorders what is read
     /// next. Call [`Mnemo::mark_used`] for what the caller did use.
     pub fn search(&self, who: &UserRef, request: &SearchRequest) -> Result<Vec<Hit>> {
+        self.search_notebooks(who, request, None)
+    }
+
+    /// [`Mnemo::search`] over `notebooks` when the caller already knows which the user may
+    /// read (`None`: those the request and the user's memberships allow).
+    fn search_notebooks(
+        &self,
+        who: &UserRef,
+        request: &SearchRequest,
+        notebooks: Option<Vec<UserRef>>,
+    ) -> Result<Vec<Hit>> {
         if request.k == 0 || request.k > MAX_K {
             return Err(
                 mnemo_core::error::InvalidInput::new("k", format!("must be 1..={MAX_K}")).into()
@@ -753,8 +764,12 @@ impl Mnemo {
         let now = as_of.unwrap_or_else(|| self.now());
         // The notebooks the user may read (their own, the spaces they are a member of now),
         // each searched within its owner in the store's query, before anything is ranked.
-        let notebooks =
-            self.notebooks(who, request.filter.scope.as_ref(), request.spaces.as_deref())?;
+        let notebooks = match notebooks {
+            Some(notebooks) => notebooks,
+            None => {
+                self.notebooks(who, request.filter.scope.as_ref(), request.spaces.as_deref())?
+            }
+        };
         let terms = query_terms(&query);
         let vector = self.embed_one(&query)?;
         let candidates = config.candidates_for(request.k);
@@ -867,9 +882,19 @@ impl Mnemo {
             as_of,
             spaces: request.spaces.clone(),
         };
-        let relevant = if incognito { Vec::new() } else { self.search(who, &request)? };
-        // A member of a space reads each line with where it comes from.
-        let labelled = !incognito && !self.store.memberships(who)?.is_empty();
+        // The notebooks read (the user's own and the spaces they may read), found once: a
+        // block that reads more than one says where each line comes from.
+        let notebooks = if incognito {
+            Vec::new()
+        } else {
+            self.notebooks(who, None, request.spaces.as_deref())?
+        };
+        let labelled = notebooks.len() > 1;
+        let relevant = if incognito {
+            Vec::new()
+        } else {
+            self.search_notebooks(who, &request, Some(notebooks))?
+        };
         // The transcript stays out of context, except as the session being continued and as
         // what a user said in an earlier session that no memory was drawn from (a past event,
         // say); assistant and tool turns, and turns a memory now stands for, stay out.

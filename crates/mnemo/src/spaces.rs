@@ -324,6 +324,10 @@ impl Mnemo {
             Some(_) => return Ok(vec![who.clone()]),
             None => {}
         }
+        // The user's own notebook alone needs no look at their memberships.
+        if only.is_some_and(|only| !only.is_empty() && only.iter().all(|n| n.trim() == PRIVATE)) {
+            return Ok(vec![who.clone()]);
+        }
         let memberships = self.store.memberships(who)?;
         let Some(only) = only else {
             let mut all = vec![who.clone()];
