@@ -474,9 +474,8 @@ impl Mnemo {
     /// One record, unless it does not exist for `who` or has expired.
     /// A record of a space the user is a member of is theirs to read.
     pub fn get(&self, who: &UserRef, id: &MemoryId) -> Result<Memory> {
-        let owner = self.reach(who, id, Need::Read)?;
-        let memory =
-            self.store.get(&owner, id, self.now())?.ok_or_else(|| Error::NotFound(id.clone()))?;
+        let (_, memory) =
+            self.locate(who, id, Need::Read)?.ok_or_else(|| Error::NotFound(id.clone()))?;
         Ok(presented(memory))
     }
 
@@ -576,10 +575,11 @@ impl Mnemo {
         }
         let content = content.map(lifecycle::validate_content).transpose()?;
         // A space's record is edited by its maintainers, under the space's settings.
-        let who =
-            &self.reach(who, id, Need::Maintain("edit its memories (its maintainers may)"))?;
+        let (owner, record) = self
+            .locate(who, id, Need::Maintain("edit its memories (its maintainers may)"))?
+            .ok_or_else(|| Error::NotFound(id.clone()))?;
+        let who = &owner;
         let now = self.now();
-        let record = self.store.get(who, id, now)?.ok_or_else(|| Error::NotFound(id.clone()))?;
         let edit = match content {
             Some(content) => {
                 let settings = self.store.settings(who)?;
@@ -712,7 +712,7 @@ impl Mnemo {
         // none: every id is found before any is marked.
         let mut by_owner: Vec<(UserRef, Vec<MemoryId>)> = Vec::new();
         for id in ids {
-            let owner =
+            let (owner, _) =
                 self.locate(who, id, Need::Read)?.ok_or_else(|| Error::NotFound(id.clone()))?;
             match by_owner.iter_mut().find(|(o, _)| *o == owner) {
                 Some((_, ids)) => ids.push(id.clone()),

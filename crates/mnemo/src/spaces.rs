@@ -278,31 +278,30 @@ impl Mnemo {
     /// that holds it, if they may do `need` there. An id found nowhere answers with `who`'s
     /// own notebook, whose operation then says it is not found.
     pub(crate) fn reach(&self, who: &UserRef, id: &MemoryId, need: Need) -> Result<UserRef> {
-        Ok(self.locate(who, id, need)?.unwrap_or_else(|| who.clone()))
+        Ok(self.locate(who, id, need)?.map_or_else(|| who.clone(), |(owner, _)| owner))
     }
 
-    /// [`Mnemo::reach`], with `None` for an id found nowhere within reach.
+    /// [`Mnemo::reach`] with the record found there (unexpired), or `None` for an id found
+    /// nowhere within reach.
     pub(crate) fn locate(
         &self,
         who: &UserRef,
         id: &MemoryId,
         need: Need,
-    ) -> Result<Option<UserRef>> {
+    ) -> Result<Option<(UserRef, Memory)>> {
         let now = self.now();
-        if self.store.get(who, id, now)?.is_some() {
-            return Ok(Some(who.clone()));
+        if let Some(memory) = self.store.get(who, id, now)? {
+            return Ok(Some((who.clone(), memory)));
         }
         for (space, role) in self.store.memberships(who)? {
             let owner = UserRef::space(who.tenant(), &space.id)?;
-            if self.store.get(&owner, id, now)?.is_none() {
-                continue;
-            }
+            let Some(memory) = self.store.get(&owner, id, now)? else { continue };
             if let Need::Maintain(action) = need
                 && !role.may_maintain()
             {
                 return Err(Error::SpaceRole { space: space.id, role, action });
             }
-            return Ok(Some(owner));
+            return Ok(Some((owner, memory)));
         }
         Ok(None)
     }
