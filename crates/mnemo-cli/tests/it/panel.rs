@@ -299,6 +299,13 @@ fn the_memory_panel_in_chromium() {
         let held = env.json(&["remember", "--user", "alice", "--source", "tool", text]);
         assert_eq!(held["outcome"], "pending", "{held}");
     }
+    // A conversation whose turn nothing is drawn from (a question), kept as a turn.
+    let chat = "{\"role\":\"user\",\"content\":\"Can you suggest a snack for my hike?\"}\n";
+    let chat_file = env.path().join("chat.jsonl");
+    std::fs::write(&chat_file, chat).unwrap();
+    let chat_file = chat_file.to_str().unwrap();
+    let ingested = env.json(&["ingest", "--user", "alice", "--session", "hike", chat_file]);
+    assert_eq!(ingested["turns_stored"], 1, "{ingested}");
     let bobs = env.remember("bob", "Bob's safe code is in the red binder");
     let (_server, addr) = start(&env);
     let base = format!("http://{addr}");
@@ -452,6 +459,41 @@ fn the_memory_panel_in_chromium() {
         document.as_object_mut().unwrap().remove("exported_at");
     }
     assert_eq!(from_panel, from_cli);
+
+    // Forget a whole conversation from one of its turns' pages.
+    let listed = env.json(&["list", "--user", "alice"]);
+    let turn = listed["memories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["session_id"] == "hike")
+        .and_then(|m| m["id"].as_str())
+        .unwrap_or_else(|| panic!("no turn of the conversation: {listed}"))
+        .to_owned();
+    browser.goto(&format!("{base}/panel/memories/{turn}"));
+    browser.click("form[action='/panel/conversations/hike/forget'] button");
+    browser.page_with("What remains");
+    let listed = env.json(&["list", "--user", "alice", "--include-expired"]);
+    assert!(!listed.to_string().contains("\"hike\""), "{listed}");
+    assert!(!String::from_utf8_lossy(&env.raw_bytes()).contains("snack for my hike"));
+
+    // Forget everything (the box must be ticked), then import the earlier export: every
+    // record of it was forgotten, so the ledger keeps them all out.
+    browser.goto(&format!("{base}/panel/control"));
+    browser.click("input[name=confirm]");
+    browser.click("form[action='/panel/forget-all'] button");
+    browser.page_with("What remains");
+    assert_eq!(env.json(&["list", "--user", "alice"])["memories"].as_array().unwrap().len(), 0);
+    assert_eq!(env.json(&["get", "--user", "bob", &bobs])["id"], bobs.as_str());
+    let exported = from_cli["memories"].as_array().unwrap().len();
+    browser.goto(&format!("{base}/panel/control"));
+    browser.fill("#document", &downloaded);
+    browser.click("form[action='/panel/import'] button");
+    let page = browser.page_with("Imported");
+    let restored =
+        format!("0 memories restored; {exported} left out because you had asked to forget them");
+    assert!(page.contains(&restored), "{page}");
+    assert_eq!(env.json(&["list", "--user", "alice"])["memories"].as_array().unwrap().len(), 0);
 
     // Memory off: a write through the API is refused.
     browser.goto(&format!("{base}/panel/control"));
