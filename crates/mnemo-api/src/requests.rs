@@ -47,6 +47,10 @@ pub struct RememberBody {
     /// Absolute expiry (RFC 3339).
     #[serde(default)]
     pub expires_at: Option<String>,
+    /// When it should be re-confirmed (RFC 3339): past that date it is listed by
+    /// `GET /v1/users/{user_id}/overdue`.
+    #[serde(default)]
+    pub review_after: Option<String>,
     /// Provenance.
     #[serde(default)]
     pub source: Option<SourceBody>,

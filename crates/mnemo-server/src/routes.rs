@@ -560,6 +560,11 @@ async fn remember(
             sensitive: body.sensitive,
             source: Some(source),
             expires_at,
+            review_after: body
+                .review_after
+                .as_deref()
+                .map(|at| Timestamp::parse(at, "review_after"))
+                .transpose()?,
             consent: body.consent.then(|| ConsentReceipt {
                 granted_at: now,
                 method: "explicit_api".to_owned(),

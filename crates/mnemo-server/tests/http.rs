@@ -1580,6 +1580,25 @@ async fn spaces_over_real_http() {
     assert_eq!(http("POST", &format!("/v1/memories/{id}/confirm"), &cy, None).await.0, 403);
     let (status, confirmed) = http("POST", &format!("/v1/memories/{id}/confirm"), &ann, None).await;
     assert_eq!(status, 200, "{confirmed}");
+    // A proposal with a review date past is listed, once approved, for its maintainers to
+    // re-confirm; not for a reader.
+    let (_, policy) = http(
+        "POST",
+        "/v1/memories",
+        &ben,
+        Some(json!({"content": "Releases are cut every second Tuesday", "space": "eng",
+                    "review_after": "2020-01-01T00:00:00Z",
+                    "source": {"type": "document", "ref": "docs/policies/releases.md"}})),
+    )
+    .await;
+    let policy = body(&policy)["id"].as_str().unwrap().to_owned();
+    let (status, _) = http("POST", &format!("/v1/memories/{policy}/confirm"), &ann, None).await;
+    assert_eq!(status, 200);
+    let (status, due) = http("GET", "/v1/users/ann/overdue", &ann, None).await;
+    assert_eq!(status, 200, "{due}");
+    assert!(due.contains(&policy), "{due}");
+    let (_, not_due) = http("GET", "/v1/users/cy/overdue", &cy, None).await;
+    assert!(!not_due.contains(&policy), "{not_due}");
     let (_, found) = http(
         "POST",
         "/v1/search",
@@ -1643,7 +1662,8 @@ async fn spaces_over_real_http() {
     // Deleting the space deletes its memories, with a receipt.
     let (status, deleted) = http("DELETE", "/v1/spaces/eng", &admin, None).await;
     assert_eq!(status, 200, "{deleted}");
-    assert_eq!(body(&deleted)["receipt"]["removed"]["records"].as_u64(), Some(1), "{deleted}");
+    // Both of the space's memories went.
+    assert_eq!(body(&deleted)["receipt"]["removed"]["records"].as_u64(), Some(2), "{deleted}");
     assert_eq!(body(&deleted)["receipt"]["scope"], "space");
     assert_eq!(http("GET", &format!("/v1/memories/{id}"), &ann, None).await.0, 404);
 }

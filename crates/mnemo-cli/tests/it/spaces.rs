@@ -54,6 +54,37 @@ fn spaces_flow(env: &Env) {
     let approved = env.json(&["confirm", "--user", "dev", &id]);
     assert_eq!(approved["confirmed"], id.as_str(), "{approved}");
 
+    // A convention with a review date past is listed for its maintainers to re-confirm,
+    // not for a reader; a private memory past its date for its own user.
+    let policy = env.json(&[
+        "remember",
+        "--user",
+        "kim",
+        "--space",
+        "eng",
+        "--source-ref",
+        "docs/policies/releases.md",
+        "--review-after",
+        "2020-01-01T00:00:00Z",
+        "Releases are cut every second Tuesday",
+    ]);
+    let policy_id = policy["id"].as_str().unwrap().to_owned();
+    env.json(&["confirm", "--user", "dev", &policy_id]);
+    env.json(&[
+        "remember",
+        "--user",
+        "lee",
+        "--review-after",
+        "2020-01-01T00:00:00Z",
+        "I use a standing desk",
+    ]);
+    let due = |user: &str| env.json(&["reviews", "--user", user])["memories"].to_string();
+    assert!(due("dev").contains(&policy_id) && !due("dev").contains("standing desk"));
+    let lee_due = due("lee");
+    assert!(lee_due.contains("standing desk") && !lee_due.contains(&policy_id), "{lee_due}");
+    let shown = env.json(&["get", "--user", "lee", &policy_id]);
+    assert_eq!(shown["source"]["ref"], "docs/policies/releases.md", "{shown}");
+
     // Members read it beside their own, labelled; `--spaces` narrows the read.
     env.remember("lee", "I prefer descriptive variable names");
     let found =
