@@ -381,3 +381,40 @@ proptest! {
         }
     }
 }
+
+/// A batch written to a space is decided as single writes are: a contributor's waits for
+/// review, a reader's is refused whole, and the space's records carry their author.
+#[test]
+fn a_batch_to_a_space_follows_the_roles() {
+    let mnemo = in_memory();
+    mnemo
+        .create_space("acme", NewSpace { maintainers_write_directly: true, ..space("eng") })
+        .unwrap();
+    for (user, role) in
+        [("ann", Role::Maintainer), ("ben", Role::Contributor), ("cy", Role::Reader)]
+    {
+        mnemo.add_member("acme", "eng", user, role).unwrap();
+    }
+    let batch = || vec![stated("Builds run on every push"), stated("Main is always releasable")];
+    let proposed = mnemo.remember_batch_in(&who("acme", "ben"), "eng", batch()).unwrap();
+    assert!(
+        proposed
+            .iter()
+            .all(|r| (r.outcome, r.reason) == (Outcome::Pending, ReasonCode::NeedsReview))
+    );
+    let refused = mnemo.remember_batch_in(&who("acme", "cy"), "eng", batch()).unwrap_err();
+    assert_eq!(refused.kind(), ErrorKind::Forbidden);
+    let direct = mnemo
+        .remember_batch_in(&who("acme", "ann"), "eng", vec![stated("Deploys need a green build")])
+        .unwrap();
+    assert_eq!(direct[0].outcome, Outcome::Added);
+    let listing = ListFilter { scope: Some(Scope::Space("eng".into())), ..Default::default() };
+    let stored = mnemo.list(&who("acme", "cy"), &listing).unwrap();
+    assert_eq!(stored.len(), 3, "the reader's batch wrote nothing");
+    let authors: BTreeSet<String> = stored.iter().map(|m| m.user_id.clone()).collect();
+    assert_eq!(authors, BTreeSet::from(["ann".to_owned(), "ben".to_owned()]));
+    // A private batch may not name a space.
+    let scoped = CandidateFields { scope: Some(Scope::Space("eng".into())), ..stated("Sneaky") };
+    let err = mnemo.remember_batch(&who("acme", "ann"), vec![scoped]).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+}
