@@ -270,19 +270,18 @@ async fn sign_in_link(
     let redeemed = tokio::task::spawn_blocking(move || mnemo.redeem_sign_in(&token)).await;
     match redeemed {
         Ok(Ok(Some(who))) => start(&panel, &headers, who),
-        _ => {
-            let page = SignInPage {
-                user: None,
-                csrf: None,
-                problem: Some(
-                    "This sign-in link does not work: it was used already, has expired, or was \
-                     never made. Ask for a new one."
-                        .to_owned(),
-                ),
-            };
-            (StatusCode::FORBIDDEN, html(&page)).into_response()
-        }
+        _ => sign_in_refused(
+            StatusCode::FORBIDDEN,
+            "This sign-in link does not work: it was used already, has expired, or was never \
+             made. Ask for a new one.",
+        ),
     }
+}
+
+/// The sign-in page saying why signing in failed.
+fn sign_in_refused(status: StatusCode, problem: &str) -> Response {
+    let page = SignInPage { user: None, csrf: None, problem: Some(problem.to_owned()) };
+    (status, html(&page)).into_response()
 }
 
 #[derive(Deserialize)]
@@ -305,14 +304,10 @@ async fn sign_in_with_key(
     {
         return start(&panel, &headers, who);
     }
-    let page = SignInPage {
-        user: None,
-        csrf: None,
-        problem: Some(
-            "That is not a user key. Use the key made for you, or a sign-in link.".into(),
-        ),
-    };
-    (StatusCode::UNAUTHORIZED, html(&page)).into_response()
+    sign_in_refused(
+        StatusCode::UNAUTHORIZED,
+        "That is not a user key. Use the key made for you, or a sign-in link.",
+    )
 }
 
 #[derive(Deserialize)]
@@ -531,9 +526,8 @@ async fn confirm(
     Path(id): Path<String>,
     Form(form): Form<CsrfForm>,
 ) -> Page {
-    let session = signed_form(&panel, &headers, &form.csrf)?;
-    call(&panel, &session, move |mnemo, who| mnemo.confirm(who, &MemoryId(id))).await?;
-    Ok(see_other("/panel"))
+    review(&panel, &headers, &form, move |mnemo, who| mnemo.confirm(who, &MemoryId(id)).map(drop))
+        .await
 }
 
 async fn reject(
@@ -542,8 +536,18 @@ async fn reject(
     Path(id): Path<String>,
     Form(form): Form<CsrfForm>,
 ) -> Page {
-    let session = signed_form(&panel, &headers, &form.csrf)?;
-    call(&panel, &session, move |mnemo, who| mnemo.reject(who, &MemoryId(id))).await?;
+    review(&panel, &headers, &form, move |mnemo, who| mnemo.reject(who, &MemoryId(id))).await
+}
+
+/// Settles a pending memory with `decision`, then back to the notebook.
+async fn review(
+    panel: &Panel,
+    headers: &HeaderMap,
+    form: &CsrfForm,
+    decision: impl FnOnce(&Mnemo, &UserRef) -> mnemo::Result<()> + Send + 'static,
+) -> Page {
+    let session = signed_form(panel, headers, &form.csrf)?;
+    call(panel, &session, decision).await?;
     Ok(see_other("/panel"))
 }
 
