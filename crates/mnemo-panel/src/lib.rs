@@ -766,3 +766,18 @@ async fn activity(State(panel): State<Panel>, headers: HeaderMap) -> Page {
         lines: audit.iter().map(|e| views::activity_line(e, &texts)).collect(),
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tls_is_read_from_the_proxy_in_front() {
+        let mut headers = HeaderMap::new();
+        assert!(!over_tls(&headers));
+        headers.insert("x-forwarded-proto", HeaderValue::from_static("https"));
+        assert!(over_tls(&headers));
+        headers.insert("x-forwarded-proto", HeaderValue::from_static("http"));
+        assert!(!over_tls(&headers));
+    }
+}
