@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 pub mod mem0;
 pub mod openapi;
 pub mod requests;
+pub mod wire;
 
 /// The answer to a write: `{"outcome","id","reason","superseded"}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]

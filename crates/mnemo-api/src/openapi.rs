@@ -25,7 +25,7 @@ use crate::{
 };
 use mnemo_core::export::ExportDocument;
 use mnemo_core::run::Run;
-use mnemo_core::{Kind, Memory, Status};
+use mnemo_core::{Kind, Memory, Status, Timestamp};
 
 /// One documented operation.
 struct Operation {
@@ -465,15 +465,22 @@ fn table(g: &mut SchemaGenerator) -> Vec<Operation> {
 fn query_schema(name: &str) -> Value {
     match name {
         "include_expired" | "allow_forgotten" => json!({"type": "boolean", "default": false}),
-        "limit" => json!({"type": "integer", "minimum": 0}),
+        "limit" => json!({"type": "integer", "minimum": 0, "maximum": u64::MAX}),
         "kind" => {
             json!({"type": "string", "enum": Kind::ALL.iter().map(|k| k.as_str()).collect::<Vec<_>>()})
         }
         "status" => {
             json!({"type": "string", "enum": Status::ALL.iter().map(|s| s.as_str()).collect::<Vec<_>>()})
         }
+        _ if crate::wire::IDENTIFIER_PARAMETERS.contains(&name) => identifier_schema(),
         _ => json!({"type": "string"}),
     }
+}
+
+/// The schema of an identifier (a user, agent, run, session, space or record id): not
+/// empty, not only spaces, no control character.
+fn identifier_schema() -> Value {
+    json!({"type": "string", "minLength": 1, "pattern": IDENTIFIER_PATTERN})
 }
 
 /// The error statuses an operation can answer, each with the JSON error body: bad input
@@ -581,21 +588,107 @@ fn operation_id(method: &str, path: &str) -> &'static str {
 /// Request fields whose text must say something: not empty, not only spaces.
 const TEXT_FIELDS: [&str; 7] = ["content", "query", "goal", "text", "data", "memory", "tool"];
 
-/// Request fields that name a user, agent, run or session: identifiers are trimmed,
-/// non-empty and without control characters (and at most 256 bytes, which a schema cannot
-/// count).
-const IDENTIFIER_FIELDS: [&str; 4] = ["user_id", "agent_id", "run_id", "session_id"];
-
 /// A pattern for an identifier: something besides spaces, and no control character.
 const IDENTIFIER_PATTERN: &str = "^[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F][^\\u0000-\\u001F\\u007F-\\u009F]*$";
+
+/// What the server checks of a request field by its name, the same on every request that
+/// has it (merged into the field's schema; `null` stays allowed where the type allows it).
+fn field_rule(field: &str) -> Option<Value> {
+    let durations = DURATION_PATTERN;
+    Some(match field {
+        "kind" => json!({"enum": enum_or_null(Kind::ALL.iter().map(|k| k.as_str()))}),
+        "tokenizer" => {
+            json!({"enum": enum_or_null(["cl100k", "cl100k_base", "o200k", "o200k_base"].into_iter())})
+        }
+        "ttl" | "retention" => json!({"pattern": durations}),
+        "expires_at" | "review_after" => {
+            json!({"format": "date-time", "pattern": Timestamp::SCHEMA_PATTERN})
+        }
+        // mem0 takes a day (the end of it) or a time.
+        "expiration_date" => json!({
+            "anyOf": [
+                {"type": "string", "format": "date", "pattern": DAY_PATTERN},
+                {"type": "string", "format": "date-time", "pattern": Timestamp::SCHEMA_PATTERN},
+                {"type": "null"}
+            ]
+        }),
+        "k" => json!({"minimum": 1, "maximum": mnemo::MAX_K}),
+        "min_relevance" | "importance" | "confidence" => json!({"minimum": 0, "maximum": 1}),
+        "ref" => json!({"minLength": 1, "maxLength": mnemo_core::limits::MAX_REF_BYTES}),
+        "subject" | "attribute" => json!({"minLength": 1, "pattern": IDENTIFIER_PATTERN}),
+        "scope" => json!({"pattern": SCOPE_PATTERN}),
+        "space" => json!({"minLength": 1, "pattern": SPACE_ID_PATTERN}),
+        "spaces" => {
+            json!({"minItems": 1, "items": {"type": "string", "minLength": 1, "pattern": SPACE_ID_PATTERN}})
+        }
+        "metadata" => {
+            json!({"propertyNames": {"minLength": 1, "maxLength": 256, "pattern": IDENTIFIER_PATTERN}})
+        }
+        "source_id" | "excerpt" | "reference" | "note" | "goal" | "text" => {
+            json!({"minLength": 1, "pattern": "\\S"})
+        }
+        _ => return None,
+    })
+}
+
+/// States the range of every integer a Rust type holds (`uint`, `uint32`, `int64`…), so that
+/// a number the document allows is one the server reads.
+fn integer_ranges(schema: &mut Value) {
+    match schema {
+        Value::Object(fields) => {
+            let range = match fields.get("format").and_then(Value::as_str) {
+                Some("uint" | "uint64") => Some((json!(0), json!(u64::MAX))),
+                Some("uint32") => Some((json!(0), json!(u32::MAX))),
+                Some("uint16") => Some((json!(0), json!(u16::MAX))),
+                Some("uint8") => Some((json!(0), json!(u8::MAX))),
+                Some("int" | "int64") => Some((json!(i64::MIN), json!(i64::MAX))),
+                Some("int32") => Some((json!(i32::MIN), json!(i32::MAX))),
+                _ => None,
+            };
+            if let Some((low, high)) = range {
+                fields.entry("minimum").or_insert(low);
+                fields.entry("maximum").or_insert(high);
+            }
+            fields.values_mut().for_each(integer_ranges);
+        }
+        Value::Array(items) => items.iter_mut().for_each(integer_ranges),
+        _ => {}
+    }
+}
+
+/// The values of a string enum, and `null` for an optional field.
+fn enum_or_null(values: impl Iterator<Item = &'static str>) -> Value {
+    let mut values: Vec<Value> = values.map(Value::from).collect();
+    values.push(Value::Null);
+    Value::Array(values)
+}
+
+/// A duration as `Ttl::parse` reads it: amounts with units (`45s`, `36h`, `1d12h`), not all
+/// zero; at most four parts of five digits, so that it ends before 9999 from any day now.
+const DURATION_PATTERN: &str =
+    "^\\s*([0-9]{1,5}[smhdw]){0,3}0{0,4}[1-9][0-9]{0,4}[smhdw]([0-9]{1,5}[smhdw]){0,3}\\s*$";
+
+/// A day (`2026-05-31`) in the years a record may hold.
+const DAY_PATTERN: &str =
+    "^(197[1-9]|19[89][0-9]|[2-9][0-9]{3})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$";
+
+/// A scope as `Scope::from_str` reads it: `user`, or a kind and an identifier.
+const SCOPE_PATTERN: &str = "^\\s*(user|(space|workspace|project):[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F][^\\u0000-\\u001F\\u007F-\\u009F]*)\\s*$";
+
+/// A pattern for a space's id: one word without commas or control characters.
+const SPACE_ID_PATTERN: &str = "^[^\\s,\\u0000-\\u001F\\u007F-\\u009F]+$";
 
 /// States on the request schemas (the `…Body` types and the mem0 message and scope) the
 /// rules the server checks on their text and identifiers, so that a request the document
 /// allows is one the server takes.
 fn constrain_requests(schemas: &mut Map<String, Value>) {
     for (name, schema) in schemas.iter_mut() {
-        let request =
-            name.ends_with("Body") || matches!(name.as_str(), "Mem0Message" | "Mem0Scope");
+        integer_ranges(schema);
+        let request = name.ends_with("Body")
+            || matches!(
+                name.as_str(),
+                "Mem0Message" | "Mem0Scope" | "Message" | "MessageSource" | "ExportDocument"
+            );
         let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) else {
             continue;
         };
@@ -604,13 +697,47 @@ fn constrain_requests(schemas: &mut Map<String, Value>) {
         }
         for (field, property) in properties.iter_mut() {
             let Some(property) = property.as_object_mut() else { continue };
-            if IDENTIFIER_FIELDS.contains(&field.as_str()) {
+            if (name == "Message" && field == "id")
+                || (name == "ExportDocument" && field == "tenant")
+            {
+                property.insert("minLength".into(), json!(1));
+                property.insert("pattern".into(), json!(IDENTIFIER_PATTERN));
+            } else if name == "SourceBody" && field == "type" {
+                let types = mnemo_core::SourceType::ALL.iter().map(|t| t.as_str());
+                property.insert("enum".into(), Value::Array(types.map(Value::from).collect()));
+            } else if name == "ExportDocument" && field == "format" {
+                property.insert("const".into(), json!(mnemo_core::export::EXPORT_FORMAT));
+            } else if name == "ExportDocument" && field == "version" {
+                property.insert("const".into(), json!(mnemo_core::export::EXPORT_VERSION));
+            } else if let Some(rule) = field_rule(field) {
+                for (key, value) in rule.as_object().into_iter().flatten() {
+                    property.insert(key.clone(), value.clone());
+                }
+            } else if crate::wire::IDENTIFIER_FIELDS.contains(&field.as_str()) {
                 property.insert("minLength".into(), json!(1));
                 property.insert("pattern".into(), json!(IDENTIFIER_PATTERN));
             } else if TEXT_FIELDS.contains(&field.as_str()) {
                 property.insert("minLength".into(), json!(1));
                 property.insert("pattern".into(), json!("\\S"));
             }
+        }
+        match name.as_str() {
+            // A space's id is one word: no spaces or commas.
+            "SpaceCreateBody" => {
+                properties["id"] = json!({"type": "string", "minLength": 1, "pattern": SPACE_ID_PATTERN, "description": properties["id"]["description"]});
+                if let Some(property) = properties.get_mut("name").and_then(Value::as_object_mut) {
+                    property.insert("minLength".into(), json!(1));
+                    property.insert("pattern".into(), json!(IDENTIFIER_PATTERN));
+                }
+            }
+            // A key's own rate: more than none, at most a million a second.
+            "KeyCreateBody" => {
+                if let Some(property) = properties.get_mut("rate").and_then(Value::as_object_mut) {
+                    property.insert("exclusiveMinimum".into(), json!(0));
+                    property.insert("maximum".into(), json!(1_000_000));
+                }
+            }
+            _ => {}
         }
         // mem0's update takes its text under any of three names, or new metadata: one of
         // them at least.
@@ -623,7 +750,28 @@ fn constrain_requests(schemas: &mut Map<String, Value>) {
             }
             schema["anyOf"] = json!([
                 {"required": ["text"]}, {"required": ["data"]}, {"required": ["memory"]},
-                {"required": ["metadata"]}
+                {"required": ["metadata"], "properties": {"metadata": {"type": "object"}}}
+            ]);
+        }
+        // An admin key acts for the whole tenant, never for one user.
+        if name == "KeyCreateBody" {
+            schema["if"] = json!({"properties": {"admin": {"const": true}}, "required": ["admin"]});
+            schema["then"] = json!({"properties": {"user_id": {"type": "null"}}});
+        }
+        // A keyed fact names both its subject and its attribute, or neither.
+        if name == "RememberBody" {
+            let named = |field: &str| json!({"properties": {field: {"type": "string"}}, "required": [field]});
+            schema["allOf"] = json!([
+                {"if": named("subject"), "then": named("attribute")},
+                {"if": named("attribute"), "then": named("subject")},
+                // A mandatory convention is a space's: `space`, or a `space:` scope.
+                {
+                    "if": {"properties": {"mandatory": {"const": true}}, "required": ["mandatory"]},
+                    "then": {"anyOf": [
+                        named("space"),
+                        {"properties": {"scope": {"type": "string", "pattern": "^\\s*space:"}}, "required": ["scope"]}
+                    ]}
+                }
             ]);
         }
     }
@@ -642,7 +790,13 @@ pub fn document() -> Value {
             .path
             .split('/')
             .filter_map(|seg| seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
-            .map(|name| json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}}))
+            .map(|name| {
+                let schema = match name {
+                    "number" => json!({"type": "integer", "minimum": 1, "maximum": u32::MAX}),
+                    _ => identifier_schema(),
+                };
+                json!({"name": name, "in": "path", "required": true, "schema": schema})
+            })
             .collect();
         parameters.extend(o.query.iter().map(
             |q| json!({"name": q, "in": "query", "required": false, "schema": query_schema(q)}),

@@ -155,7 +155,7 @@ pub struct ListQuery {
     /// Include expired memories.
     #[serde(default)]
     pub include_expired: bool,
-    /// Answer with what was held true at this past time (RFC 3339) instead of now.
+    /// Answer with what was held true at this time (RFC 3339; a time to come: what is held now, less what will have expired) instead of now.
     #[serde(default)]
     pub as_of: Option<mnemo_core::Timestamp>,
     /// List this shared space's memories (the user must be a member) instead of the
@@ -199,7 +199,7 @@ pub struct SearchBody {
     /// Include the signals behind each score.
     #[serde(default)]
     pub explain: bool,
-    /// Answer with what was held true at this past time (RFC 3339) instead of now.
+    /// Answer with what was held true at this time (RFC 3339; a time to come: what is held now, less what will have expired) instead of now.
     #[serde(default)]
     pub as_of: Option<mnemo_core::Timestamp>,
     /// Read only these notebooks: `private` (the user's own) and ids of shared spaces the
@@ -233,7 +233,7 @@ pub struct ContextBody {
     /// Tokens of the most recent turns kept verbatim when compacting (default 600).
     #[serde(default)]
     pub recent_tokens: Option<usize>,
-    /// Answer with what was held true at this past time (RFC 3339) instead of now.
+    /// Answer with what was held true at this time (RFC 3339; a time to come: what is held now, less what will have expired) instead of now.
     #[serde(default)]
     pub as_of: Option<mnemo_core::Timestamp>,
     /// Read only these notebooks: `private` and ids of shared spaces the user is a member of

@@ -559,7 +559,7 @@ pub(crate) struct ListArgs {
     /// Include memories past their expiry.
     #[arg(long)]
     pub(crate) include_expired: bool,
-    /// Answer with what was held true at this past time (RFC 3339) instead of now: records
+    /// Answer with what was held true at this time (RFC 3339; a time to come: what is held now, less what will have expired) instead of now: records
     /// valid then, as they stood, nothing created later.
     #[arg(long, value_name = "RFC3339")]
     pub(crate) as_of: Option<String>,
@@ -588,7 +588,7 @@ pub(crate) struct SearchArgs {
     /// Show the raw retriever scores and weighted terms behind each score.
     #[arg(long)]
     pub(crate) explain: bool,
-    /// Answer with what was held true at this past time (RFC 3339) instead of now: records
+    /// Answer with what was held true at this time (RFC 3339; a time to come: what is held now, less what will have expired) instead of now: records
     /// valid then, as they stood, nothing created later.
     #[arg(long, value_name = "RFC3339")]
     pub(crate) as_of: Option<String>,
@@ -610,7 +610,7 @@ pub(crate) struct ContextArgs {
     pub(crate) session: Option<String>,
     #[command(flatten)]
     pub(crate) compaction: CompactionArgs,
-    /// Answer with what was held true at this past time (RFC 3339) instead of now: records
+    /// Answer with what was held true at this time (RFC 3339; a time to come: what is held now, less what will have expired) instead of now: records
     /// valid then, as they stood, nothing created later.
     #[arg(long, value_name = "RFC3339")]
     pub(crate) as_of: Option<String>,

@@ -26,6 +26,10 @@ impl Timestamp {
     /// The latest instant a record may carry: 9999-12-31T23:59:59.999Z.
     pub const MAX: Timestamp = Timestamp(253_402_300_799_999);
 
+    /// An RFC 3339 time as a JSON Schema pattern, with the years a record may hold: after
+    /// the Unix epoch (a year from 1971 keeps every offset clear of it), up to 9999.
+    pub const SCHEMA_PATTERN: &'static str = "^(197[1-9]|19[89][0-9]|[2-9][0-9]{3})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$";
+
     /// The timestamp `millis` milliseconds after the Unix epoch.
     pub const fn from_millis(millis: i64) -> Self {
         Self(millis)
@@ -126,9 +130,7 @@ impl schemars::JsonSchema for Timestamp {
         schemars::json_schema!({
             "type": "string",
             "format": "date-time",
-            // A record's times are after the Unix epoch (a year from 1971 keeps every offset
-            // clear of it).
-            "pattern": "^(197[1-9]|19[89][0-9]|[2-9][0-9]{3})-",
+            "pattern": Timestamp::SCHEMA_PATTERN,
             "description": "RFC 3339, UTC, millisecond precision"
         })
     }

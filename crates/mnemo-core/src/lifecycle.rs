@@ -217,8 +217,10 @@ impl Candidate {
                 at.in_range(field)?;
             }
         }
+        // An expiry already past is refused by the gate as `expired`, not an input error.
         if let Some(expires_at) = fields.expires_at
-            && expires_at <= valid_from.min(now)
+            && expires_at <= valid_from
+            && expires_at > now
         {
             return Err(InvalidInput::new("expires_at", "is not after the record's start"));
         }
@@ -401,6 +403,9 @@ pub fn decide(candidate: &Candidate, context: &WriteContext, now: Timestamp) -> 
     }
     let status = match verdict {
         GateVerdict::Refuse(reason) => return Decision::Refuse(reason),
+        _ if candidate.expires_at.is_some_and(|at| at <= now) => {
+            return Decision::Refuse(ReasonCode::Expired);
+        }
         _ if crate::ledger::refuses(context.forgotten, candidate.restatement) => {
             return Decision::Refuse(ReasonCode::Forgotten);
         }
@@ -860,14 +865,33 @@ mod tests {
             }),
             "attribute"
         );
+        // An expiry before a start still to come contradicts it.
+        let later = Timestamp::from_millis(NOW.as_millis() + 86_400_000);
         assert_eq!(
             err(CandidateFields {
                 content: "a".into(),
-                expires_at: Some(Timestamp::from_millis(NOW.as_millis() - 1)),
+                valid_from: Some(later),
+                expires_at: Some(Timestamp::from_millis(NOW.as_millis() + 1)),
                 ..Default::default()
             }),
             "expires_at"
         );
+    }
+
+    #[test]
+    fn a_statement_whose_expiry_has_passed_is_refused_as_expired() {
+        for expires_at in [NOW, Timestamp::from_millis(NOW.as_millis() - 1)] {
+            let fields = CandidateFields {
+                content: "In Lisbon until Friday".into(),
+                expires_at: Some(expires_at),
+                ..Default::default()
+            };
+            let c = Candidate::validate(fields, NOW).unwrap();
+            assert_eq!(
+                decide(&c, &WriteContext::default(), NOW),
+                Decision::Refuse(ReasonCode::Expired)
+            );
+        }
     }
 
     #[test]

@@ -42,6 +42,8 @@ pub enum ReasonCode {
     Forgotten,
     /// A contributor's proposal to a shared space waits for a maintainer's review.
     NeedsReview,
+    /// The statement's expiry has already passed: there is nothing to keep.
+    Expired,
 }
 
 impl ReasonCode {
@@ -63,6 +65,7 @@ impl ReasonCode {
             ReasonCode::ModelDeleteNotApplied => "model_delete_not_applied",
             ReasonCode::Forgotten => "forgotten",
             ReasonCode::NeedsReview => "needs_review",
+            ReasonCode::Expired => "expired",
         }
     }
 }
@@ -97,6 +100,7 @@ impl ReasonCode {
             ReasonCode::NeedsReview => {
                 "a proposal to a shared space waits for a maintainer's review"
             }
+            ReasonCode::Expired => "its expiry had already passed",
         }
     }
 }

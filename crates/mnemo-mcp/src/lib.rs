@@ -39,7 +39,7 @@ pub struct SearchArgs {
     #[serde(default = "default_k")]
     #[schemars(range(min = 1, max = 100))]
     pub k: usize,
-    /// Answer with what was held true at this past time (RFC 3339, e.g.
+    /// Answer with what was held true at this time (a time to come: what is held now; RFC 3339, e.g.
     /// "2026-03-01T00:00:00Z") instead of now.
     #[serde(default)]
     pub as_of: Option<String>,
@@ -116,7 +116,7 @@ pub struct ListArgs {
     /// user's own.
     #[serde(default)]
     pub space: Option<String>,
-    /// Answer with what was held true at this past time (RFC 3339, e.g.
+    /// Answer with what was held true at this time (a time to come: what is held now; RFC 3339, e.g.
     /// "2026-03-01T00:00:00Z") instead of now.
     #[serde(default)]
     pub as_of: Option<String>,
@@ -141,7 +141,7 @@ pub struct ContextArgs {
     /// of. Default: all of them.
     #[serde(default)]
     pub spaces: Option<Vec<String>>,
-    /// Answer with what was held true at this past time (RFC 3339, e.g.
+    /// Answer with what was held true at this time (a time to come: what is held now; RFC 3339, e.g.
     /// "2026-03-01T00:00:00Z") instead of now.
     #[serde(default)]
     pub as_of: Option<String>,

@@ -8,7 +8,6 @@
 
 use axum::Json;
 use axum::extract::State;
-use axum::extract::rejection::JsonRejection;
 use axum::routing::{get, post};
 use mnemo::core::lifecycle::{CandidateFields, Outcome};
 use mnemo::core::ports::{ListFilter, SearchFilter};
@@ -21,7 +20,7 @@ use mnemo_api::mem0::{
 use sha2::{Digest, Sha256};
 
 use crate::AppState;
-use crate::routes::{ApiError, Caller, Path, Query, blocking};
+use crate::routes::{ApiError, Body, Caller, Path, Query, blocking, read_body};
 
 /// mem0's `expiration_date`: an RFC 3339 time, or a calendar date (the memory holds through
 /// that day, UTC).
@@ -75,14 +74,16 @@ pub(crate) fn routes() -> axum::Router<AppState> {
 async fn add(
     State(state): State<AppState>,
     caller: Caller,
-    body: Result<Json<Mem0AddBody>, JsonRejection>,
+    body: Result<Body<Mem0AddBody>, ApiError>,
 ) -> Result<Json<Mem0Results<Mem0Event>>, ApiError> {
-    let Json(body) = body?;
+    let Body(body) = body?;
     let who = caller.user(body.scope.user_id.as_deref())?;
     let results = blocking(&state, &caller, move |mnemo| {
         // Values keep their JSON types, as mem0 returns them.
         let metadata: mnemo::core::Metadata =
             body.metadata.unwrap_or_default().into_iter().collect();
+        // Checked whether or not any message is kept.
+        mnemo::core::lifecycle::validate_metadata(&metadata)?;
         let expires_at = expiration(body.expiration_date.as_deref())?;
         let mut results = Vec::new();
         if body.infer {
@@ -187,9 +188,9 @@ async fn get_one(
 async fn search(
     State(state): State<AppState>,
     caller: Caller,
-    body: Result<Json<Mem0SearchBody>, JsonRejection>,
+    body: Result<Body<Mem0SearchBody>, ApiError>,
 ) -> Result<Json<Mem0Results<Mem0Memory>>, ApiError> {
-    let Json(body) = body?;
+    let Body(body) = body?;
     let filters = body.filters.unwrap_or_default();
     let who = caller.user(body.scope.user_id.as_deref().or(filters.user_id.as_deref()))?;
     let agent = body.scope.agent_id.or(filters.agent_id);
@@ -225,9 +226,9 @@ async fn update(
     caller: Caller,
     Path(id): Path<String>,
     Query(scope): Query<Mem0Scope>,
-    body: Result<Json<Mem0UpdateBody>, JsonRejection>,
+    body: Result<Body<Mem0UpdateBody>, ApiError>,
 ) -> Result<Json<Mem0Notice>, ApiError> {
-    let Json(body) = body?;
+    let Body(body) = body?;
     let who = caller.user(scope.user_id.as_deref().or(body.user_id.as_deref()))?;
     let text = body.new_text().map(str::to_owned);
     let metadata: Option<mnemo::core::Metadata> = body.metadata.map(|m| m.into_iter().collect());
@@ -360,9 +361,10 @@ async fn reset(
     let body: Mem0ResetBody = if body.iter().all(u8::is_ascii_whitespace) {
         Mem0ResetBody::default()
     } else {
-        serde_json::from_slice(&body).map_err(|e| {
+        let mut value: serde_json::Value = serde_json::from_slice(&body).map_err(|e| {
             ApiError::from(mnemo::core::error::InvalidInput::new("body", format!("not JSON: {e}")))
-        })?
+        })?;
+        read_body(&mut value)?
     };
     let named = scope.user_id.or(body.user_id);
     let who = caller.user_to_erase(named.as_deref())?;

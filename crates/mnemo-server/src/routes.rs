@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use axum::extract::rejection::JsonRejection;
-use axum::extract::{FromRequestParts, State};
+use axum::extract::{FromRequest, FromRequestParts, Request, State};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -102,11 +102,44 @@ impl<T: serde::de::DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Que
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let pairs: Vec<(String, String)> =
+            serde_urlencoded::from_str(parts.uri.query().unwrap_or_default()).map_err(|e| {
+                ApiError::new(ErrorKind::InvalidInput, format!("invalid query: {e}"))
+            })?;
+        mnemo_api::wire::check_query(&pairs)?;
         axum::extract::Query::<T>::from_request_parts(parts, state)
             .await
             .map(|query| Query(query.0))
             .map_err(|rejection| ApiError::new(ErrorKind::InvalidInput, rejection.body_text()))
     }
+}
+
+/// A JSON request body: a JSON object (an array or a bare value is refused, though serde
+/// would read an array as a struct), its identifiers checked and its integral numbers read
+/// as integers (`10.0` is 10, as the OpenAPI document's integer types allow) before it is
+/// read into `T`. Errors carry the JSON error body; a body over the limit is 413.
+pub(crate) struct Body<T>(pub(crate) T);
+
+impl<T: serde::de::DeserializeOwned, S: Send + Sync> FromRequest<S> for Body<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let Json(mut value) = Json::<serde_json::Value>::from_request(request, state).await?;
+        read_body(&mut value).map(Body)
+    }
+}
+
+/// Checks a parsed body and reads it into `T`, naming the field that did not fit.
+pub(crate) fn read_body<T: serde::de::DeserializeOwned>(
+    value: &mut serde_json::Value,
+) -> Result<T, ApiError> {
+    mnemo_api::wire::prepare_body(value)?;
+    serde_path_to_error::deserialize(value.take()).map_err(|e| {
+        ApiError::new(
+            ErrorKind::InvalidInput,
+            format!("Failed to deserialize the JSON body into the target type: {e}"),
+        )
+    })
 }
 
 /// Path parameters, refused like [`Query`] when a value does not parse.
@@ -422,9 +455,9 @@ pub(crate) fn routes() -> Router<AppState> {
 async fn start_run(
     State(state): State<AppState>,
     caller: Caller,
-    body: Result<Json<RunStartBody>, JsonRejection>,
+    body: Result<Body<RunStartBody>, ApiError>,
 ) -> ApiResult<Run> {
-    let Json(body) = body?;
+    let Body(body) = body?;
     let who = caller.user(body.user_id.as_deref())?;
     json(blocking(&state, &caller, move |mnemo| Ok(mnemo.start_run(&who, &body.goal)?)).await?)
 }
@@ -475,9 +508,9 @@ async fn add_run_step(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
-    body: Result<Json<RunStepBody>, JsonRejection>,
+    body: Result<Body<RunStepBody>, ApiError>,
 ) -> ApiResult<Run> {
-    let Json(body) = body?;
+    let Body(body) = body?;
     let who = caller.user(body.user_id.as_deref())?;
     change_run(&state, &caller, who, id, RunChange::AddStep(body.text)).await
 }
@@ -486,9 +519,9 @@ async fn set_run_step(
     State(state): State<AppState>,
     caller: Caller,
     Path((id, number)): Path<(String, u32)>,
-    body: Result<Json<RunStatusBody>, JsonRejection>,
+    body: Result<Body<RunStatusBody>, ApiError>,
 ) -> ApiResult<Run> {
-    let Json(body) = body?;
+    let Body(body) = body?;
     let who = caller.user(body.user_id.as_deref())?;
     let status: StepStatus = body.status.parse()?;
     change_run(&state, &caller, who, id, RunChange::SetStatus { number, status }).await
@@ -498,9 +531,9 @@ async fn add_run_evidence(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
-    body: Result<Json<RunEvidenceBody>, JsonRejection>,
+    body: Result<Body<RunEvidenceBody>, ApiError>,
 ) -> ApiResult<Run> {
-    let Json(body) = body?;
+    let Body(body) = body?;
     let who = caller.user(body.user_id.as_deref())?;
     let change = RunChange::AddEvidence { source_id: body.source_id, excerpt: body.excerpt };
     change_run(&state, &caller, who, id, change).await
@@ -510,9 +543,9 @@ async fn add_run_tool_result(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
-    body: Result<Json<RunToolResultBody>, JsonRejection>,
+    body: Result<Body<RunToolResultBody>, ApiError>,
 ) -> ApiResult<Run> {
-    let Json(body) = body?;
+    let Body(body) = body?;
     let who = caller.user(body.user_id.as_deref())?;
     let change =
         RunChange::AddToolResult { tool: body.tool, reference: body.reference, note: body.note };
@@ -522,9 +555,9 @@ async fn add_run_tool_result(
 async fn remember(
     State(state): State<AppState>,
     caller: Caller,
-    body: Result<Json<RememberBody>, JsonRejection>,
+    body: Result<Body<RememberBody>, ApiError>,
 ) -> ApiResult<api::RememberResponse> {
-    let Json(body) = body?;
+    let Body(body) = body?;
     let who = caller.user(body.user_id.as_deref())?;
     let response = blocking(&state, &caller, move |mnemo| {
         let now = mnemo.now();
@@ -642,9 +675,9 @@ async fn edit(
     caller: Caller,
     Path(id): Path<String>,
     Query(q): Query<UserQuery>,
-    body: Result<Json<EditBody>, JsonRejection>,
+    body: Result<Body<EditBody>, ApiError>,
 ) -> ApiResult<mnemo::core::Memory> {
-    let Json(body) = body?;
+    let Body(body) = body?;
     // The user may be named in the body or, as on the other routes of a memory, the query.
     let who = caller.user(body.user_id.as_deref().or(q.user_id.as_deref()))?;
     json(
@@ -698,9 +731,9 @@ async fn memory_tool(
     State(state): State<AppState>,
     caller: Caller,
     Query(q): Query<UserQuery>,
-    body: Result<Json<mnemo::core::memory_tool::Command>, JsonRejection>,
+    body: Result<Body<mnemo::core::memory_tool::Command>, ApiError>,
 ) -> ApiResult<api::MemoryToolResponse> {
-    let Json(command) = body?;
+    let Body(command) = body?;
     let who = caller.user(q.user_id.as_deref())?;
     let answer =
         blocking(&state, &caller, move |mnemo| Ok(mnemo.memory_tool(&who, &command)?)).await?;
@@ -723,9 +756,9 @@ async fn reject(
 async fn search(
     State(state): State<AppState>,
     caller: Caller,
-    body: Result<Json<SearchBody>, JsonRejection>,
+    body: Result<Body<SearchBody>, ApiError>,
 ) -> ApiResult<api::SearchResponse> {
-    let Json(body) = body?;
+    let Body(body) = body?;
     let who = caller.user(body.user_id.as_deref())?;
     json(
         blocking(&state, &caller, move |mnemo| {
@@ -755,9 +788,9 @@ async fn search(
 async fn context(
     State(state): State<AppState>,
     caller: Caller,
-    body: Result<Json<ContextBody>, JsonRejection>,
+    body: Result<Body<ContextBody>, ApiError>,
 ) -> ApiResult<api::ContextResponse> {
-    let Json(body) = body?;
+    let Body(body) = body?;
     let who = caller.user(body.user_id.as_deref())?;
     json(
         blocking(&state, &caller, move |mnemo| {
@@ -789,9 +822,9 @@ async fn context(
 async fn ingest(
     State(state): State<AppState>,
     caller: Caller,
-    body: Result<Json<IngestBody>, JsonRejection>,
+    body: Result<Body<IngestBody>, ApiError>,
 ) -> ApiResult<api::IngestResponse> {
-    let Json(body) = body?;
+    let Body(body) = body?;
     let who = caller.user(body.user_id.as_deref())?;
     json(
         blocking(&state, &caller, move |mnemo| {
@@ -826,13 +859,21 @@ async fn import(
     caller: Caller,
     Path(user_id): Path<String>,
     Query(q): Query<ImportQuery>,
-    body: Result<Json<mnemo::core::export::ExportDocument>, JsonRejection>,
+    body: Result<Body<mnemo::core::export::ExportDocument>, ApiError>,
 ) -> ApiResult<api::ImportResponse> {
-    let Json(document) = body?;
     caller.admin("import")?;
     let who = caller.user(Some(&user_id))?;
+    let Body(document) = body?;
     if document.user_id != who.user_id() {
-        return Err(InvalidInput::new("user_id", "differs from the export's user").into());
+        // A well-formed document for another user: it conflicts with the path's user.
+        return Err(ApiError::new(
+            ErrorKind::Conflict,
+            format!(
+                "the export is user `{}`'s, not `{}`'s: import it into its own user",
+                document.user_id,
+                who.user_id()
+            ),
+        ));
     }
     let report = blocking(&state, &caller, move |mnemo| {
         Ok(mnemo.import(&who, document, q.allow_forgotten)?)
@@ -893,9 +934,9 @@ async fn deletions(
 async fn create_key(
     State(state): State<AppState>,
     caller: Caller,
-    body: Result<Json<KeyCreateBody>, JsonRejection>,
+    body: Result<Body<KeyCreateBody>, ApiError>,
 ) -> ApiResult<api::KeyCreated> {
-    let Json(body) = body?;
+    let Body(body) = body?;
     caller.admin("creating keys")?;
     let tenant = caller.0.tenant.clone();
     let (key, record) = blocking(&state, &caller, move |mnemo| {
@@ -941,9 +982,9 @@ async fn set_settings(
     State(state): State<AppState>,
     caller: Caller,
     Path(user_id): Path<String>,
-    body: Result<Json<SettingsBody>, JsonRejection>,
+    body: Result<Body<SettingsBody>, ApiError>,
 ) -> ApiResult<api::SettingsResponse> {
-    let Json(body) = body?;
+    let Body(body) = body?;
     let who = caller.user(Some(&user_id))?;
     let user = who.user_id().to_owned();
     blocking(&state, &caller, move |mnemo| {

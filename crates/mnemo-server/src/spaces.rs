@@ -3,15 +3,13 @@
 //! its user is a member of (another space answers exactly as a made-up id does), a tenant
 //! key every space of its tenant.
 
-use axum::Json;
 use axum::extract::State;
-use axum::extract::rejection::JsonRejection;
 use mnemo::NewSpace;
 use mnemo_api::requests::{MemberBody, SpaceCreateBody, UserQuery};
 use mnemo_api::{self as api};
 
 use crate::AppState;
-use crate::routes::{ApiError, ApiResult as Answer, Caller, Path, Query, blocking, json};
+use crate::routes::{ApiError, ApiResult as Answer, Body, Caller, Path, Query, blocking, json};
 
 /// The space `id` as the caller may see it: a user key's own user must be a member.
 fn visible(
@@ -36,9 +34,9 @@ fn visible(
 pub(crate) async fn create(
     State(state): State<AppState>,
     caller: Caller,
-    body: Result<Json<SpaceCreateBody>, JsonRejection>,
+    body: Result<Body<SpaceCreateBody>, ApiError>,
 ) -> Answer<api::SpaceEntry> {
-    let Json(body) = body?;
+    let Body(body) = body?;
     caller.admin("creating a space")?;
     let tenant = caller.0.tenant.clone();
     json(
@@ -141,9 +139,9 @@ pub(crate) async fn add_member(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
-    body: Result<Json<MemberBody>, JsonRejection>,
+    body: Result<Body<MemberBody>, ApiError>,
 ) -> Answer<mnemo::core::space::Member> {
-    let Json(body) = body?;
+    let Body(body) = body?;
     caller.admin("changing a space's members")?;
     let tenant = caller.0.tenant.clone();
     json(

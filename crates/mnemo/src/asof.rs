@@ -4,7 +4,6 @@
 //! blend as a current one, in an index built for the question.
 
 use mnemo_core::asof::{Stood, Transitions, stood_at};
-use mnemo_core::error::InvalidInput;
 use mnemo_core::ports::{Found, SearchFilter};
 use mnemo_core::retrieval::Fused;
 use mnemo_core::retrieval::Signals;
@@ -14,11 +13,9 @@ use mnemo_index::{IndexRow, ScanFilter, UserIndex};
 use crate::{Mnemo, Result};
 
 impl Mnemo {
-    /// Checks an as-of time: it may not be later than now.
+    /// Checks an as-of time. A time later than now answers with what is held now, less
+    /// what will have expired by then: nothing later is known.
     pub(crate) fn check_as_of(&self, at: Timestamp) -> Result<Timestamp> {
-        if at > self.now() {
-            return Err(InvalidInput::new("as_of", "is in the future; give a past time").into());
-        }
         Ok(at)
     }
 

@@ -17,6 +17,24 @@ pub enum Error {
     /// No such run for this tenant and user.
     #[error("run {0} not found")]
     RunNotFound(String),
+    /// No live key of this id in the tenant (never created, or already revoked).
+    #[error("no live key {id} in tenant {tenant}")]
+    KeyNotFound {
+        /// The key's id.
+        id: String,
+        /// The tenant.
+        tenant: String,
+    },
+    /// The run has no step of this number.
+    #[error("run {run} has no step {number} (it has {count})")]
+    StepNotFound {
+        /// The run.
+        run: String,
+        /// The step asked for.
+        number: u32,
+        /// How many steps the run has.
+        count: usize,
+    },
     /// No session of this tenant and user holds turns under this id.
     #[error("session {0} not found")]
     SessionNotFound(String),
@@ -65,6 +83,8 @@ impl Error {
             Error::InvalidInput(_) => ErrorKind::InvalidInput,
             Error::NotFound(_)
             | Error::RunNotFound(_)
+            | Error::StepNotFound { .. }
+            | Error::KeyNotFound { .. }
             | Error::SessionNotFound(_)
             | Error::SpaceNotFound(_)
             | Error::MemberNotFound { .. } => ErrorKind::NotFound,

@@ -107,10 +107,7 @@ impl Mnemo {
         if self.store().revoke_key(&validate_key(tenant, "tenant")?, id, self.now())? {
             Ok(())
         } else {
-            Err(Error::InvalidInput(InvalidInput::new(
-                "key",
-                format!("no live key {id} in tenant {tenant}"),
-            )))
+            Err(Error::KeyNotFound { id: id.to_owned(), tenant: tenant.to_owned() })
         }
     }
 }

@@ -93,7 +93,7 @@ pub struct SearchRequest {
     pub filter: SearchFilter,
     /// Overrides the configured minimum relevance.
     pub min_relevance: Option<f64>,
-    /// Answer with what was held true at this past time instead of now (records valid then,
+    /// Answer with what was held true at this time instead of now (a time to come answers with what is held now, less what will have expired; records valid then,
     /// as they stood; nothing created later).
     pub as_of: Option<Timestamp>,
     /// Read only these notebooks: space ids the user is a member of, and [`PRIVATE`] for
@@ -110,7 +110,7 @@ pub struct ContextRequest {
     pub budget: usize,
     /// The conversation session being continued, whose summary and recent turns are shown.
     pub session: Option<String>,
-    /// Assemble the block from what was held true at this past time instead of now.
+    /// Assemble the block from what was held true at this time instead of now.
     pub as_of: Option<Timestamp>,
     /// How the session's older turns are compacted for this block (`None`: the notebook's
     /// configuration).

@@ -33,7 +33,14 @@ impl Mnemo {
     pub fn change_run(&self, who: &UserRef, id: &str, change: &RunChange) -> Result<Run> {
         let now = self.now();
         let invalid: RefCell<Option<InvalidInput>> = RefCell::new(None);
+        let missing_step: RefCell<Option<(u32, usize)>> = RefCell::new(None);
         let apply = |run: &mut Run| -> std::result::Result<(), PortError> {
+            if let RunChange::SetStatus { number, .. } = change
+                && (*number == 0 || *number as usize > run.steps.len())
+            {
+                *missing_step.borrow_mut() = Some((*number, run.steps.len()));
+                return Err(PortError::new(ErrorKind::NotFound, "no such step"));
+            }
             run.apply(change, now).map_err(|e| {
                 let error = PortError::new(ErrorKind::InvalidInput, format!("invalid {e}"));
                 *invalid.borrow_mut() = Some(e);
@@ -43,7 +50,13 @@ impl Mnemo {
         match self.store.update_run(who, id, &apply) {
             Ok(Some(run)) => Ok(run),
             Ok(None) => Err(Error::RunNotFound(id.to_owned())),
-            Err(e) => Err(invalid.into_inner().map_or(Error::Port(e), Error::InvalidInput)),
+            Err(e) => Err(match (missing_step.into_inner(), invalid.into_inner()) {
+                (Some((number, count)), _) => {
+                    Error::StepNotFound { run: id.to_owned(), number, count }
+                }
+                (None, Some(invalid)) => Error::InvalidInput(invalid),
+                (None, None) => Error::Port(e),
+            }),
         }
     }
 

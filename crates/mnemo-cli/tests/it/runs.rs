@@ -88,7 +88,7 @@ fn run_commands_reject_bad_input_and_other_users() {
         .to_owned();
     let cases: [(&[&str], i32, &str); 5] = [
         (&["run", "start", "--user", "alice", "--goal", "  "], 2, "goal"),
-        (&["run", "step", &id, "--user", "alice", "--done", "4"], 2, "no step 4"),
+        (&["run", "step", &id, "--user", "alice", "--done", "4"], 3, "no step 4"),
         (&["run", "step", &id, "--user", "alice"], 2, "--add"),
         (&["run", "step", &id, "--user", "bob", "--add", "steal"], 3, "not found"),
         (&["run", "end", &id, "--user", "bob"], 3, "not found"),
