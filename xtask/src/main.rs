@@ -135,6 +135,11 @@ enum Eval {
         /// Also run with all-MiniLM-L6-v2 in-process from this model directory.
         #[arg(long, env = "MNEMO_MINILM_DIR")]
         minilm_dir: Option<PathBuf>,
+        /// Write each size's users (statements in order, questions with the statement that
+        /// answers them) to DIR/personal-facts-N.json instead of measuring, for running the
+        /// same workload through other memory systems.
+        #[arg(long)]
+        dump: Option<PathBuf>,
     },
     /// Extraction against LoCoMo's observations: leave-one-conversation-out and shipped
     /// weights, recall of observations and precision of memories.
@@ -178,8 +183,11 @@ fn main() -> anyhow::Result<()> {
             locomo::run(&data, json.as_deref(), clock, via, &mnemo)
         }
         Task::TrainDisclosure { data, out, check } => extraction::train_command(&data, &out, check),
-        Task::Eval { eval: Eval::PersonalFacts { data, sizes, users, minilm_dir } } => {
-            personal::run(&data, &sizes, users, minilm_dir.as_deref())
+        Task::Eval { eval: Eval::PersonalFacts { data, sizes, users, minilm_dir, dump } } => {
+            match dump {
+                Some(dir) => personal::dump(&data, &sizes, users, &dir),
+                None => personal::run(&data, &sizes, users, minilm_dir.as_deref()),
+            }
         }
         Task::Eval { eval: Eval::Extraction { data, mnemo } } => {
             extraction::eval_command(&data, mnemo.as_deref())

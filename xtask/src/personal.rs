@@ -119,7 +119,7 @@ fn measure(
     let clock = Arc::new(ManualClock::new(start));
     let mnemo =
         Mnemo::open_sqlite(&dir.path().join("m.db"), Some(embedder), clock.clone(), "eval")?;
-    let mut rng = Rng(0x005e_ed0f_fac7 + per_user as u64);
+    let mut rng = Rng(0x005e_ed0f_fac7 + per_user as u64); // the seed `dump` uses too
     let mut figures = Figures {
         embedder: name.to_owned(),
         per_user,
@@ -198,6 +198,42 @@ fn measure(
     Ok(figures)
 }
 
+/// Users per notebook size: fewer for the largest notebooks keeps a run short (each still
+/// asks 19 questions).
+fn users_for(per_user: usize, users: usize) -> usize {
+    if per_user >= 1000 { users.min(20) } else { users }
+}
+
+/// Writes the users `measure` would run at each size (the same seed, so the same
+/// statements and questions) to `dir/personal-facts-<size>.json`.
+pub(crate) fn dump(data: &Path, sizes: &[usize], users: usize, dir: &Path) -> anyhow::Result<()> {
+    let workload: Workload = serde_json::from_str(&std::fs::read_to_string(data)?)?;
+    std::fs::create_dir_all(dir)?;
+    for &per_user in sizes {
+        let mut rng = Rng(0x005e_ed0f_fac7 + per_user as u64);
+        let scripts: Vec<serde_json::Value> = (0..users_for(per_user, users))
+            .map(|u| {
+                let (statements, questions) = user_script(&workload, &mut rng, per_user);
+                serde_json::json!({
+                    "user": format!("user-{u}"),
+                    "statements": statements,
+                    "questions": questions
+                        .into_iter()
+                        .map(|(q, at)| serde_json::json!({"question": q, "answer": at}))
+                        .collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        let path = dir.join(format!("personal-facts-{per_user}.json"));
+        std::fs::write(
+            &path,
+            serde_json::to_string(&serde_json::json!({"per_user": per_user, "users": scripts}))?,
+        )?;
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
 /// Runs the workload at each notebook size with each embedder and prints a table.
 pub(crate) fn run(
     data: &Path,
@@ -216,8 +252,7 @@ pub(crate) fn run(
     );
     println!("|---|---|---|---|---|---|---|---|---|---|");
     for &per_user in sizes {
-        // Fewer users for the largest notebooks keeps the run short; each still asks 19 questions.
-        let users = if per_user >= 1000 { users.min(20) } else { users };
+        let users = users_for(per_user, users);
         for (name, embedder) in &embedders {
             let f = measure(&workload, name, Arc::clone(embedder), per_user, users)?;
             println!(

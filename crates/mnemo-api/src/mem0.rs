@@ -54,6 +54,39 @@ pub struct Mem0Scope {
     pub run_id: Option<String>,
 }
 
+/// `GET /memories`: the user, agent and run, and how many and which memories to list. (The
+/// scope's fields are spelled out, not a flattened [`Mem0Scope`]: a query string's numbers
+/// and booleans do not survive serde's `flatten`.)
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+pub struct Mem0ListQuery {
+    /// The user (optional with a user key).
+    #[serde(default)]
+    pub user_id: Option<String>,
+    /// Only memories of this agent.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    /// Only memories of this run.
+    #[serde(default)]
+    pub run_id: Option<String>,
+    /// At most this many memories, newest first (default: all).
+    #[serde(default)]
+    pub top_k: Option<usize>,
+    /// Also list memories whose expiration date has passed.
+    #[serde(default)]
+    pub show_expired: bool,
+}
+
+impl Mem0ListQuery {
+    /// The user, agent and run asked for.
+    pub fn scope(&self) -> Mem0Scope {
+        Mem0Scope {
+            user_id: self.user_id.clone(),
+            agent_id: self.agent_id.clone(),
+            run_id: self.run_id.clone(),
+        }
+    }
+}
+
 /// `POST /search`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct Mem0SearchBody {
@@ -71,6 +104,12 @@ pub struct Mem0SearchBody {
     /// mem0's newer form: `{"filters": {"user_id": …, "agent_id": …, "run_id": …}}`.
     #[serde(default)]
     pub filters: Option<Mem0Scope>,
+    /// Leave out results scoring below this (0..1).
+    #[serde(default)]
+    pub threshold: Option<f64>,
+    /// Give each result its `score_details`: the signals behind its score.
+    #[serde(default)]
+    pub explain: bool,
 }
 
 /// `PUT /memories/{id}`: the new text, under any of mem0's names for it.
@@ -129,9 +168,30 @@ pub struct Mem0Memory {
     pub created_at: Timestamp,
     /// When it last changed.
     pub updated_at: Timestamp,
+    /// When it stops holding, if it does.
+    pub expiration_date: Option<Timestamp>,
     /// Its relevance to the query (search results only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub score: Option<f64>,
+    /// The signals behind `score` (a search with `explain` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score_details: Option<Mem0ScoreDetails>,
+}
+
+/// What a search result's score is made of: the relevance that admitted it (from full-text
+/// and vector evidence), then recency and importance, blended (SPEC §4).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Mem0ScoreDetails {
+    /// Relevance, 0..1.
+    pub relevance: f64,
+    /// Recency, 0..1.
+    pub recency: f64,
+    /// Importance, 0..1.
+    pub importance: f64,
+    /// The record's BM25F full-text score.
+    pub bm25: f64,
+    /// The record's cosine similarity to the query.
+    pub cosine: f64,
 }
 
 impl Mem0Memory {
@@ -147,7 +207,9 @@ impl Mem0Memory {
             run_id: run_id.map(str::to_owned),
             created_at: memory.created_at,
             updated_at: memory.updated_at,
+            expiration_date: memory.expires_at,
             score: None,
+            score_details: None,
         }
     }
 }

@@ -404,8 +404,8 @@ fn table(g: &mut SchemaGenerator) -> Vec<Operation> {
         op(
             "get",
             "/memories",
-            "mem0-compatible list",
-            &["user_id", "agent_id", "run_id"],
+            "mem0-compatible list (newest first)",
+            &["user_id", "agent_id", "run_id", "top_k", "show_expired"],
             None,
             schema::<Mem0Results<Mem0Memory>>(g),
         ),
@@ -464,7 +464,10 @@ fn table(g: &mut SchemaGenerator) -> Vec<Operation> {
 /// The schema of a query parameter by its name, which means the same on every route.
 fn query_schema(name: &str) -> Value {
     match name {
-        "include_expired" | "allow_forgotten" => json!({"type": "boolean", "default": false}),
+        "include_expired" | "allow_forgotten" | "show_expired" => {
+            json!({"type": "boolean", "default": false})
+        }
+        "top_k" => json!({"type": "integer", "minimum": 0, "maximum": u64::MAX}),
         "limit" => json!({"type": "integer", "minimum": 0, "maximum": u64::MAX}),
         "kind" => {
             json!({"type": "string", "enum": Kind::ALL.iter().map(|k| k.as_str()).collect::<Vec<_>>()})
@@ -613,7 +616,9 @@ fn field_rule(field: &str) -> Option<Value> {
             ]
         }),
         "k" => json!({"minimum": 1, "maximum": mnemo::MAX_K}),
-        "min_relevance" | "importance" | "confidence" => json!({"minimum": 0, "maximum": 1}),
+        "min_relevance" | "importance" | "confidence" | "threshold" => {
+            json!({"minimum": 0, "maximum": 1})
+        }
         "ref" => json!({"minLength": 1, "maxLength": mnemo_core::limits::MAX_REF_BYTES}),
         "subject" | "attribute" => json!({"minLength": 1, "pattern": IDENTIFIER_PATTERN}),
         "scope" => json!({"pattern": SCOPE_PATTERN}),

@@ -14,8 +14,8 @@ use mnemo::core::ports::{ListFilter, SearchFilter};
 use mnemo::core::transcript::{Message, Role};
 use mnemo::core::{Kind, Memory, MemoryId, SourceType, Status, Timestamp};
 use mnemo_api::mem0::{
-    Mem0AddBody, Mem0Deleted, Mem0Event, Mem0HistoryEntry, Mem0Memory, Mem0Notice, Mem0ResetBody,
-    Mem0Results, Mem0Scope, Mem0SearchBody, Mem0UpdateBody,
+    Mem0AddBody, Mem0Deleted, Mem0Event, Mem0HistoryEntry, Mem0ListQuery, Mem0Memory, Mem0Notice,
+    Mem0ResetBody, Mem0Results, Mem0Scope, Mem0ScoreDetails, Mem0SearchBody, Mem0UpdateBody,
 };
 use sha2::{Digest, Sha256};
 
@@ -156,18 +156,26 @@ async fn add(
 async fn get_all(
     State(state): State<AppState>,
     caller: Caller,
-    Query(scope): Query<Mem0Scope>,
+    Query(query): Query<Mem0ListQuery>,
 ) -> Result<Json<Mem0Results<Mem0Memory>>, ApiError> {
+    let scope = query.scope();
     let who = caller.user(scope.user_id.as_deref())?;
+    let show_expired = query.show_expired;
     let memories = blocking(&state, &caller, move |mnemo| {
-        let filter = ListFilter { status: Some(Status::Active), ..Default::default() };
+        let filter = ListFilter {
+            status: Some(Status::Active),
+            include_expired: show_expired,
+            ..Default::default()
+        };
         Ok(mnemo.list(&who, &filter)?)
     })
     .await?;
+    // Newest first (as listed), as many as asked for.
     let results = memories
         .iter()
         .filter(|m| m.kind != Kind::Episodic)
         .filter(|m| in_scope(m, scope.agent_id.as_ref(), scope.run_id.as_ref()))
+        .take(query.top_k.unwrap_or(usize::MAX))
         .map(item)
         .collect();
     Ok(Json(Mem0Results { results }))
@@ -196,6 +204,15 @@ async fn search(
     let agent = body.scope.agent_id.or(filters.agent_id);
     let run = body.scope.run_id.or(filters.run_id);
     let limit = body.top_k.or(body.limit).unwrap_or(mnemo_api::DEFAULT_K);
+    let (threshold, explain) = (body.threshold, body.explain);
+    if let Some(t) = threshold
+        && !(0.0..=1.0).contains(&t)
+    {
+        return Err(ApiError::from(mnemo::core::error::InvalidInput::new(
+            "threshold",
+            format!("{t} is outside 0..1"),
+        )));
+    }
     let hits = blocking(&state, &caller, move |mnemo| {
         // mem0 returns extracted memories, not transcript turns, of the agent and run asked
         // for: ask for more, keep those.
@@ -215,8 +232,19 @@ async fn search(
         .iter()
         .filter(|h| h.memory.kind != Kind::Episodic)
         .filter(|h| in_scope(&h.memory, agent.as_ref(), run.as_ref()))
+        .filter(|h| threshold.is_none_or(|t| h.parts.score >= t))
         .take(limit)
-        .map(|h| Mem0Memory { score: Some(h.parts.score), ..item(&h.memory) })
+        .map(|h| Mem0Memory {
+            score: Some(h.parts.score),
+            score_details: explain.then_some(Mem0ScoreDetails {
+                relevance: h.parts.relevance,
+                recency: h.parts.recency,
+                importance: h.parts.importance,
+                bm25: h.bm25,
+                cosine: h.cosine,
+            }),
+            ..item(&h.memory)
+        })
         .collect();
     Ok(Json(Mem0Results { results }))
 }

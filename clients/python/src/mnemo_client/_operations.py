@@ -374,12 +374,14 @@ class Mem0Memory(TypedDict):
 
     agent_id: NotRequired[Optional[str]]
     created_at: Timestamp
+    expiration_date: NotRequired[Optional[Timestamp]]
     hash: str
     id: MemoryId
     memory: str
     metadata: Dict[str, Any]
     run_id: NotRequired[Optional[str]]
     score: NotRequired[Optional[float]]
+    score_details: NotRequired[Optional[Mem0ScoreDetails]]
     updated_at: Timestamp
     user_id: str
 
@@ -423,14 +425,26 @@ class Mem0Scope(TypedDict):
     user_id: NotRequired[Optional[str]]
 
 
+class Mem0ScoreDetails(TypedDict):
+    """What a search result's score is made of: the relevance that admitted it (from full-text and vector evidence), then recency and importance, blended (SPEC §4)."""
+
+    bm25: float
+    cosine: float
+    importance: float
+    recency: float
+    relevance: float
+
+
 class Mem0SearchBody(TypedDict):
     """`POST /search`."""
 
     agent_id: NotRequired[Optional[str]]
+    explain: NotRequired[bool]
     filters: NotRequired[Optional[Mem0Scope]]
     limit: NotRequired[Optional[int]]
     query: str
     run_id: NotRequired[Optional[str]]
+    threshold: NotRequired[Optional[float]]
     top_k: NotRequired[Optional[int]]
     user_id: NotRequired[Optional[str]]
 
@@ -990,9 +1004,9 @@ class SyncOperations:
         body_ = None
         return self._request("DELETE", "/memories", query_, body_, text=False)  # type: ignore[no-any-return]
 
-    def mem0_get_all(self, *, user_id: Optional[str] = None, agent_id: Optional[str] = None, run_id: Optional[str] = None) -> Mem0Results2:
-        """Mem0-compatible list (`GET /memories`)."""
-        query_ = _present({"user_id": self._user(user_id), "agent_id": agent_id, "run_id": run_id})
+    def mem0_get_all(self, *, user_id: Optional[str] = None, agent_id: Optional[str] = None, run_id: Optional[str] = None, top_k: Optional[int] = None, show_expired: Optional[bool] = None) -> Mem0Results2:
+        """Mem0-compatible list (newest first) (`GET /memories`)."""
+        query_ = _present({"user_id": self._user(user_id), "agent_id": agent_id, "run_id": run_id, "top_k": top_k, "show_expired": show_expired})
         body_ = None
         return self._request("GET", "/memories", query_, body_, text=False)  # type: ignore[no-any-return]
 
@@ -1044,10 +1058,10 @@ class SyncOperations:
         body_ = _present({})
         return self._request("POST", "/reset", query_, body_, text=False)  # type: ignore[no-any-return]
 
-    def mem0_search(self, query: str, *, agent_id: Optional[str] = None, filters: Optional[Mem0Scope] = None, limit: Optional[int] = None, run_id: Optional[str] = None, top_k: Optional[int] = None, user_id: Optional[str] = None) -> Mem0Results2:
+    def mem0_search(self, query: str, *, agent_id: Optional[str] = None, explain: Optional[bool] = None, filters: Optional[Mem0Scope] = None, limit: Optional[int] = None, run_id: Optional[str] = None, threshold: Optional[float] = None, top_k: Optional[int] = None, user_id: Optional[str] = None) -> Mem0Results2:
         """Mem0-compatible search (`POST /search`)."""
         query_ = None
-        body_ = _present({"agent_id": agent_id, "filters": filters, "limit": limit, "query": query, "run_id": run_id, "top_k": top_k, "user_id": self._user(user_id)})
+        body_ = _present({"agent_id": agent_id, "explain": explain, "filters": filters, "limit": limit, "query": query, "run_id": run_id, "threshold": threshold, "top_k": top_k, "user_id": self._user(user_id)})
         return self._request("POST", "/search", query_, body_, text=False)  # type: ignore[no-any-return]
 
     def context(self, query: str, *, as_of: Optional[Timestamp] = None, budget: Optional[int] = None, compact_after: Optional[int] = None, recent_tokens: Optional[int] = None, session_id: Optional[str] = None, spaces: Optional[List[str]] = None, tokenizer: Optional[Literal["cl100k", "cl100k_base", "o200k", "o200k_base"]] = None, user_id: Optional[str] = None) -> ContextResponse:
@@ -1318,9 +1332,9 @@ class AsyncOperations:
         body_ = None
         return await self._request("DELETE", "/memories", query_, body_, text=False)  # type: ignore[no-any-return]
 
-    async def mem0_get_all(self, *, user_id: Optional[str] = None, agent_id: Optional[str] = None, run_id: Optional[str] = None) -> Mem0Results2:
-        """Mem0-compatible list (`GET /memories`)."""
-        query_ = _present({"user_id": self._user(user_id), "agent_id": agent_id, "run_id": run_id})
+    async def mem0_get_all(self, *, user_id: Optional[str] = None, agent_id: Optional[str] = None, run_id: Optional[str] = None, top_k: Optional[int] = None, show_expired: Optional[bool] = None) -> Mem0Results2:
+        """Mem0-compatible list (newest first) (`GET /memories`)."""
+        query_ = _present({"user_id": self._user(user_id), "agent_id": agent_id, "run_id": run_id, "top_k": top_k, "show_expired": show_expired})
         body_ = None
         return await self._request("GET", "/memories", query_, body_, text=False)  # type: ignore[no-any-return]
 
@@ -1372,10 +1386,10 @@ class AsyncOperations:
         body_ = _present({})
         return await self._request("POST", "/reset", query_, body_, text=False)  # type: ignore[no-any-return]
 
-    async def mem0_search(self, query: str, *, agent_id: Optional[str] = None, filters: Optional[Mem0Scope] = None, limit: Optional[int] = None, run_id: Optional[str] = None, top_k: Optional[int] = None, user_id: Optional[str] = None) -> Mem0Results2:
+    async def mem0_search(self, query: str, *, agent_id: Optional[str] = None, explain: Optional[bool] = None, filters: Optional[Mem0Scope] = None, limit: Optional[int] = None, run_id: Optional[str] = None, threshold: Optional[float] = None, top_k: Optional[int] = None, user_id: Optional[str] = None) -> Mem0Results2:
         """Mem0-compatible search (`POST /search`)."""
         query_ = None
-        body_ = _present({"agent_id": agent_id, "filters": filters, "limit": limit, "query": query, "run_id": run_id, "top_k": top_k, "user_id": self._user(user_id)})
+        body_ = _present({"agent_id": agent_id, "explain": explain, "filters": filters, "limit": limit, "query": query, "run_id": run_id, "threshold": threshold, "top_k": top_k, "user_id": self._user(user_id)})
         return await self._request("POST", "/search", query_, body_, text=False)  # type: ignore[no-any-return]
 
     async def context(self, query: str, *, as_of: Optional[Timestamp] = None, budget: Optional[int] = None, compact_after: Optional[int] = None, recent_tokens: Optional[int] = None, session_id: Optional[str] = None, spaces: Optional[List[str]] = None, tokenizer: Optional[Literal["cl100k", "cl100k_base", "o200k", "o200k_base"]] = None, user_id: Optional[str] = None) -> ContextResponse:

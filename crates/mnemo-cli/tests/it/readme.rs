@@ -119,3 +119,28 @@ fn the_readme_shared_spaces_example_works_as_written() {
         }
     }
 }
+
+/// `examples/walkthrough.sh` runs as its comment says, on the sample conversation: the
+/// secret is redacted, the instruction is held, the forgotten statement is refused until the
+/// user restates it.
+#[test]
+fn the_example_walkthrough_runs() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let out = Command::new("bash")
+        .arg(format!("{root}/examples/walkthrough.sh"))
+        .env("MNEMO", env!("CARGO_BIN_EXE_mnemo"))
+        .output()
+        .expect("bash runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    for expected in [
+        "stored 14 turns (1 secrets redacted)",
+        "pending (instruction_like)",
+        "held: it reads like an instruction to the assistant",
+        "Works as data engineer at a logistics startup",
+        "refused (forgotten)",
+    ] {
+        assert!(stdout.contains(expected), "no {expected:?} in:\n{stdout}");
+    }
+    assert!(!stdout.contains("sk-live-"), "the secret was shown:\n{stdout}");
+}
