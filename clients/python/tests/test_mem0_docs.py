@@ -90,6 +90,13 @@ def test_each_route_of_the_endpoint_table(server: Server) -> None:
     record = call(server, "GET", f"/memories/{first}?user_id=carol").json()
     assert (record["memory"], record["metadata"]) == ("I work as a surgeon", {"source": "profile"})
 
+    # PUT /memories/{id} with expiration_date: a day (its end), then null to remove it.
+    assert call(server, "PUT", f"/memories/{first}?user_id=carol", {"expiration_date": "2999-01-31"}).status_code == 200
+    record = call(server, "GET", f"/memories/{first}?user_id=carol").json()
+    assert record["expiration_date"] == "2999-01-31T23:59:59.999Z" and record["memory"] == "I work as a surgeon"
+    assert call(server, "PUT", f"/memories/{first}?user_id=carol", {"expiration_date": None}).status_code == 200
+    assert call(server, "GET", f"/memories/{first}?user_id=carol").json()["expiration_date"] is None
+
     # GET /memories/{id}/history: each value, with mem0's fields.
     history = call(server, "GET", f"/memories/{first}/history?user_id=carol").json()
     assert [(h["old_memory"], h["new_memory"], h["event"]) for h in history] == [

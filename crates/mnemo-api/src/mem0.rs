@@ -130,6 +130,16 @@ pub struct Mem0UpdateBody {
     /// New metadata, replacing the memory's (alone, or with new text).
     #[serde(default)]
     pub metadata: Option<serde_json::Map<String, Value>>,
+    /// A new expiration date (RFC 3339, or a day `YYYY-MM-DD`, the end of it), or `null` to
+    /// remove it; absent keeps it.
+    #[serde(default, deserialize_with = "present")]
+    pub expiration_date: Option<Option<String>>,
+}
+
+/// A field that is present, even as `null` (`Some(None)`), told apart from one left out
+/// (`None`, by `#[serde(default)]`).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D::Error> {
+    Option::<String>::deserialize(d).map(Some)
 }
 
 impl Mem0UpdateBody {

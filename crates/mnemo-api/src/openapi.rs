@@ -755,7 +755,8 @@ fn constrain_requests(schemas: &mut Map<String, Value>) {
             }
             schema["anyOf"] = json!([
                 {"required": ["text"]}, {"required": ["data"]}, {"required": ["memory"]},
-                {"required": ["metadata"], "properties": {"metadata": {"type": "object"}}}
+                {"required": ["metadata"], "properties": {"metadata": {"type": "object"}}},
+                {"required": ["expiration_date"]}
             ]);
         }
         // An admin key acts for the whole tenant, never for one user.

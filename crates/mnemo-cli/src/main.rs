@@ -40,6 +40,7 @@ fn main() -> ExitCode {
     };
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(error) if error.downcast_ref::<output::StdoutClosed>().is_some() => ExitCode::SUCCESS,
         Err(error) => {
             // Library errors repeat their cause in their own message; print each part once.
             let mut message = String::new();
@@ -179,19 +180,24 @@ fn info(cli: &Cli, mnemo: &Mnemo, store: &(String, String, u32)) -> anyhow::Resu
             "extractor": extractor,
         }));
     }
-    println!("store      {kind} {location} (schema version {schema})");
     let by_status: Vec<String> =
         counts.iter().map(|(status, n)| format!("{n} {}", status.as_str())).collect();
-    println!(
-        "memories   {total} in all tenants{}",
-        if by_status.is_empty() { String::new() } else { format!(": {}", by_status.join(", ")) }
-    );
-    match embedder {
-        Some((id, dims)) => println!("embedder   {id} ({dims} dimensions)"),
-        None => println!("embedder   none (lexical search only)"),
-    }
-    println!("extractor  {extractor}");
-    Ok(())
+    output::lines([
+        format!("store      {kind} {location} (schema version {schema})"),
+        format!(
+            "memories   {total} in all tenants{}",
+            if by_status.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", by_status.join(", "))
+            }
+        ),
+        match embedder {
+            Some((id, dims)) => format!("embedder   {id} ({dims} dimensions)"),
+            None => "embedder   none (lexical search only)".to_owned(),
+        },
+        format!("extractor  {extractor}"),
+    ])
 }
 
 /// The embedded database's path: `--store sqlite:PATH`, `--db`, or the default location.
@@ -255,8 +261,7 @@ fn rekey(cli: &Cli, new_key_file: Option<&std::path::Path>, decrypt: bool) -> an
         );
     }
     let state = if encrypted { "encrypted under the new key" } else { "unencrypted" };
-    println!("{} is now {state}", db.display());
-    Ok(())
+    output::lines([format!("{} is now {state}", db.display())])
 }
 
 fn user(cli: &Cli) -> anyhow::Result<UserRef> {

@@ -9,20 +9,39 @@ use mnemo::core::ports::{AuditEntry, History};
 use mnemo::core::run::Run;
 use serde::Serialize;
 
+/// Whoever read stdout stopped reading (`mnemo list | head`): not a failure of the command,
+/// which ends quietly with success.
+#[derive(Debug)]
+pub(crate) struct StdoutClosed;
+
+impl std::fmt::Display for StdoutClosed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("stdout was closed")
+    }
+}
+
+impl std::error::Error for StdoutClosed {}
+
+/// A write to stdout's result, a closed pipe told apart from other failures.
+fn written(result: std::io::Result<()>) -> anyhow::Result<()> {
+    match result {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(StdoutClosed.into()),
+        other => Ok(other?),
+    }
+}
+
 /// Prints a JSON value on one line of stdout.
 pub(crate) fn json<T: Serialize>(value: &T) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
-    serde_json::to_writer(&mut out, value)?;
-    writeln!(out)?;
-    Ok(())
+    let mut text = serde_json::to_string(value)?;
+    text.push('\n');
+    written(std::io::stdout().lock().write_all(text.as_bytes()))
 }
 
 /// Prints pretty JSON (for documents meant to be saved, like exports).
 pub(crate) fn json_pretty<T: Serialize>(value: &T) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
-    serde_json::to_writer_pretty(&mut out, value)?;
-    writeln!(out)?;
-    Ok(())
+    let mut text = serde_json::to_string_pretty(value)?;
+    text.push('\n');
+    written(std::io::stdout().lock().write_all(text.as_bytes()))
 }
 
 /// Text made safe for a terminal: control characters (an escape sequence, a carriage return,
@@ -45,9 +64,9 @@ pub(crate) fn printable(text: &str) -> String {
 pub(crate) fn lines<I: IntoIterator<Item = String>>(lines: I) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     for line in lines {
-        writeln!(out, "{}", printable(&line))?;
+        written(writeln!(out, "{}", printable(&line)))?;
     }
-    Ok(())
+    written(out.flush())
 }
 
 /// Prints a one-line notice to stderr (stdout stays for results).

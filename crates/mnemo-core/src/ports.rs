@@ -138,12 +138,22 @@ pub struct Edit {
     /// The record's new metadata, replacing its metadata (`None` keeps it). With the same
     /// content, only the metadata changes: no new version is kept.
     pub metadata: Option<crate::record::Metadata>,
+    /// The record's new expiry (`Some(None)` removes it; `None` keeps it), validated: after
+    /// the record's start. With the same content, no new version is kept.
+    pub expires_at: Option<Option<Timestamp>>,
 }
 
 impl Edit {
-    /// An edit the gate lets through, keeping the record's sensitivity and metadata.
+    /// An edit the gate lets through, keeping the record's sensitivity, metadata and expiry.
     pub fn new(content: impl Into<String>, embedding: Option<Embedded>) -> Self {
-        Self { content: content.into(), embedding, sensitivity: None, hold: None, metadata: None }
+        Self {
+            content: content.into(),
+            embedding,
+            sensitivity: None,
+            hold: None,
+            metadata: None,
+            expires_at: None,
+        }
     }
 }
 

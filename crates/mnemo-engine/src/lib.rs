@@ -419,8 +419,9 @@ impl<B: Backend> MemoryStore for Engine<B> {
             }
             require_memory_on(tx)?;
             let mut changed = memory.clone();
-            // A change of metadata alone keeps the statement, and so its version.
-            let metadata_only = edit.metadata.is_some() && edit.content == memory.content;
+            // A change of metadata or expiry alone keeps the statement, and so its version.
+            let metadata_only = (edit.metadata.is_some() || edit.expires_at.is_some())
+                && edit.content == memory.content;
             if !metadata_only {
                 tx.put_version(row, &memory.snapshot(now))?;
                 changed.content.clone_from(&edit.content);
@@ -428,6 +429,9 @@ impl<B: Backend> MemoryStore for Engine<B> {
             }
             if let Some(metadata) = &edit.metadata {
                 changed.metadata.clone_from(metadata);
+            }
+            if let Some(expires_at) = edit.expires_at {
+                changed.expires_at = expires_at;
             }
             changed.updated_at = now;
             if edit.hold.is_some() {

@@ -412,6 +412,7 @@ impl Tx for MemoryTx<'_> {
         m.metadata.clone_from(&memory.metadata);
         m.updated_at = memory.updated_at;
         m.shared.clone_from(&memory.shared);
+        m.expires_at = memory.expires_at;
         Ok(())
     }
 

@@ -260,15 +260,20 @@ async fn update(
     let who = caller.user(scope.user_id.as_deref().or(body.user_id.as_deref()))?;
     let text = body.new_text().map(str::to_owned);
     let metadata: Option<mnemo::core::Metadata> = body.metadata.map(|m| m.into_iter().collect());
-    if text.is_none() && metadata.is_none() {
+    let expires_at = match &body.expiration_date {
+        Some(date) => Some(expiration(date.as_deref())?),
+        None => None,
+    };
+    if text.is_none() && metadata.is_none() && expires_at.is_none() {
         return Err(ApiError::from(mnemo::core::error::InvalidInput::new(
             "text",
-            "is required unless metadata is given",
+            "is required unless metadata or expiration_date is given",
         )));
     }
     blocking(&state, &caller, move |mnemo| {
         let source = mnemo::core::SourceType::UserStated;
-        Ok(mnemo.revise(&who, &MemoryId(id), text.as_deref(), metadata, source)?)
+        let id = MemoryId(id);
+        Ok(mnemo.revise_with_expiry(&who, &id, text.as_deref(), metadata, expires_at, source)?)
     })
     .await?;
     Ok(Json(Mem0Notice { message: "Memory updated successfully!".into() }))

@@ -396,7 +396,7 @@ impl Tx for PgTx<'_, '_> {
             .execute(
                 "UPDATE memories SET content = $1, content_hash = $2, version = $3, status = $4,
                         sensitivity = $5, consent = $6, updated_at = $7, metadata = $11,
-                        shared = $12
+                        shared = $12, expires_at = $13
                   WHERE rowid = $8 AND tenant = $9 AND user_id = $10",
                 &[
                     &memory.content,
@@ -411,6 +411,7 @@ impl Tx for PgTx<'_, '_> {
                     &user,
                     &to_json(&memory.metadata)?,
                     &memory.shared.as_ref().map(to_json).transpose()?,
+                    &memory.expires_at.map(Timestamp::as_millis),
                 ],
             )
             .map_err(StoreError::from)?;

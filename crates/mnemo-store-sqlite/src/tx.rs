@@ -291,7 +291,7 @@ impl Tx for SqliteTx<'_> {
             .prepare_cached(
                 "UPDATE memories SET content = ?1, content_hash = ?2, version = ?3, status = ?4,
                         sensitivity = ?5, consent = ?6, updated_at = ?7, metadata = ?11,
-                        shared = ?12
+                        shared = ?12, expires_at = ?13
                   WHERE rowid = ?8 AND tenant = ?9 AND user_id = ?10",
             )
             .map_err(StoreError::from)?
@@ -307,7 +307,8 @@ impl Tx for SqliteTx<'_> {
                 self.tenant,
                 self.user()?,
                 to_json(&memory.metadata)?,
-                memory.shared.as_ref().map(to_json).transpose()?
+                memory.shared.as_ref().map(to_json).transpose()?,
+                memory.expires_at.map(Timestamp::as_millis)
             ])
             .map_err(StoreError::from)?;
         self.changed(row);

@@ -646,6 +646,15 @@ pub fn metadata_alone_changes_without_a_version(h: &dyn Harness) {
     assert_eq!((m.version, m.metadata), (2, metadata));
     let other = store.get(&who("acme", "bob"), &id("m1"), day(2)).unwrap();
     assert!(other.is_none());
+    // An expiry set, then removed, alone: the statement and its version stay.
+    let until = Edit { expires_at: Some(Some(day(9))), ..Edit::new("Works at Acme Corp", None) };
+    let m = store.edit(&alice, &id("m1"), until, day(3), "test").unwrap().unwrap();
+    assert_eq!((m.expires_at, m.version), (Some(day(9)), 2));
+    assert!(store.get(&alice, &id("m1"), day(10)).unwrap().is_none(), "expired at day 9");
+    let forever = Edit { expires_at: Some(None), ..Edit::new("Works at Acme Corp", None) };
+    let m = store.edit(&alice, &id("m1"), forever, day(4), "test").unwrap().unwrap();
+    assert_eq!((m.expires_at, m.version), (None, 2));
+    assert!(store.get(&alice, &id("m1"), day(10)).unwrap().is_some());
 }
 
 /// A search returns each record exactly as `get` does (every field, its embedder included),

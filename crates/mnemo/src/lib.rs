@@ -567,6 +567,24 @@ impl Mnemo {
         metadata: Option<mnemo_core::Metadata>,
         source: mnemo_core::SourceType,
     ) -> Result<Memory> {
+        self.revise_with_expiry(who, id, content, metadata, None, source)
+    }
+
+    /// [`Mnemo::revise`], also setting the record's expiry (`Some(None)` removes it): a time
+    /// after the record's start (one already past leaves the record expired). All in one
+    /// change.
+    pub fn revise_with_expiry(
+        &self,
+        who: &UserRef,
+        id: &MemoryId,
+        content: Option<&str>,
+        metadata: Option<mnemo_core::Metadata>,
+        expires_at: Option<Option<Timestamp>>,
+        source: mnemo_core::SourceType,
+    ) -> Result<Memory> {
+        if let Some(Some(at)) = expires_at {
+            at.in_range("expires_at")?;
+        }
         if let Some(metadata) = &metadata {
             lifecycle::validate_metadata(metadata)?;
             if lifecycle::metadata_secret(metadata).is_some() {
@@ -580,6 +598,15 @@ impl Mnemo {
             .ok_or_else(|| Error::NotFound(id.clone()))?;
         let who = &owner;
         let now = self.now();
+        if let Some(Some(at)) = expires_at
+            && at <= record.valid_from
+        {
+            return Err(mnemo_core::error::InvalidInput::new(
+                "expires_at",
+                "is not after the record's start",
+            )
+            .into());
+        }
         let edit = match content {
             Some(content) => {
                 let settings = self.store.settings(who)?;
@@ -591,9 +618,16 @@ impl Mnemo {
                         lifecycle::EditDecision::Apply { sensitivity, hold } => (sensitivity, hold),
                     };
                 let embedding = self.embed_one(&content)?;
-                Edit { content, embedding, sensitivity: Some(sensitivity), hold, metadata }
+                Edit {
+                    content,
+                    embedding,
+                    sensitivity: Some(sensitivity),
+                    hold,
+                    metadata,
+                    expires_at,
+                }
             }
-            None => Edit { metadata, ..Edit::new(record.content, None) },
+            None => Edit { metadata, expires_at, ..Edit::new(record.content, None) },
         };
         let edited = self.store.edit(who, id, edit, now, &self.actor)?;
         edited.map(presented).ok_or_else(|| Error::NotFound(id.clone()))

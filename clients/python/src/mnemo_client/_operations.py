@@ -453,6 +453,7 @@ class Mem0UpdateBody(TypedDict):
     """`PUT /memories/{id}`: the new text, under any of mem0's names for it."""
 
     data: NotRequired[str]
+    expiration_date: NotRequired[Optional[str]]
     memory: NotRequired[str]
     metadata: NotRequired[Optional[Dict[str, Any]]]
     text: NotRequired[str]
@@ -1028,10 +1029,10 @@ class SyncOperations:
         body_ = None
         return self._request("GET", f"/memories/{_segment(id)}", query_, body_, text=False)  # type: ignore[no-any-return]
 
-    def mem0_update(self, id: str, *, data: Optional[str] = None, memory: Optional[str] = None, metadata: Optional[Dict[str, Any]] = None, text: Optional[str] = None, user_id: Optional[str] = None) -> Mem0Notice:
+    def mem0_update(self, id: str, *, data: Optional[str] = None, expiration_date: Optional[str] = None, memory: Optional[str] = None, metadata: Optional[Dict[str, Any]] = None, text: Optional[str] = None, user_id: Optional[str] = None) -> Mem0Notice:
         """Mem0-compatible update (`PUT /memories/{id}`)."""
         query_ = _present({"user_id": self._user(user_id)})
-        body_ = _present({"data": data, "memory": memory, "metadata": metadata, "text": text})
+        body_ = _present({"data": data, "expiration_date": expiration_date, "memory": memory, "metadata": metadata, "text": text})
         return self._request("PUT", f"/memories/{_segment(id)}", query_, body_, text=False)  # type: ignore[no-any-return]
 
     def mem0_history(self, id: str, *, user_id: Optional[str] = None) -> List[Mem0HistoryEntry]:
@@ -1356,10 +1357,10 @@ class AsyncOperations:
         body_ = None
         return await self._request("GET", f"/memories/{_segment(id)}", query_, body_, text=False)  # type: ignore[no-any-return]
 
-    async def mem0_update(self, id: str, *, data: Optional[str] = None, memory: Optional[str] = None, metadata: Optional[Dict[str, Any]] = None, text: Optional[str] = None, user_id: Optional[str] = None) -> Mem0Notice:
+    async def mem0_update(self, id: str, *, data: Optional[str] = None, expiration_date: Optional[str] = None, memory: Optional[str] = None, metadata: Optional[Dict[str, Any]] = None, text: Optional[str] = None, user_id: Optional[str] = None) -> Mem0Notice:
         """Mem0-compatible update (`PUT /memories/{id}`)."""
         query_ = _present({"user_id": self._user(user_id)})
-        body_ = _present({"data": data, "memory": memory, "metadata": metadata, "text": text})
+        body_ = _present({"data": data, "expiration_date": expiration_date, "memory": memory, "metadata": metadata, "text": text})
         return await self._request("PUT", f"/memories/{_segment(id)}", query_, body_, text=False)  # type: ignore[no-any-return]
 
     async def mem0_history(self, id: str, *, user_id: Optional[str] = None) -> List[Mem0HistoryEntry]:

@@ -617,3 +617,25 @@ fn eval_locomo_scores_a_conversation_and_cleans_up() {
     let bad = env.run(&["eval", "locomo", file.to_str().unwrap(), "--clock", "sometimes"]);
     assert_eq!(bad.code, 2, "{}", bad.stderr);
 }
+
+/// `mnemo list | head -1`: when the reader stops reading, the command ends quietly with
+/// success, not with "Broken pipe" and exit 1.
+#[test]
+fn a_closed_stdout_ends_the_command_quietly() {
+    let env = Env::new();
+    for i in 0..40 {
+        env.run(&["remember", "--user", "u", &format!("Note {i} about the garden shed")]);
+    }
+    let mut child = env
+        .command()
+        .args(["list", "--user", "u"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The reader goes away before the command writes.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{:?}: {}", out.status, String::from_utf8_lossy(&out.stderr));
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+}
