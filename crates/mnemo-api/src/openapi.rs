@@ -97,7 +97,7 @@ fn table(g: &mut SchemaGenerator) -> Vec<Operation> {
             "get",
             "/v1/memories",
             "List memories, newest first",
-            &["user_id", "kind", "status", "include_expired", "space"],
+            &["user_id", "kind", "status", "include_expired", "space", "scope", "as_of"],
             None,
             schema::<MemoryList>(g),
         ),
@@ -468,6 +468,10 @@ fn query_schema(name: &str) -> Value {
             json!({"type": "boolean", "default": false})
         }
         "top_k" => json!({"type": "integer", "minimum": 0, "maximum": u64::MAX}),
+        "scope" => json!({"type": "string", "pattern": SCOPE_PATTERN}),
+        "as_of" => {
+            json!({"type": "string", "format": "date-time", "pattern": Timestamp::SCHEMA_PATTERN})
+        }
         "limit" => json!({"type": "integer", "minimum": 0, "maximum": u64::MAX}),
         "kind" => {
             json!({"type": "string", "enum": Kind::ALL.iter().map(|k| k.as_str()).collect::<Vec<_>>()})
@@ -927,8 +931,17 @@ mod tests {
         assert!(user["pattern"].as_str().unwrap().contains("\\u0000-\\u001F"));
         // Responses are left as they are.
         assert!(schemas["Memory"]["properties"]["content"].get("minLength").is_none());
-        // mem0's update needs its text under one of its names.
-        assert_eq!(schemas["Mem0UpdateBody"]["anyOf"].as_array().unwrap().len(), 4);
+        // mem0's update needs its text under one of its names, metadata or an expiry.
+        assert_eq!(schemas["Mem0UpdateBody"]["anyOf"].as_array().unwrap().len(), 5);
+        // Ranges, patterns and rules between fields.
+        let search = &schemas["SearchBody"]["properties"];
+        assert_eq!(
+            (search["k"]["minimum"].clone(), search["k"]["maximum"].clone()),
+            (json!(1), json!(100))
+        );
+        assert_eq!(schemas["RememberBody"]["properties"]["ttl"]["pattern"], DURATION_PATTERN);
+        assert_eq!(schemas["KeyCreateBody"]["then"]["properties"]["user_id"]["type"], "null");
+        assert_eq!(schemas["RememberBody"]["allOf"].as_array().unwrap().len(), 3);
         assert_eq!(
             schemas["RunStatusBody"]["properties"]["status"]["enum"],
             json!(["pending", "done", "blocked"])

@@ -162,6 +162,10 @@ pub struct ListQuery {
     /// user's own.
     #[serde(default)]
     pub space: Option<String>,
+    /// Only records of this scope (`user`, `workspace:<id>`, `project:<id>`, or
+    /// `space:<id>` as `space` says), as the CLI's `list --scope`.
+    #[serde(default)]
+    pub scope: Option<String>,
 }
 
 /// `PATCH /v1/memories/{id}`.

@@ -633,11 +633,22 @@ async fn list(
     Query(q): Query<ListQuery>,
 ) -> ApiResult<api::MemoryList> {
     let who = caller.user(q.user_id.as_deref())?;
+    // Both filters hold: a space's records have that space's scope, so another scope
+    // matches none of them.
+    let space: Option<mnemo::core::Scope> =
+        q.space.as_deref().map(|s| format!("space:{s}").parse()).transpose()?;
+    let asked: Option<mnemo::core::Scope> = q.scope.as_deref().map(str::parse).transpose()?;
+    if let (Some(space), Some(asked)) = (&space, &asked)
+        && space != asked
+    {
+        return json(api::MemoryList { memories: Vec::new() });
+    }
+    let scope = space.or(asked);
     let memories = blocking(&state, &caller, move |mnemo| {
         let filter = ListFilter {
             kind: q.kind.as_deref().map(str::parse).transpose()?,
             status: q.status.as_deref().map(str::parse).transpose()?,
-            scope: q.space.as_deref().map(|s| format!("space:{s}").parse()).transpose()?,
+            scope,
             include_expired: q.include_expired,
             ..Default::default()
         };

@@ -373,6 +373,30 @@ async fn requests_are_checked_as_the_document_states() {
     );
     let (_, listed) = api.call("GET", "/v1/memories?include_expired=true", Some(&key), None).await;
     assert_eq!(listed["memories"].as_array().map(Vec::len), Some(0), "{listed}");
+
+    // `scope` filters a list as the CLI's `list --scope` does.
+    for (content, scope) in
+        [("Standups are at nine", Some("workspace:acme")), ("I like figs", None)]
+    {
+        let mut body = json!({"content": content});
+        if let Some(scope) = scope {
+            body["scope"] = json!(scope);
+        }
+        let (status, _) = api.call("POST", "/v1/memories", Some(&key), Some(body)).await;
+        assert_eq!(status, StatusCode::OK);
+    }
+    let (_, listed) = api.call("GET", "/v1/memories?scope=workspace:acme", Some(&key), None).await;
+    let contents: Vec<&str> = listed["memories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(contents, ["Standups are at nine"], "{listed}");
+    // Both filters hold: records of scope `user` in space eng are none.
+    let (status, listed) =
+        api.call("GET", "/v1/memories?scope=user&space=eng", Some(&key), None).await;
+    assert_eq!((status, listed["memories"].as_array().map(Vec::len)), (StatusCode::OK, Some(0)));
 }
 
 #[tokio::test]

@@ -1101,9 +1101,9 @@ class SyncOperations:
         body_ = None
         return self._request("DELETE", f"/v1/keys/{_segment(id)}", query_, body_, text=False)  # type: ignore[no-any-return]
 
-    def list_memories(self, *, user_id: Optional[str] = None, kind: Optional[Literal["semantic", "episodic", "procedural", "profile"]] = None, status: Optional[Literal["active", "pending", "superseded", "disputed"]] = None, include_expired: Optional[bool] = None, space: Optional[str] = None) -> MemoryList:
+    def list_memories(self, *, user_id: Optional[str] = None, kind: Optional[Literal["semantic", "episodic", "procedural", "profile"]] = None, status: Optional[Literal["active", "pending", "superseded", "disputed"]] = None, include_expired: Optional[bool] = None, space: Optional[str] = None, scope: Optional[str] = None, as_of: Optional[str] = None) -> MemoryList:
         """List memories, newest first (`GET /v1/memories`)."""
-        query_ = _present({"user_id": self._user(user_id), "kind": kind, "status": status, "include_expired": include_expired, "space": space})
+        query_ = _present({"user_id": self._user(user_id), "kind": kind, "status": status, "include_expired": include_expired, "space": space, "scope": scope, "as_of": as_of})
         body_ = None
         return self._request("GET", "/v1/memories", query_, body_, text=False)  # type: ignore[no-any-return]
 
@@ -1429,9 +1429,9 @@ class AsyncOperations:
         body_ = None
         return await self._request("DELETE", f"/v1/keys/{_segment(id)}", query_, body_, text=False)  # type: ignore[no-any-return]
 
-    async def list_memories(self, *, user_id: Optional[str] = None, kind: Optional[Literal["semantic", "episodic", "procedural", "profile"]] = None, status: Optional[Literal["active", "pending", "superseded", "disputed"]] = None, include_expired: Optional[bool] = None, space: Optional[str] = None) -> MemoryList:
+    async def list_memories(self, *, user_id: Optional[str] = None, kind: Optional[Literal["semantic", "episodic", "procedural", "profile"]] = None, status: Optional[Literal["active", "pending", "superseded", "disputed"]] = None, include_expired: Optional[bool] = None, space: Optional[str] = None, scope: Optional[str] = None, as_of: Optional[str] = None) -> MemoryList:
         """List memories, newest first (`GET /v1/memories`)."""
-        query_ = _present({"user_id": self._user(user_id), "kind": kind, "status": status, "include_expired": include_expired, "space": space})
+        query_ = _present({"user_id": self._user(user_id), "kind": kind, "status": status, "include_expired": include_expired, "space": space, "scope": scope, "as_of": as_of})
         body_ = None
         return await self._request("GET", "/v1/memories", query_, body_, text=False)  # type: ignore[no-any-return]
 
