@@ -410,6 +410,45 @@ fn more_keyed(sentence: &str, l: &str) -> Option<Extracted> {
     None
 }
 
+/// Words a sentence about the user or their household starts with.
+const FIRST_PERSON_SUBJECTS: [&str; 8] = ["i", "i'm", "i've", "i'd", "my", "we", "we're", "our"];
+
+/// A place without the time phrase that followed it ("Austin last month" is Austin).
+fn without_time(place: &str) -> &str {
+    let lower = place.to_ascii_lowercase();
+    let markers = [
+        " last ",
+        " this ",
+        " earlier ",
+        " recently",
+        " yesterday",
+        " a few ",
+        " a couple ",
+        " a year",
+        " a month",
+        " a week",
+        " two ",
+        " three ",
+        " in 19",
+        " in 20",
+        " in jan",
+        " in feb",
+        " in mar",
+        " in apr",
+        " in may",
+        " in jun",
+        " in jul",
+        " in aug",
+        " in sep",
+        " in oct",
+        " in nov",
+        " in dec",
+        " ago",
+    ];
+    let end = markers.iter().filter_map(|m| format!("{lower} ").find(m)).min();
+    place[..end.unwrap_or(place.len()).min(place.len())].trim_end()
+}
+
 /// Statements about the user in one sentence (already known not to be a question or
 /// hypothetical).
 fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
@@ -442,8 +481,8 @@ fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
         if let Some(rest) = after(sentence, l, prefix)
             && let Some(split) = rest.to_ascii_lowercase().find(" to ")
         {
-            let from = value(&rest[..split])?;
-            let to = value(&rest[split + 4..])?;
+            let from = value(without_time(&rest[..split]))?;
+            let to = value(without_time(&rest[split + 4..]))?;
             return Some(fact(
                 Kind::Semantic,
                 key("user", "home_city"),
@@ -451,15 +490,27 @@ fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
             ));
         }
     }
-    for prefix in
-        ["i moved to", "i live in", "i'm based in", "i am based in", "i now live in", "we live in"]
-    {
+    for prefix in [
+        "i moved to",
+        "we moved to",
+        "i've moved to",
+        "i live in",
+        "i'm based in",
+        "i am based in",
+        "i now live in",
+        "we live in",
+    ] {
         if let Some(place) = after(sentence, l, prefix).and_then(value) {
-            return Some(fact(
-                Kind::Semantic,
-                key("user", "home_city"),
-                format!("Lives in {place}"),
-            ));
+            let place = without_time(&place);
+            // "I moved to Lisbon from Chicago": where from, as "I moved from … to …" says it.
+            let content = match place.to_ascii_lowercase().find(" from ") {
+                Some(i) if prefix.contains("moved") => {
+                    let (to, from) = (value(&place[..i])?, value(&place[i + 6..])?);
+                    format!("Lives in {to} (moved from {from})")
+                }
+                _ => format!("Lives in {}", value(place)?),
+            };
+            return Some(fact(Kind::Semantic, key("user", "home_city"), content));
         }
     }
     for prefix in ["i'm in", "i am in", "i'm staying in", "i am staying in"] {
@@ -2033,6 +2084,28 @@ fn from_clause(
 ) -> Option<Extracted> {
     let mut s = clause;
     let mut lower = s.to_ascii_lowercase();
+    // "And I'm learning Portuguese", "So we moved": a conjunction joining the sentence to
+    // the one before says nothing about the user.
+    for conjunction in ["and", "but", "so", "plus"] {
+        let rest = lower.strip_prefix(conjunction).and_then(|r| r.strip_prefix(' '));
+        if rest.is_some_and(|r| FIRST_PERSON_SUBJECTS.iter().any(|p| starts_with_word(r, p))) {
+            s = s[conjunction.len()..].trim_start();
+            lower = s.to_ascii_lowercase();
+            break;
+        }
+    }
+    // "I just moved", "I recently started": an adverb between the subject and its verb
+    // changes nothing the sentence says about the user.
+    let plain;
+    if let Some(adverb) = ["just", "recently", "finally"]
+        .iter()
+        .find(|a| ["i ", "we "].iter().any(|subject| lower.starts_with(&format!("{subject}{a} "))))
+    {
+        let subject = lower.split_whitespace().next().unwrap_or_default().len();
+        plain = format!("{}{}", &s[..subject], &s[subject + 1 + adverb.len()..]);
+        s = &plain;
+        lower = s.to_ascii_lowercase();
+    }
     // An explicit save: "remember that …", "please remember …", "note that …".
     let mut explicit = false;
     for prefix in [
@@ -2143,14 +2216,38 @@ mod tests {
     }
 
     #[test]
+    fn conjunctions_and_adverbs_before_the_verb_change_nothing() {
+        let k = |s: &str, a: &str, c: &str| Some((s.to_owned(), a.to_owned(), c.to_owned()));
+        assert_eq!(
+            keyed("I just moved to Lisbon from Chicago last month."),
+            k("user", "home_city", "Lives in Lisbon (moved from Chicago)")
+        );
+        assert_eq!(keyed("And I live in Braga"), k("user", "home_city", "Lives in Braga"));
+        assert_eq!(
+            keyed("So we recently moved to Porto"),
+            k("user", "home_city", "Lives in Porto")
+        );
+        let learning = one("And I'm learning Portuguese on weekday mornings").unwrap();
+        assert!(!learning.content.starts_with("And"), "{}", learning.content);
+        // "So far": no subject follows, so the word stays part of the sentence.
+        assert!(one("So far I like it").is_none_or(|e| e.content.contains("So far")));
+    }
+
+    #[test]
     fn facts_with_keys() {
         let k = |s: &str, a: &str, c: &str| Some((s.to_owned(), a.to_owned(), c.to_owned()));
         assert_eq!(keyed("Call me Sam"), k("user", "name", "Preferred name: Sam"));
         assert_eq!(keyed("My name is Ana Lima."), k("user", "name", "Preferred name: Ana Lima"));
         assert_eq!(
             keyed("I moved from Dallas to Austin last month"),
-            k("user", "home_city", "Lives in Austin last month (moved from Dallas)")
+            k("user", "home_city", "Lives in Austin (moved from Dallas)")
         );
+        assert_eq!(
+            keyed("I moved to Lisbon from Chicago a few weeks ago"),
+            k("user", "home_city", "Lives in Lisbon (moved from Chicago)")
+        );
+        assert_eq!(keyed("We moved to Porto in May"), k("user", "home_city", "Lives in Porto"));
+        assert_eq!(keyed("I live in Lisbon this year"), k("user", "home_city", "Lives in Lisbon"));
         assert_eq!(keyed("I live in Lisbon"), k("user", "home_city", "Lives in Lisbon"));
         assert_eq!(keyed("I work at Initech"), k("user", "employer", "Works at Initech"));
         assert_eq!(

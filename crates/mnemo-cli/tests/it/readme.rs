@@ -138,6 +138,7 @@ fn the_example_walkthrough_runs() {
         "pending (instruction_like)",
         "held: it reads like an instruction to the assistant",
         "Works as data engineer at a logistics startup",
+        "Lives in Lisbon (moved from Chicago)",
         "refused (forgotten)",
     ] {
         assert!(stdout.contains(expected), "no {expected:?} in:\n{stdout}");
