@@ -241,6 +241,7 @@ pub struct Mem0Event {
 
 /// `{"results": [...]}`.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(rename = "Mem0Results_{T}")]
 pub struct Mem0Results<T> {
     /// The results.
     pub results: Vec<T>,

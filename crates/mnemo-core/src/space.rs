@@ -34,6 +34,7 @@ use crate::scope::validate_key;
     schemars::JsonSchema,
 )]
 #[serde(rename_all = "snake_case")]
+#[schemars(rename = "SpaceRole")]
 pub enum Role {
     /// Reads the space.
     Reader,

@@ -10,6 +10,7 @@ use crate::record::SourceType;
 /// Who wrote a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(rename = "MessageRole")]
 pub enum Role {
     /// The person the memory is about.
     User,
