@@ -717,7 +717,9 @@ fn constrain_requests(schemas: &mut Map<String, Value>) {
             } else if name == "ExportDocument" && field == "format" {
                 property.insert("const".into(), json!(mnemo_core::export::EXPORT_FORMAT));
             } else if name == "ExportDocument" && field == "version" {
-                property.insert("const".into(), json!(mnemo_core::export::EXPORT_VERSION));
+                let versions =
+                    mnemo_core::export::OLDEST_READ_VERSION..=mnemo_core::export::EXPORT_VERSION;
+                property.insert("enum".into(), json!(versions.collect::<Vec<_>>()));
             } else if let Some(rule) = field_rule(field) {
                 for (key, value) in rule.as_object().into_iter().flatten() {
                     property.insert(key.clone(), value.clone());

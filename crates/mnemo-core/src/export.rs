@@ -14,8 +14,11 @@ use crate::scope::validate_key;
 
 /// The `format` tag of an export document.
 pub const EXPORT_FORMAT: &str = "mnemo-export";
-/// The current export format version.
-pub const EXPORT_VERSION: u32 = 1;
+/// The current export format version (2: with the user's contributions to shared spaces).
+pub const EXPORT_VERSION: u32 = 2;
+
+/// The oldest export format version an import still reads (1: without contributions).
+pub const OLDEST_READ_VERSION: u32 = 1;
 
 /// One user's complete memory, as exported.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -35,6 +38,11 @@ pub struct ExportDocument {
     pub settings: UserSettings,
     /// Every record, oldest first.
     pub memories: Vec<ExportedMemory>,
+    /// What the user wrote to shared spaces (proposals and approved records, with the space
+    /// in `scope`): their words, exported with the rest, never imported (a space's records
+    /// belong to the space).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contributions: Vec<ExportedMemory>,
 }
 
 impl ExportDocument {
@@ -46,11 +54,12 @@ impl ExportDocument {
                 format!("`{}` is not `{EXPORT_FORMAT}`", self.format),
             ));
         }
-        if self.version != EXPORT_VERSION {
+        if !(OLDEST_READ_VERSION..=EXPORT_VERSION).contains(&self.version) {
             return Err(InvalidInput::new(
                 "version",
                 format!(
-                    "export version {} is not supported (expected {EXPORT_VERSION})",
+                    "export version {} is not supported (expected {OLDEST_READ_VERSION} to \
+                     {EXPORT_VERSION})",
                     self.version
                 ),
             ));

@@ -1030,8 +1030,20 @@ impl Mnemo {
         Ok(self.store.audit(who, limit)?)
     }
 
-    /// Everything stored about the user, as one machine-readable document.
+    /// Everything stored about the user, as one machine-readable document: their own
+    /// records, and what they wrote to the tenant's shared spaces (whether or not they are
+    /// still members), each as the space holds it.
     pub fn export(&self, who: &UserRef) -> Result<ExportDocument> {
+        let mut contributions = Vec::new();
+        for space in self.store.spaces(who.tenant())? {
+            let owner = UserRef::space(who.tenant(), &space.id)?;
+            for mut record in self.store.export(&owner)? {
+                if record.memory.shared.as_ref().is_some_and(|s| s.author == who.user_id()) {
+                    record.memory = presented(record.memory);
+                    contributions.push(record);
+                }
+            }
+        }
         Ok(ExportDocument {
             format: EXPORT_FORMAT.to_owned(),
             version: EXPORT_VERSION,
@@ -1040,6 +1052,7 @@ impl Mnemo {
             exported_at: self.now(),
             settings: self.store.settings(who)?,
             memories: self.store.export(who)?,
+            contributions,
         })
     }
 

@@ -206,6 +206,53 @@ fn a_deleted_member_leaves_attributed_contributions_or_none() {
     );
 }
 
+/// A user's export holds what they wrote to spaces (a proposal waiting, an approved record,
+/// in a space they have since left) beside their own records, and no one else's; importing
+/// the export writes their own records only, never into a space.
+#[test]
+fn an_export_holds_the_users_contributions_and_an_import_leaves_them_to_the_spaces() {
+    let mnemo = in_memory();
+    let (alice, bob) = (who("acme", "alice"), who("acme", "bob"));
+    for s in ["eng", "ops"] {
+        mnemo.create_space("acme", space(s)).unwrap();
+        mnemo.add_member("acme", s, "alice", Role::Maintainer).unwrap();
+        mnemo.add_member("acme", s, "bob", Role::Contributor).unwrap();
+    }
+    let approved = mnemo.remember_in(&bob, "eng", stated("Releases ship on Tuesdays"), false);
+    let approved = approved.unwrap().id.unwrap();
+    mnemo.confirm(&alice, &approved).unwrap();
+    let waiting = mnemo.remember_in(&bob, "ops", stated("Pagers rotate weekly"), false);
+    let waiting = waiting.unwrap().id.unwrap();
+    mnemo.remember_in(&alice, "eng", stated("Alice owns the deploy script"), false).unwrap();
+    mnemo.remember(&bob, stated("My private note about the quarter")).unwrap();
+    mnemo.remove_member("acme", "eng", "bob").unwrap();
+
+    let document = mnemo.export(&bob).unwrap();
+    assert_eq!(document.memories.len(), 1);
+    let mut contributed: Vec<(String, String, Status)> = document
+        .contributions
+        .iter()
+        .map(|r| (r.memory.id.0.clone(), r.memory.scope.to_string(), r.memory.status))
+        .collect();
+    contributed.sort();
+    let mut expected = vec![
+        (approved.0.clone(), "space:eng".to_owned(), Status::Active),
+        (waiting.0.clone(), "space:ops".to_owned(), Status::Pending),
+    ];
+    expected.sort();
+    assert_eq!(contributed, expected);
+    assert!(document.contributions.iter().all(|r| r.memory.user_id == "bob"));
+
+    // Restored elsewhere: bob's own record comes back; the contributions stay the spaces'.
+    let elsewhere = in_memory();
+    let report = elsewhere.import(&bob, document, false).unwrap();
+    assert_eq!(report.imported, 1);
+    assert!(elsewhere.spaces("acme").unwrap().is_empty());
+    let restored = elsewhere.list(&bob, &ListFilter::default()).unwrap();
+    assert_eq!(restored.len(), 1);
+    assert_eq!(restored[0].content, "My private note about the quarter");
+}
+
 /// A space's convention and a personal setting of the same thing both appear in context,
 /// each saying which holds: the personal one, unless the space marks its convention
 /// mandatory.

@@ -181,13 +181,14 @@ class Explain(TypedDict):
 class ExportDocument(TypedDict):
     """One user's complete memory, as exported."""
 
+    contributions: NotRequired[List[ExportedMemory]]
     exported_at: Timestamp
     format: Literal["mnemo-export"]
     memories: List[ExportedMemory]
     settings: UserSettings
     tenant: str
     user_id: str
-    version: Literal[1]
+    version: Literal[1, 2]
 
 
 class ExportedMemory(TypedDict):
