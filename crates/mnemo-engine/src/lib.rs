@@ -420,9 +420,9 @@ impl<B: Backend> MemoryStore for Engine<B> {
             require_memory_on(tx)?;
             let mut changed = memory.clone();
             // A change of metadata or expiry alone keeps the statement, and so its version.
-            let metadata_only = (edit.metadata.is_some() || edit.expires_at.is_some())
+            let same_statement = (edit.metadata.is_some() || edit.expires_at.is_some())
                 && edit.content == memory.content;
-            if !metadata_only {
+            if !same_statement {
                 tx.put_version(row, &memory.snapshot(now))?;
                 changed.content.clone_from(&edit.content);
                 changed.version += 1;
@@ -439,7 +439,7 @@ impl<B: Backend> MemoryStore for Engine<B> {
             }
             changed.sensitivity = edit.sensitivity.unwrap_or(memory.sensitivity);
             tx.update(row, &changed)?;
-            if !metadata_only {
+            if !same_statement {
                 tx.put_vector(row, edit.embedding.as_ref())?;
             }
             Auditor::new(who, now, actor).log(tx, AuditAction::Edited, Some(id), edit.hold)?;

@@ -13,13 +13,9 @@ use mnemo_index::{IndexRow, ScanFilter, UserIndex};
 use crate::{Mnemo, Result};
 
 impl Mnemo {
-    /// Checks an as-of time. A time later than now answers with what is held now, less
-    /// what will have expired by then: nothing later is known.
-    pub(crate) fn check_as_of(&self, at: Timestamp) -> Result<Timestamp> {
-        Ok(at)
-    }
-
-    /// The user's records that existed at `at`, as they stood then, oldest first.
+    /// The user's records that existed at `at`, as they stood then, oldest first. A time
+    /// later than now answers with what is held now, less what will have expired by then:
+    /// nothing later is known.
     pub(crate) fn stood_at(&self, who: &UserRef, at: Timestamp) -> Result<Vec<Stood>> {
         let trail = Transitions::from_audit(&self.store.audit(who, usize::MAX)?);
         Ok(stood_at(self.store.export(who)?, &trail, at))

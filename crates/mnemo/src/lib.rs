@@ -496,7 +496,6 @@ impl Mnemo {
         filter: &ListFilter,
         at: Timestamp,
     ) -> Result<Vec<Memory>> {
-        let at = self.check_as_of(at)?;
         let scope = filter.scope.as_ref().map(ToString::to_string);
         let mut held: Vec<Memory> = self
             .held_at(who, at)?
@@ -791,7 +790,7 @@ impl Mnemo {
         if let Some(min) = request.min_relevance {
             config.min_relevance = lifecycle::validate_unit(min, "min_relevance")?;
         }
-        let as_of = request.as_of.map(|at| self.check_as_of(at)).transpose()?;
+        let as_of = request.as_of;
         if !self.store.settings(who)?.memory_enabled {
             return Ok(Vec::new());
         }
@@ -897,7 +896,7 @@ impl Mnemo {
     ) -> Result<ContextBlock> {
         let (query, budget, session) = (&request.query, request.budget, request.session.as_deref());
         let compaction = request.compaction.as_ref().unwrap_or(&self.compaction);
-        let as_of = request.as_of.map(|at| self.check_as_of(at)).transpose()?;
+        let as_of = request.as_of;
         let turns = match (session, as_of) {
             (Some(session), None) => self.session_turns(who, session)?,
             (Some(session), Some(at)) => {
