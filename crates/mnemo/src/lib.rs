@@ -1033,14 +1033,26 @@ impl Mnemo {
     /// records, and what they wrote to the tenant's shared spaces (whether or not they are
     /// still members), each as the space holds it.
     pub fn export(&self, who: &UserRef) -> Result<ExportDocument> {
+        // A space's records are listed (not exported whole) and only the user's get their
+        // versions: a large space costs one listing, not a copy of every record and vector.
+        let now = self.now();
+        let every = ListFilter { include_expired: true, ..Default::default() };
         let mut contributions = Vec::new();
         for space in self.store.spaces(who.tenant())? {
             let owner = UserRef::space(who.tenant(), &space.id)?;
-            for mut record in self.store.export(&owner)? {
-                if record.memory.shared.as_ref().is_some_and(|s| s.author == who.user_id()) {
-                    record.memory = presented(record.memory);
-                    contributions.push(record);
-                }
+            let mut authored: Vec<Memory> = self
+                .store
+                .list(&owner, &every, now)?
+                .into_iter()
+                .filter(|m| m.shared.as_ref().is_some_and(|s| s.author == who.user_id()))
+                .collect();
+            authored.reverse();
+            for memory in authored {
+                let history = self.store.history(&owner, &memory.id, now)?;
+                contributions.push(ExportedMemory {
+                    history: history.map(|h| h.versions).unwrap_or_default(),
+                    memory: presented(memory),
+                });
             }
         }
         Ok(ExportDocument {
