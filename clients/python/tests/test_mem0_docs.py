@@ -7,6 +7,8 @@ Bearer`, no client library."""
 
 from __future__ import annotations
 
+import time
+from datetime import datetime, timedelta
 from typing import Any, Dict, Optional
 
 import httpx
@@ -96,6 +98,18 @@ def test_each_route_of_the_endpoint_table(server: Server) -> None:
     assert record["expiration_date"] == "2999-01-31T23:59:59.999Z" and record["memory"] == "I work as a surgeon"
     assert call(server, "PUT", f"/memories/{first}?user_id=carol", {"expiration_date": None}).status_code == 200
     assert call(server, "GET", f"/memories/{first}?user_id=carol").json()["expiration_date"] is None
+
+    # GET /memories?show_expired=true: a memory whose expiration date has passed is listed
+    # only when asked for. (Expired one millisecond after it was stored.)
+    briefly = add("I am in Rome this week", user_id="carol")
+    stored = call(server, "GET", f"/memories/{briefly}?user_id=carol").json()["created_at"]
+    ended = datetime.fromisoformat(stored.replace("Z", "+00:00")) + timedelta(milliseconds=1)
+    ended_text = ended.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    assert call(server, "PUT", f"/memories/{briefly}?user_id=carol", {"expiration_date": ended_text}).status_code == 200
+    time.sleep(0.05)
+    listed = [m["id"] for m in call(server, "GET", "/memories?user_id=carol").json()["results"]]
+    shown = [m["id"] for m in call(server, "GET", "/memories?user_id=carol&show_expired=true").json()["results"]]
+    assert briefly not in listed and briefly in shown
 
     # GET /memories/{id}/history: each value, with mem0's fields.
     history = call(server, "GET", f"/memories/{first}/history?user_id=carol").json()

@@ -13,7 +13,8 @@ deletable like any other memory:
 - a put of ``None`` forgets the memory.
 
 Reads list or search the user's active memories: a `get` lists them (once per batch), a
-search with a query uses mnemo's ranking and without one lists them.
+search with a query uses mnemo's ranking over its best 100 results (the API's most) and then
+keeps those in the namespace and filter asked for, and a search without one lists them.
 """
 
 from __future__ import annotations
