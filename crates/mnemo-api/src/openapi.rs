@@ -593,7 +593,19 @@ fn operation_id(method: &str, path: &str) -> &'static str {
 }
 
 /// Request fields whose text must say something: not empty, not only spaces.
-const TEXT_FIELDS: [&str; 7] = ["content", "query", "goal", "text", "data", "memory", "tool"];
+const TEXT_FIELDS: [&str; 11] = [
+    "content",
+    "query",
+    "goal",
+    "text",
+    "data",
+    "memory",
+    "tool",
+    "source_id",
+    "excerpt",
+    "reference",
+    "note",
+];
 
 /// A pattern for an identifier: something besides spaces, and no control character.
 const IDENTIFIER_PATTERN: &str = "^[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F][^\\u0000-\\u001F\\u007F-\\u009F]*$";
@@ -632,9 +644,6 @@ fn field_rule(field: &str) -> Option<Value> {
         }
         "metadata" => {
             json!({"propertyNames": {"minLength": 1, "maxLength": 256, "pattern": IDENTIFIER_PATTERN}})
-        }
-        "source_id" | "excerpt" | "reference" | "note" | "goal" | "text" => {
-            json!({"minLength": 1, "pattern": "\\S"})
         }
         _ => return None,
     })
