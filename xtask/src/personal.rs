@@ -56,8 +56,18 @@ struct Figures {
     superseded: usize,
 }
 
-/// One user's notebook and questions: (statements, questions with the index of the statement
-/// that answers them, or `None` for a category never mentioned).
+/// One user's notebook and questions: statements, and questions with the index of the
+/// statement that answers them (`None` for a category never mentioned).
+type Script = (Vec<String>, Vec<(String, Option<usize>)>);
+
+/// The users of one notebook size, from that size's fixed seed: `measure` and `dump` run the
+/// same ones.
+fn scripts(workload: &Workload, per_user: usize, users: usize) -> Vec<Script> {
+    let mut rng = Rng(0x005e_ed0f_fac7 + per_user as u64);
+    (0..users).map(|_| user_script(workload, &mut rng, per_user)).collect()
+}
+
+/// One user's [`Script`].
 fn user_script(
     workload: &Workload,
     rng: &mut Rng,
@@ -119,7 +129,6 @@ fn measure(
     let clock = Arc::new(ManualClock::new(start));
     let mnemo =
         Mnemo::open_sqlite(&dir.path().join("m.db"), Some(embedder), clock.clone(), "eval")?;
-    let mut rng = Rng(0x005e_ed0f_fac7 + per_user as u64); // the seed `dump` uses too
     let mut figures = Figures {
         embedder: name.to_owned(),
         per_user,
@@ -137,9 +146,8 @@ fn measure(
     let mut latencies = Vec::new();
     let mut written = 0usize;
     let mut writing = 0.0;
-    for u in 0..users {
+    for (u, (statements, questions)) in scripts(workload, per_user, users).into_iter().enumerate() {
         let who = UserRef::new("eval", &format!("user-{u}"))?;
-        let (statements, questions) = user_script(workload, &mut rng, per_user);
         clock.set(start);
         // The user agreed to being remembered (allergies are health facts, which wait for
         // consent otherwise).
@@ -210,24 +218,25 @@ pub(crate) fn dump(data: &Path, sizes: &[usize], users: usize, dir: &Path) -> an
     let workload: Workload = serde_json::from_str(&std::fs::read_to_string(data)?)?;
     std::fs::create_dir_all(dir)?;
     for &per_user in sizes {
-        let mut rng = Rng(0x005e_ed0f_fac7 + per_user as u64);
-        let scripts: Vec<serde_json::Value> = (0..users_for(per_user, users))
-            .map(|u| {
-                let (statements, questions) = user_script(&workload, &mut rng, per_user);
-                serde_json::json!({
-                    "user": format!("user-{u}"),
-                    "statements": statements,
-                    "questions": questions
-                        .into_iter()
-                        .map(|(q, at)| serde_json::json!({"question": q, "answer": at}))
-                        .collect::<Vec<_>>(),
+        let listed: Vec<serde_json::Value> =
+            scripts(&workload, per_user, users_for(per_user, users))
+                .into_iter()
+                .enumerate()
+                .map(|(u, (statements, questions))| {
+                    serde_json::json!({
+                        "user": format!("user-{u}"),
+                        "statements": statements,
+                        "questions": questions
+                            .into_iter()
+                            .map(|(q, at)| serde_json::json!({"question": q, "answer": at}))
+                            .collect::<Vec<_>>(),
+                    })
                 })
-            })
-            .collect();
+                .collect();
         let path = dir.join(format!("personal-facts-{per_user}.json"));
         std::fs::write(
             &path,
-            serde_json::to_string(&serde_json::json!({"per_user": per_user, "users": scripts}))?,
+            serde_json::to_string(&serde_json::json!({"per_user": per_user, "users": listed}))?,
         )?;
         println!("wrote {}", path.display());
     }
