@@ -186,7 +186,6 @@ class McpMemoryServer:
         self.script = script
         self.dir = tempfile.TemporaryDirectory()
         self.loop = asyncio.new_event_loop()
-        self.sessions: Dict[str, object] = {}
         self.statements: Dict[str, List[str]] = {}
 
     def _call(self, user: str, tool: str, arguments: dict) -> dict:

@@ -27,7 +27,6 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 from langgraph.store.base import (
     BaseStore,
     GetOp,
-    Item,
     ListNamespacesOp,
     MatchCondition,
     Op,
