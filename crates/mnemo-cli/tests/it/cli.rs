@@ -639,3 +639,35 @@ fn a_closed_stdout_ends_the_command_quietly() {
     assert!(out.status.success(), "{:?}: {}", out.status, String::from_utf8_lossy(&out.stderr));
     assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// The default build speaks HTTPS to an `https://` endpoint: what reaches the server first is
+/// a TLS handshake record (0x16), not a refusal to use an unsecured transport.
+#[test]
+fn the_default_build_opens_https_endpoints_with_tls() {
+    use std::io::Read;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let first = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        let mut byte = [0u8; 1];
+        stream.read_exact(&mut byte).unwrap();
+        byte[0]
+    });
+    let env = Env::new();
+    let url = format!("https://127.0.0.1:{port}/v1");
+    let out = env.run(&[
+        "--embedder",
+        "openai",
+        "--embed-url",
+        &url,
+        "--embed-dims",
+        "8",
+        "remember",
+        "--user",
+        "u",
+        "hello there",
+    ]);
+    assert_ne!(out.code, 0, "no TLS server answered, yet: {}", out.stdout);
+    assert!(!out.stderr.contains("unsecured"), "{}", out.stderr);
+    assert_eq!(first.join().unwrap(), 0x16, "the first byte sent is not a TLS handshake");
+}
