@@ -301,6 +301,10 @@ pub struct RetrievalConfig {
     pub question_penalty: f64,
     /// Fused score that maps to relevance 1 − 1/e in the blend.
     pub fused_scale: f64,
+    /// Fused scores (z units) this close are equally relevant as far as the evidence can
+    /// tell: the blend orders records within this distance of the most relevant one not yet
+    /// placed; a record further below it comes after them whatever its recency.
+    pub relevance_tie: f64,
     /// Pseudo-records of typical signals added to every user's statistics, so standard
     /// scores mean the same for a notebook of one record as for a large one (below a few
     /// dozen records the prior dominates; above, the user's own records do).
@@ -333,6 +337,7 @@ impl Default for RetrievalConfig {
             date_tau_days: 3.0,
             question_penalty: 1.0,
             fused_scale: 3.0,
+            relevance_tie: 1.0,
             prior_records: 30.0,
             cosine_prior: (0.189, 0.104),
             lexical_prior: (0.0, 1.5),
@@ -732,11 +737,14 @@ pub struct Hit {
 }
 
 /// Blends the records relevance admitted with recency and importance (SPEC §4) and orders
-/// them by the blended score. Relevance has already decided which records are returned
-/// (those passing the gate, the best `k` by fused score): recency and importance only order
-/// them, so they never bring in a record that is not relevant. A transcript turn comes after
-/// a durable memory that stands for it (drawn from it, or repeated by it) whatever their
-/// scores.
+/// them. Relevance has already decided which records are returned (those passing the gate,
+/// the best `k` by fused score), and it decides their order too where the evidence tells
+/// them apart: records are taken most relevant first in groups, each group the records whose
+/// fused score lies within [`RetrievalConfig::relevance_tie`] of its most relevant member,
+/// and the blended score orders each group. So among equally relevant records the newer and
+/// the more important come first, and an old relevant fact still outranks recent chatter
+/// that matched less. A transcript turn comes after a durable memory that stands for it
+/// (drawn from it, or repeated by it) whatever their scores.
 pub fn blend(
     candidates: Vec<(Memory, Fused, f64, f64)>,
     config: &RetrievalConfig,
@@ -755,12 +763,25 @@ pub fn blend(
         })
         .collect();
     hits.sort_by(|a, b| {
-        b.parts
-            .score
-            .total_cmp(&a.parts.score)
-            .then(b.fused.score.total_cmp(&a.fused.score))
-            .then_with(|| a.memory.id.cmp(&b.memory.id))
+        b.fused.score.total_cmp(&a.fused.score).then_with(|| a.memory.id.cmp(&b.memory.id))
     });
+    let mut start = 0;
+    while start < hits.len() {
+        let head = hits[start].fused.score;
+        // The head is always in its group, so each pass places at least one record.
+        let end = hits[start + 1..]
+            .iter()
+            .position(|h| head - h.fused.score >= config.relevance_tie)
+            .map_or(hits.len(), |offset| start + 1 + offset);
+        hits[start..end].sort_by(|a, b| {
+            b.parts
+                .score
+                .total_cmp(&a.parts.score)
+                .then(b.fused.score.total_cmp(&a.fused.score))
+                .then_with(|| a.memory.id.cmp(&b.memory.id))
+        });
+        start = end;
+    }
     turns_after_what_stands_for_them(hits)
 }
 
@@ -935,6 +956,48 @@ mod tests {
         let ordered: Vec<String> =
             turns_after_what_stands_for_them(hits).into_iter().map(|h| h.memory.id.0).collect();
         assert_eq!(ordered, ["chatter", "memory", "turn-a", "turn-b", "other"]);
+    }
+
+    /// Relevance orders what it tells apart; recency and importance order what it does not.
+    #[test]
+    fn recency_orders_equally_relevant_records_and_never_passes_a_clearly_more_relevant_one() {
+        use crate::lifecycle::{Candidate, CandidateFields};
+        let now = at("2023-12-01");
+        let record = |id: &str, said: &str, importance: f64| {
+            let said = at(said);
+            let fields = CandidateFields {
+                content: format!("statement {id}"),
+                importance: Some(importance),
+                ..Default::default()
+            };
+            Candidate::validate(fields, said).unwrap().into_memory(
+                crate::record::MemoryId(id.into()),
+                "t",
+                "u",
+                crate::record::Status::Active,
+                said,
+            )
+        };
+        let fused = |score: f64| Fused { index: 0, score, evidence: 0.5 };
+        let candidates = vec![
+            // Recent chatter that matched a little.
+            (record("recent-chatter", "2023-11-30", 0.5), fused(4.0), 0.0, 0.0),
+            // The fact asked about, said months ago.
+            (record("old-fact", "2023-03-01", 0.5), fused(6.5), 0.0, 0.0),
+            // As relevant as the old fact as far as the evidence can tell, said last week.
+            (record("newer-fact", "2023-11-24", 0.5), fused(6.0), 0.0, 0.0),
+            // As relevant as the chatter, old but important.
+            (record("old-important", "2023-03-01", 1.0), fused(4.2), 0.0, 0.0),
+        ];
+        let config = RetrievalConfig::default();
+        let ordered: Vec<String> =
+            blend(candidates, &config, now).into_iter().map(|h| h.memory.id.0).collect();
+        assert_eq!(ordered, ["newer-fact", "old-fact", "recent-chatter", "old-important"]);
+        // The blended score alone would put the recent chatter above the old fact.
+        let w = config.weights;
+        let chatter = w.blend(config.relevance(4.0), 1.0, 0.5).score;
+        let old = w.blend(config.relevance(6.5), 275.0, 0.5).score;
+        assert!(chatter > old, "{chatter} <= {old}");
     }
 
     #[test]
