@@ -54,6 +54,7 @@ pub(crate) fn run(
     mode: ClockMode,
     via: Via,
     binary: &Path,
+    minilm_dir: Option<&Path>,
 ) -> anyhow::Result<()> {
     let raw =
         std::fs::read_to_string(data).with_context(|| format!("cannot read {}", data.display()))?;
@@ -70,11 +71,15 @@ pub(crate) fn run(
     let mut notebook: Box<dyn Notebook> = match via {
         Via::Library => {
             let clock = std::sync::Arc::new(mnemo::core::FixedClock(fixed));
-            let mnemo =
-                mnemo::Mnemo::open_sqlite(&db, Some(mnemo::builtin_embedder()?), clock, "locomo")?;
+            let embedder = match minilm_dir {
+                Some(dir) => mnemo::minilm_embedder(dir)?,
+                None => mnemo::builtin_embedder()?,
+            };
+            let mnemo = mnemo::Mnemo::open_sqlite(&db, Some(embedder), clock, "locomo")?;
             Box::new(LibraryNotebook::new(&mnemo, TENANT, fixed))
         }
         Via::Http => {
+            anyhow::ensure!(minilm_dir.is_none(), "--minilm-dir is for the in-process run");
             // Over HTTP a turn's date is the server's clock: only session clocks say it.
             anyhow::ensure!(
                 mode == bench::ClockMode::Sessions,

@@ -119,6 +119,10 @@ enum Eval {
         /// The mnemo binary for `--via http`.
         #[arg(long, default_value = "target/release/mnemo")]
         mnemo: PathBuf,
+        /// In-process, embed with all-MiniLM-L6-v2 from this model directory instead of the
+        /// built-in model.
+        #[arg(long)]
+        minilm_dir: Option<PathBuf>,
     },
     /// The personal-facts workload: first-person facts among chatter, one question per
     /// category (top-3 hit when stated, abstention when never mentioned).
@@ -179,8 +183,8 @@ fn main() -> anyhow::Result<()> {
         Task::Load { clients, memories, seconds, postgres, nodes, write_percent } => {
             load::run(clients, memories, seconds, postgres.as_deref(), nodes, write_percent)
         }
-        Task::Eval { eval: Eval::Locomo { data, json, clock, via, mnemo } } => {
-            locomo::run(&data, json.as_deref(), clock, via, &mnemo)
+        Task::Eval { eval: Eval::Locomo { data, json, clock, via, mnemo, minilm_dir } } => {
+            locomo::run(&data, json.as_deref(), clock, via, &mnemo, minilm_dir.as_deref())
         }
         Task::TrainDisclosure { data, out, check } => extraction::train_command(&data, &out, check),
         Task::Eval { eval: Eval::PersonalFacts { data, sizes, users, minilm_dir, dump } } => {

@@ -74,6 +74,59 @@ pub const CALIBRATION_SENTENCES: [&str; 60] = [
     "I moved the sofa closer to the window.",
 ];
 
+/// Questions and the statement that answers each, as people ask and state things (a third
+/// asked by an agent about its user, a third in the person's own words, a third as
+/// keywords), on subjects of their own: how far an embedder places a statement nearer the
+/// question it answers than the other statements measures how much its cosine can be
+/// trusted for ranking ([`Calibration::answer_separation`]).
+pub const CALIBRATION_QUESTIONS: [(&str, &str); 36] = [
+    ("What instrument does the user practise?", "I've been taking violin lessons on Tuesdays."),
+    ("How does the user get to the office?", "I cycle to the office along the canal path."),
+    ("Which football club does the user support?", "I've followed Celtic since I was a kid."),
+    (
+        "What does the user grow in the garden?",
+        "The raised beds are full of courgettes and beans this year.",
+    ),
+    ("Where is the user going on holiday?", "We fly out to Crete on the twelfth for a week."),
+    ("What is the user's sister called?", "My sister Hannah is a paramedic."),
+    ("Which browser does the user prefer?", "I stick with Firefox, Chrome eats all my memory."),
+    ("When does the user's lease end?", "The flat contract runs out at the end of March."),
+    (
+        "What is the user saving money for?",
+        "Putting a bit aside every month for a deposit on a house.",
+    ),
+    ("What does the user eat for breakfast?", "Usually porridge with blueberries before work."),
+    ("Is the user a morning person?", "I'm useless before ten, honestly."),
+    ("What medication does the user take?", "I take an inhaler twice a day for asthma."),
+    (
+        "Which podcast do I keep recommending?",
+        "Everyone should listen to Hardcore History, it's brilliant.",
+    ),
+    ("What did I name the dog?", "We called the puppy Biscuit."),
+    ("Where did I study?", "I did my degree in chemistry at Glasgow."),
+    ("What am I reading right now?", "Halfway through a novel by Ursula Le Guin."),
+    ("How long is my commute?", "It takes me about forty minutes each way on the tram."),
+    ("What colour did I paint the kitchen?", "The kitchen walls are a pale sage now."),
+    ("Who fixes my car?", "A mechanic called Dev on Mill Lane services the Corolla."),
+    ("What time do I go to the gym?", "I lift weights at half six before breakfast."),
+    ("Which team do I manage at work?", "I lead the payments squad, five engineers."),
+    ("What's my favourite board game?", "Nothing beats a long evening of Catan."),
+    ("Where does my mum live now?", "Mum retired to a cottage near Whitby."),
+    ("What language are my grandparents from?", "My grandparents only spoke Tagalog at home."),
+    ("user coffee order", "A flat white with oat milk, every time."),
+    ("user shoe size", "I take a size nine in most trainers."),
+    ("user vegetarian diet", "I haven't eaten meat for six years."),
+    ("user phone model", "Still using an old Pixel, the battery is going."),
+    ("user weekend routine", "Saturdays are for the farmers market and a long run."),
+    ("user bedtime", "Lights out around eleven on weeknights."),
+    ("user partner name", "Sam and I have been together since university."),
+    ("user blood type", "The donor card says O negative."),
+    ("user noise sensitivity", "Loud restaurants give me a headache."),
+    ("user climbing grade", "I can lead 6b outdoors on a good day."),
+    ("user wedding date", "We're getting married on the fourth of June."),
+    ("user fear of heights", "Ladders and balconies make my legs shake."),
+];
+
 /// Pseudo-records of the embedder's common direction added to a notebook's own vectors when
 /// estimating the notebook's common direction (a notebook of a few records is judged by the
 /// embedder's; a large one by its own).
@@ -90,10 +143,71 @@ pub struct Calibration {
     pub cosine_prior: (f64, f64),
     /// The same of their raw cosines: the scale the relevance gate judges on.
     pub raw_cosine_prior: (f64, f64),
+    /// How far, in standard deviations, the embedder places the statement answering each of
+    /// [`CALIBRATION_QUESTIONS`] above the other statements (the calibration sentences and
+    /// the other answers), on ranking's scale, averaged over the questions; `None` when not
+    /// measured.
+    pub answer_separation: Option<f64>,
+}
+
+/// The calibration of an embedder, from `embed` (its vectors, in order, of the texts it is
+/// given): the common direction and cosine scales of [`CALIBRATION_SENTENCES`] and the
+/// answer separation of [`CALIBRATION_QUESTIONS`]. `None` when the sentences give fewer than
+/// two non-zero vectors.
+pub fn calibrate_embedder(mut embed: impl FnMut(&[&str]) -> Vec<Vec<f32>>) -> Option<Calibration> {
+    let sentences = embed(&CALIBRATION_SENTENCES);
+    let questions: Vec<&str> = CALIBRATION_QUESTIONS.iter().map(|(q, _)| *q).collect();
+    let answers: Vec<&str> = CALIBRATION_QUESTIONS.iter().map(|(_, a)| *a).collect();
+    let (questions, answers) = (embed(&questions), embed(&answers));
+    let mut calibration = calibrate(&sentences)?;
+    calibration.answer_separation =
+        answer_separation(&calibration.common, &questions, &answers, &sentences);
+    Some(calibration)
+}
+
+/// The mean over questions of the standard score of the question's own answer (the answer
+/// at the same index) among every statement (`answers` and `others`), by cosine without the
+/// `common` direction; `None` when no question and its answer can be compared.
+pub fn answer_separation(
+    common: &[f32],
+    questions: &[Vec<f32>],
+    answers: &[Vec<f32>],
+    others: &[Vec<f32>],
+) -> Option<f64> {
+    let direction = unit(common)?;
+    let ranked = |a: &[f32], b: &[f32]| -> Option<f64> {
+        let (a, b) = (unit(a)?, unit(b)?);
+        if a.len() != direction.len() || b.len() != direction.len() {
+            return None;
+        }
+        let along = |v: &[f32]| f64::from(dot(v, &direction));
+        Some(without_common(f64::from(dot(&a, &b)), along(&a), along(&b)))
+    };
+    let statements: Vec<&Vec<f32>> = answers.iter().chain(others).collect();
+    let scores: Vec<f64> = questions
+        .iter()
+        .zip(answers)
+        .enumerate()
+        .filter_map(|(i, (question, answer))| {
+            let own = ranked(question, answer)?;
+            let rest: Vec<f64> = statements
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .filter_map(|(_, s)| ranked(question, s))
+                .collect();
+            (rest.len() >= 2).then(|| {
+                let (mean, std) = mean_and_std(&rest);
+                (own - mean) / std
+            })
+        })
+        .collect();
+    (!scores.is_empty()).then(|| scores.iter().sum::<f64>() / scores.len() as f64)
 }
 
 /// The calibration of an embedder from its vectors of [`CALIBRATION_SENTENCES`] (any
-/// sentences of unrelated subjects); `None` for fewer than two non-zero vectors.
+/// sentences of unrelated subjects), without an answer separation; `None` for fewer than
+/// two non-zero vectors.
 pub fn calibrate(vectors: &[Vec<f32>]) -> Option<Calibration> {
     let units: Vec<Vec<f32>> = vectors.iter().filter_map(|v| unit(v)).collect();
     let dims = units.first()?.len();
@@ -120,6 +234,7 @@ pub fn calibrate(vectors: &[Vec<f32>]) -> Option<Calibration> {
         common,
         cosine_prior: mean_and_std(&ranked),
         raw_cosine_prior: mean_and_std(&raw),
+        answer_separation: None,
     })
 }
 
@@ -210,6 +325,37 @@ mod tests {
         assert!(mean < 0.0 && mean > -0.5, "{mean}");
         assert!(std < 0.01, "{std}");
         assert!(calibrate(&vectors[..1]).is_none());
+    }
+
+    #[test]
+    fn answer_separation_is_how_far_each_answer_stands_above_the_other_statements() {
+        // Common direction e0; each question points at its answer's own axis.
+        let common = [1.0, 0.0, 0.0, 0.0, 0.0];
+        let axis = |i: usize, weight: f32| {
+            let mut v = vec![0.5_f32, 0.0, 0.0, 0.0, 0.0];
+            v[i] = weight;
+            v
+        };
+        let questions = [axis(1, 1.0), axis(2, 1.0)];
+        let answers = [axis(1, 1.0), axis(2, 1.0)];
+        let others = [axis(3, 1.0), axis(4, 1.0), axis(3, 0.5)];
+        let apart = answer_separation(&common, &questions, &answers, &others).unwrap();
+        assert!(apart > 1.5, "{apart}");
+        // Questions that point nowhere in particular tell their answers apart from nothing.
+        let vague = [axis(3, 0.0), axis(3, 0.0)];
+        let none = answer_separation(&common, &vague, &answers, &others).unwrap();
+        assert!(none.abs() < 1e-9, "{none}");
+        // Vectors of another size cannot be compared.
+        assert!(answer_separation(&common, &[vec![1.0; 3]], &[vec![1.0; 3]], &others).is_none());
+    }
+
+    #[test]
+    fn every_calibration_question_has_a_distinct_question_and_answer() {
+        let mut seen = std::collections::HashSet::new();
+        for (question, answer) in CALIBRATION_QUESTIONS {
+            assert!(!question.is_empty() && !answer.is_empty() && question != answer);
+            assert!(seen.insert(question) && seen.insert(answer), "{question} / {answer}");
+        }
     }
 
     #[test]

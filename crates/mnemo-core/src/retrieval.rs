@@ -12,6 +12,7 @@
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashSet};
 
+use crate::calibration::Calibration;
 use crate::clock::Timestamp;
 use crate::record::Memory;
 use crate::scoring::{ScoreParts, ScoreWeights};
@@ -346,6 +347,10 @@ impl Default for RetrievalConfig {
     }
 }
 
+/// The answer separation ([`Calibration::answer_separation`]) of the built-in model, for
+/// which the default fusion weights are set.
+pub const REFERENCE_ANSWER_SEPARATION: f64 = 2.3595;
+
 impl RetrievalConfig {
     /// This configuration for an embedder whose unrelated texts have cosine `mean` ±
     /// `std`: the cosine prior is theirs, and the semantic evidence floor and ceiling sit at
@@ -364,10 +369,38 @@ impl RetrievalConfig {
     }
 
     /// This configuration for a calibrated embedder: the relevance gate on its raw cosine
-    /// scale (`raw`, see [`Self::for_cosine_prior`]) and ranking's standard scores on the scale
-    /// of cosines without the common direction (`ranked`).
-    pub fn for_calibration(self, raw: (f64, f64), ranked: (f64, f64)) -> Self {
-        Self { cosine_prior: ranked, ..self.for_cosine_prior(raw.0, raw.1) }
+    /// scale (see [`Self::for_cosine_prior`]), ranking's standard scores on the scale of
+    /// cosines without the common direction, and the semantic share of fusion by how well it
+    /// tells answers apart ([`Self::for_answer_separation`]).
+    pub fn for_calibration(self, calibration: &Calibration) -> Self {
+        let (mean, std) = calibration.raw_cosine_prior;
+        let config =
+            Self { cosine_prior: calibration.cosine_prior, ..self.for_cosine_prior(mean, std) };
+        match calibration.answer_separation {
+            Some(separation) => config.for_answer_separation(separation),
+            None => config,
+        }
+    }
+
+    /// This configuration for an embedder whose answer separation
+    /// ([`Calibration::answer_separation`]) is `separation`. For independent evidence of equal
+    /// spread, the best linear fusion weighs each signal by how far it moves a relevant
+    /// record; the default weights are set for the built-in model, whose separation is
+    /// [`REFERENCE_ANSWER_SEPARATION`], so the semantic weight grows (or shrinks) with the
+    /// ratio, within a factor of four, and the lexical and semantic weights keep their sum.
+    pub fn for_answer_separation(self, separation: f64) -> Self {
+        if !separation.is_finite() || separation <= 0.0 {
+            return self;
+        }
+        let ratio = (separation / REFERENCE_ANSWER_SEPARATION).clamp(0.25, 4.0);
+        let total = self.lexical_weight + self.semantic_weight;
+        let semantic = self.semantic_weight * ratio;
+        let share = total / (self.lexical_weight + semantic);
+        Self {
+            lexical_weight: self.lexical_weight * share,
+            semantic_weight: semantic * share,
+            ..self
+        }
     }
 
     /// How many records to fuse when `k` results are asked for.
@@ -1130,6 +1163,28 @@ mod tests {
         for cosine in [0.1, 0.28, 0.5] {
             let same = 0.05 + z(cosine, (mean, std)) * 0.06;
             assert!((default.evidence(0.0, cosine) - other.evidence(0.0, same)).abs() < 1e-9);
+        }
+    }
+
+    #[test]
+    fn an_embedder_that_separates_answers_better_gets_a_larger_semantic_share() {
+        let default = RetrievalConfig::default();
+        let total = default.lexical_weight + default.semantic_weight;
+        // The reference separation leaves the weights as they are.
+        let same = default.for_answer_separation(REFERENCE_ANSWER_SEPARATION);
+        assert!((same.semantic_weight - default.semantic_weight).abs() < 1e-12);
+        // Twice the separation: semantic 0.4 × 2 against lexical 0.6, kept to their sum.
+        let sharper = default.for_answer_separation(2.0 * REFERENCE_ANSWER_SEPARATION);
+        assert!((sharper.semantic_weight - 0.8 / 1.4).abs() < 1e-12);
+        assert!((sharper.lexical_weight + sharper.semantic_weight - total).abs() < 1e-12);
+        // A weaker one leans on full text, never below a quarter of the ratio.
+        let weaker = default.for_answer_separation(0.5 * REFERENCE_ANSWER_SEPARATION);
+        assert!(weaker.semantic_weight < default.semantic_weight);
+        let floor = default.for_answer_separation(0.25 * REFERENCE_ANSWER_SEPARATION);
+        assert_eq!(default.for_answer_separation(0.01), floor);
+        // A separation that says nothing changes nothing.
+        for nothing in [0.0, -1.0, f64::NAN] {
+            assert_eq!(default.for_answer_separation(nothing), default);
         }
     }
 

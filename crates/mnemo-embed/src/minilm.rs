@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use mnemo_core::ErrorKind;
-use mnemo_core::calibration::{CALIBRATION_SENTENCES, Calibration, calibrate};
+use mnemo_core::calibration::{Calibration, calibrate_embedder};
 use mnemo_core::ports::{Embedder, PortError};
 use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, Axis, Slice};
 use sha2::{Digest, Sha256};
@@ -289,11 +289,9 @@ impl MiniLm {
             embedding_norm,
             layers: encoder,
         };
-        let vectors: Vec<Vec<f32>> = CALIBRATION_SENTENCES
-            .chunks(BATCH)
-            .flat_map(|batch| model.encode_batch(batch))
-            .collect();
-        model.calibration = calibrate(&vectors);
+        model.calibration = calibrate_embedder(|texts| {
+            texts.chunks(BATCH).flat_map(|batch| model.encode_batch(batch)).collect()
+        });
         Ok(model)
     }
 

@@ -7,7 +7,7 @@
 use std::sync::{Arc, OnceLock};
 
 use mnemo_core::ErrorKind;
-use mnemo_core::calibration::{CALIBRATION_SENTENCES, Calibration, calibrate};
+use mnemo_core::calibration::{Calibration, calibrate_embedder};
 use mnemo_core::ports::{Embedder, PortError};
 
 use crate::wordpiece::WordPiece;
@@ -63,9 +63,8 @@ impl StaticModel {
             )));
         }
         let mut model = Self { id: id.to_owned(), tokenizer, dims, rows, calibration: None };
-        let vectors: Vec<Vec<f32>> =
-            CALIBRATION_SENTENCES.iter().map(|s| model.embed_text(s)).collect();
-        model.calibration = calibrate(&vectors);
+        model.calibration =
+            calibrate_embedder(|texts| texts.iter().map(|t| model.embed_text(t)).collect());
         Ok(model)
     }
 
@@ -169,6 +168,16 @@ mod tests {
             let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
             proptest::prop_assert!(norm == 0.0 || (norm - 1.0).abs() < 1e-4, "norm {}", norm);
         }
+    }
+
+    /// The default fusion weights are the built-in model's: its measured answer separation
+    /// is the reference the weights of other embedders are scaled from.
+    #[test]
+    fn the_builtin_models_answer_separation_is_the_reference() {
+        let model = StaticModel::builtin().unwrap();
+        let separation = model.calibration().unwrap().answer_separation.unwrap();
+        let reference = mnemo_core::retrieval::REFERENCE_ANSWER_SEPARATION;
+        assert!((separation - reference).abs() < 1e-3, "{separation} against {reference}");
     }
 
     /// The Rust tokenizer and pooling reproduce the reference implementation's fixtures.

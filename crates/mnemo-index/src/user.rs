@@ -846,6 +846,7 @@ mod tests {
             common: (0..16).map(|k| if k == 0 { 0.9 } else { 0.0 }).collect(),
             cosine_prior: (0.0, 0.1),
             raw_cosine_prior: (0.5, 0.1),
+            answer_separation: None,
         };
         let near = user.nearest(&query, Some(&calibration), filter, 1);
         // The most similar by cosine first, then the nearest in meaning.

@@ -186,12 +186,10 @@ impl Mnemo {
         clock: Arc<dyn Clock>,
         actor: impl Into<String>,
     ) -> Self {
-        // The gate on the embedder's own raw cosine scale, and ranking on its scale without
-        // the common direction, when it is calibrated.
+        // The gate on the embedder's own raw cosine scale, ranking on its scale without the
+        // common direction and fusion by its answer separation, when it is calibrated.
         let retrieval = match embedder.as_ref().and_then(|e| e.calibration()) {
-            Some(c) => {
-                RetrievalConfig::default().for_calibration(c.raw_cosine_prior, c.cosine_prior)
-            }
+            Some(c) => RetrievalConfig::default().for_calibration(c),
             None => RetrievalConfig::default(),
         };
         let calibration = embedder.as_ref().and_then(|e| e.calibration()).cloned().map(Arc::new);
