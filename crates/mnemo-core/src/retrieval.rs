@@ -508,6 +508,79 @@ pub fn only_asks(text: &str) -> bool {
     sentences > 0
 }
 
+/// A query as the user would say it: an agent asking about "the user" asks about what the
+/// user said in the first person ("What city does the user live in?" reads "What city does
+/// I live in?"; "the user's employer", and a keyword query opening "user employer", read "my
+/// employer"), and in such a query "they", "their" and "them" are the user too. The rest is
+/// kept as written; a query that does not speak of the user ("reset a user password") is
+/// returned unchanged.
+pub fn as_the_user_says_it(query: &str) -> String {
+    let tokens: Vec<Token<'_>> =
+        query.split_inclusive(char::is_whitespace).map(Token::new).collect();
+    // "the user" or "the user's", or a query opening with "user": not "a user password".
+    let refers = |i: usize| {
+        matches!(tokens[i].word.as_str(), "user" | "user's")
+            && (i == 0 || tokens[i - 1].word == "the")
+    };
+    if !(0..tokens.len()).any(refers) {
+        return query.to_owned();
+    }
+    let mut out = String::with_capacity(query.len());
+    for (i, token) in tokens.iter().enumerate() {
+        let next = tokens.get(i + 1).map(|t| t.word.as_str());
+        if token.word == "the" && i + 1 < tokens.len() && refers(i + 1) {
+            // "the user": the article goes with the noun.
+            out.push_str(token.lead);
+            continue;
+        }
+        let replacement = match token.word.as_str() {
+            // A keyword query's first word qualifies the noun after it: "user home city".
+            "user" if i == 0 && next.is_some() => Some("my"),
+            "user" if refers(i) => Some("I"),
+            "user's" if refers(i) => Some("my"),
+            "they" => Some("I"),
+            "their" => Some("my"),
+            "theirs" => Some("mine"),
+            "them" => Some("me"),
+            "themselves" | "themself" => Some("myself"),
+            _ => None,
+        };
+        match replacement {
+            Some(word) => {
+                out.push_str(token.lead);
+                out.push_str(word);
+                out.push_str(token.trail);
+            }
+            None => out.push_str(token.text),
+        }
+    }
+    out
+}
+
+/// A whitespace-separated token of a query: its text (with the whitespace after it), the
+/// punctuation before its word, the word (lowercase, typographic apostrophes straightened)
+/// and what follows the word.
+struct Token<'a> {
+    text: &'a str,
+    lead: &'a str,
+    word: String,
+    trail: &'a str,
+}
+
+impl<'a> Token<'a> {
+    fn new(text: &'a str) -> Self {
+        let start = text.find(char::is_alphanumeric).unwrap_or(text.len());
+        let end = text
+            .char_indices()
+            .rev()
+            .find(|(_, c)| c.is_alphanumeric())
+            .map_or(start, |(at, c)| at + c.len_utf8())
+            .max(start);
+        let word = text[start..end].to_lowercase().replace('\u{2019}', "'");
+        Self { text, lead: &text[..start], word, trail: &text[end..] }
+    }
+}
+
 /// The retrievable records' signals for one query, with the speaker names they refer to.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Signals<'a> {
@@ -1163,6 +1236,29 @@ mod tests {
         for cosine in [0.1, 0.28, 0.5] {
             let same = 0.05 + z(cosine, (mean, std)) * 0.06;
             assert!((default.evidence(0.0, cosine) - other.evidence(0.0, same)).abs() < 1e-9);
+        }
+    }
+
+    #[test]
+    fn an_agents_question_about_the_user_reads_as_the_users_own() {
+        let cases = [
+            ("What city does the user live in?", "What city does I live in?"),
+            ("Who is the user's employer?", "Who is my employer?"),
+            ("How does the user take their coffee?", "How does I take my coffee?"),
+            ("Does the user have allergies? Ask them.", "Does I have allergies? Ask me."),
+            ("user home city", "my home city"),
+            ("USER\u{2019}S  favourite band", "my  favourite band"),
+            ("(the user)", "(I)"),
+            ("user", "I"),
+        ];
+        for (query, read) in cases {
+            assert_eq!(as_the_user_says_it(query), read, "{query}");
+        }
+        // A query that does not speak of the user is left as it is, "their" and all.
+        for query in
+            ["Where did Caroline and their friends go?", "reset a user's password", "", "?"]
+        {
+            assert_eq!(as_the_user_says_it(query), query);
         }
     }
 

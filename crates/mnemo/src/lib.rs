@@ -801,6 +801,8 @@ impl Mnemo {
                 self.notebooks(who, request.filter.scope.as_ref(), request.spaces.as_deref())?
             }
         };
+        // An agent's "the user" is the first person the user's own records speak in.
+        let query = mnemo_core::retrieval::as_the_user_says_it(&query);
         let terms = query_terms(&query);
         let vector = self.embed_one(&query)?;
         let candidates = config.candidates_for(request.k);
