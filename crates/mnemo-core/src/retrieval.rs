@@ -1017,9 +1017,20 @@ mod tests {
         Signals { rows: rows.into(), speakers: SPEAKERS.to_vec(), population: None }
     }
 
+    /// An active memory of user `u` with id `id`, written from `fields` at `at`.
+    fn memory(id: &str, fields: crate::lifecycle::CandidateFields, at: Timestamp) -> Memory {
+        crate::lifecycle::Candidate::validate(fields, at).unwrap().into_memory(
+            crate::record::MemoryId(id.into()),
+            "t",
+            "u",
+            crate::record::Status::Active,
+            at,
+        )
+    }
+
     #[test]
     fn a_memory_ranks_above_the_turn_it_was_drawn_from_and_turns_that_repeat_it() {
-        use crate::lifecycle::{Candidate, CandidateFields};
+        use crate::lifecycle::CandidateFields;
         let now = at("2023-05-08");
         let record = |id: &str, content: &str, reference: &str, transcript: bool| {
             let fields = CandidateFields {
@@ -1034,13 +1045,7 @@ mod tests {
                 transcript,
                 ..Default::default()
             };
-            Candidate::validate(fields, now).unwrap().into_memory(
-                crate::record::MemoryId(id.into()),
-                "t",
-                "u",
-                crate::record::Status::Active,
-                now,
-            )
+            memory(id, fields, now)
         };
         let hit = |memory: Memory, score: f64| Hit {
             memory,
@@ -1067,7 +1072,7 @@ mod tests {
     /// Relevance orders what it tells apart; recency and importance order what it does not.
     #[test]
     fn recency_orders_equally_relevant_records_and_never_passes_a_clearly_more_relevant_one() {
-        use crate::lifecycle::{Candidate, CandidateFields};
+        use crate::lifecycle::CandidateFields;
         let now = at("2023-12-01");
         let record = |id: &str, said: &str, importance: f64| {
             let said = at(said);
@@ -1076,13 +1081,7 @@ mod tests {
                 importance: Some(importance),
                 ..Default::default()
             };
-            Candidate::validate(fields, said).unwrap().into_memory(
-                crate::record::MemoryId(id.into()),
-                "t",
-                "u",
-                crate::record::Status::Active,
-                said,
-            )
+            memory(id, fields, said)
         };
         let fused = |score: f64| Fused { index: 0, score, evidence: 0.5 };
         let candidates = vec![
