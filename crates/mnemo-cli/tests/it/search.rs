@@ -60,6 +60,29 @@ fn nothing_relevant_returns_nothing() {
     assert!(strict["results"].as_array().unwrap().is_empty(), "{strict}");
 }
 
+/// An agent asks about "the user"; the user's records speak in the first person. The word
+/// "user" is not a search term, so a record about a database's user table does not answer
+/// questions about the person.
+#[test]
+fn an_agents_questions_about_the_user_find_what_the_user_said() {
+    let env = Env::new();
+    seed(&env);
+    env.remember("u", "The user table needs an index on email");
+    for (question, fact) in [
+        ("What does the user do on weekends?", "I go climbing every Saturday"),
+        ("Where does the user work?", "I work as a data engineer at Initech"),
+        ("user employer", "I work as a data engineer at Initech"),
+        ("What is the user afraid of?", "I am afraid of spiders"),
+        ("user fears", "I am afraid of spiders"),
+        ("What does the user drink?", "I prefer green tea in the morning"),
+    ] {
+        let out = env.json(&["search", "--user", "u", question]);
+        let found = contents(&out);
+        assert_eq!(found.first().map(String::as_str), Some(fact), "{question}: {found:?}");
+        assert!(!found.iter().any(|c| c.contains("user table")), "{question}: {found:?}");
+    }
+}
+
 #[test]
 fn search_filters_before_ranking() {
     let env = Env::new();
