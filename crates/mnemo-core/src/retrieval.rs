@@ -633,6 +633,22 @@ impl Moments {
         self.sum_sq += v * v;
     }
 
+    /// How many values were added (scaled by [`Self::scaled`]).
+    pub fn count(&self) -> f64 {
+        self.n
+    }
+
+    /// The mean of the values (0 for none).
+    pub fn mean(&self) -> f64 {
+        if self.n > 0.0 { self.sum / self.n } else { 0.0 }
+    }
+
+    /// These moments as if every value had been seen `factor` times: a sample's moments
+    /// stood for the whole it was drawn from.
+    pub fn scaled(self, factor: f64) -> Self {
+        Self { n: self.n * factor, sum: self.sum * factor, sum_sq: self.sum_sq * factor }
+    }
+
     /// These moments with `n` pseudo-values of mean `mean` and standard deviation `std`.
     pub fn with_prior(self, n: f64, (mean, std): (f64, f64)) -> Self {
         Self {

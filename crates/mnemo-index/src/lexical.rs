@@ -40,6 +40,8 @@ pub(crate) fn terms(text: &str) -> Vec<String> {
 pub(crate) struct LexicalScores {
     /// BM25F of each slot's record with its context (0 when nothing matches).
     pub(crate) turns: Vec<f64>,
+    /// The slots whose `turns` score is not 0, in no order.
+    pub(crate) matched: Vec<u32>,
     /// BM25 of each session as one document, indexed by session number.
     pub(crate) sessions: Vec<f64>,
 }
@@ -76,8 +78,9 @@ pub(crate) struct LexicalIndex {
     docs: Vec<Doc>,
     /// Per slot, the record's length and session.
     shapes: Vec<Shape>,
-    /// Term id → (slot → count of the term in the record's own text).
-    postings: FxHashMap<u32, FxHashMap<u32, u16>>,
+    /// Term id → the slots whose own text holds the term, in slot order, with its count
+    /// there: a search reads each posting front to back, and so the scores by slot.
+    postings: FxHashMap<u32, Vec<(u32, u16)>>,
     /// Session number → its records in rowid (conversation) order, with their slots.
     sessions: FxHashMap<u32, BTreeMap<i64, u32>>,
     /// Session number → total length of its records; sized to the highest session number.
@@ -129,7 +132,10 @@ impl LexicalIndex {
     fn link(&mut self, slot: u32) {
         let doc = &self.docs[slot as usize];
         for (id, count) in doc.terms.iter() {
-            self.postings.entry(*id).or_default().insert(slot, *count);
+            let posting = self.postings.entry(*id).or_default();
+            // New records take the next slot, so most links append.
+            let at = posting.partition_point(|(s, _)| *s < slot);
+            posting.insert(at, (slot, *count));
         }
         let len = u64::from(doc.len);
         self.total_len += len;
@@ -147,9 +153,11 @@ impl LexicalIndex {
     fn unlink(&mut self, slot: u32) {
         let doc = &self.docs[slot as usize];
         for (id, _) in doc.terms.iter() {
-            if let Some(set) = self.postings.get_mut(id) {
-                set.remove(&slot);
-                if set.is_empty() {
+            if let Some(posting) = self.postings.get_mut(id) {
+                if let Ok(at) = posting.binary_search_by_key(&slot, |(s, _)| *s) {
+                    posting.remove(at);
+                }
+                if posting.is_empty() {
                     self.postings.remove(id);
                 }
             }
@@ -191,8 +199,11 @@ impl LexicalIndex {
     /// of every matching session.
     pub(crate) fn score(&self, query: &[String]) -> LexicalScores {
         let n = self.docs.len();
-        let mut scores =
-            LexicalScores { turns: vec![0.0; n], sessions: vec![0.0; self.session_len.len()] };
+        let mut scores = LexicalScores {
+            turns: vec![0.0; n],
+            sessions: vec![0.0; self.session_len.len()],
+            matched: Vec::new(),
+        };
         if n == 0 {
             return scores;
         }
@@ -224,7 +235,7 @@ impl LexicalIndex {
                 }
                 *cell += amount;
             };
-            for (&slot, &count) in posting {
+            for &(slot, count) in posting {
                 let count = f64::from(count);
                 add(slot, count);
                 let s = self.shapes[slot as usize].session;
@@ -243,6 +254,9 @@ impl LexicalIndex {
             }
             for slot in touched.drain(..) {
                 let f = std::mem::take(&mut tf[slot as usize]);
+                if scores.turns[slot as usize] == 0.0 {
+                    scores.matched.push(slot);
+                }
                 let shape = self.shapes[slot as usize];
                 let mut dl = f64::from(shape.len);
                 if shape.session != NO_SESSION {

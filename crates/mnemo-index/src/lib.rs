@@ -5,6 +5,7 @@
 //! the same on every backend.
 
 mod lexical;
+mod lists;
 mod user;
 
 pub use user::{Hit, IndexRow, MEANING_POOL, Near, ScanFilter, UserIndex, cosine_of, quantize};

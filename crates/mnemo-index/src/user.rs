@@ -4,12 +4,14 @@
 //! instead of decoding rows from a database.
 //!
 //! Codes are kept in two arrays: the leading quarter of each vector's dimensions (the head)
-//! and the rest (the tail). For a large user a search reads every head, which is a quarter
-//! of the bytes, and completes the dot product with the tail only for the records that can
-//! rank: the best by the head's partial cosine and the best by BM25F. Embeddings whose
-//! leading dimensions carry the most variance (PCA-reduced ones such as the built-in model,
-//! and Matryoshka-trained ones) rank well on the head alone; the search benchmark reports
-//! recall against exact cosine.
+//! and the rest (the tail). A small user's every record gets its exact cosine. A large
+//! user's records are also filed in inverted lists by their heads ([`crate::lists`]): a
+//! search reads the heads of the lists nearest the query, completes the dot product with the
+//! tail only for the records that can rank (the best by head cosine and the best by BM25F),
+//! and takes the population statistics that make scores comparable from a sample. Embeddings
+//! whose leading dimensions carry the most variance (PCA-reduced ones such as the built-in
+//! model, and Matryoshka-trained ones) rank well on the head alone; the search benchmark
+//! reports recall against exact cosine.
 
 use std::collections::HashMap;
 
@@ -18,6 +20,7 @@ use mnemo_core::retrieval::{Fused, Population, RowSignal, Signals};
 use mnemo_core::{Kind, Timestamp};
 
 use crate::lexical::{LexicalIndex, LexicalScores};
+use crate::lists::Lists;
 
 /// Retrievability fields of one indexed record.
 #[derive(Debug, Clone)]
@@ -169,19 +172,13 @@ pub struct UserIndex {
     /// The sum of every record's (dequantised) unit vector: with an embedder's calibration as
     /// a prior, the notebook's common direction (see `mnemo_core::calibration`).
     sum: Vec<f64>,
-    /// Each record's head component along the common direction of the last search, kept
-    /// while nothing changes (every change drops it), so a search of an unchanged notebook
-    /// takes one dot product per record instead of two.
-    along: std::sync::Mutex<Option<std::sync::Arc<HeadAlong>>>,
-}
-
-/// Each slot's head component along one common direction, and what removing it leaves.
-#[derive(Debug)]
-struct HeadAlong {
-    /// The direction's head codes and scale they were taken along.
-    direction: (Vec<i8>, f32),
-    /// Per slot: its head cosine with the direction, and `1 - along²`.
-    slots: Vec<(f32, f32)>,
+    /// The inverted lists of a large notebook (see [`crate::lists`]), trained at its first
+    /// search past [`LISTS_MIN`] records and kept in step by every change.
+    lists: std::sync::Mutex<Option<std::sync::Arc<Lists>>>,
+    /// Whether the index was searched through its lists' path before.
+    searched: std::sync::atomic::AtomicBool,
+    /// Per speaker number, how many active records they said.
+    speaker_active: Vec<u32>,
 }
 
 impl UserIndex {
@@ -206,6 +203,7 @@ impl UserIndex {
     /// Marks the record with this rowid as no longer active (superseded), if indexed.
     pub fn deactivate(&mut self, rowid: i64) {
         if let Some(&slot) = self.slots.get(&rowid) {
+            self.count_speaker(slot, -1);
             self.entries[slot].active = false;
         }
     }
@@ -244,29 +242,41 @@ impl UserIndex {
         }
     }
 
-    /// Drops what was derived from the records for earlier searches.
-    fn changed(&mut self) {
-        *self.along.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+    /// The lists, when trained, to keep in step with a change.
+    fn lists_mut(&mut self) -> Option<&mut Lists> {
+        let lists = self.lists.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
+        lists.as_mut().map(std::sync::Arc::make_mut)
     }
 
-    /// Each slot's head component along `direction` (see [`HeadAlong`]), when it was kept
-    /// since nothing changed after it was taken along the same direction.
-    fn kept_along(&self, direction: &SplitQuery) -> Option<std::sync::Arc<HeadAlong>> {
-        let kept = self.along.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        kept.as_ref()
-            .filter(|a| a.direction.0 == direction.head && a.direction.1 == direction.scale)
-            .map(std::sync::Arc::clone)
+    /// The notebook's lists, trained now when there are none or the notebook has doubled or
+    /// halved since they were; `None` at the first search of an index, which reads every
+    /// head instead (an index built for one search, as an as-of read's is, never trains).
+    fn lists_for_search(&self) -> Option<std::sync::Arc<Lists>> {
+        let mut lists = self.lists.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match lists.as_ref() {
+            Some(kept) if !kept.stale(self.entries.len()) => Some(std::sync::Arc::clone(kept)),
+            _ if !self.searched.swap(true, std::sync::atomic::Ordering::Relaxed) => None,
+            _ => {
+                let trained =
+                    std::sync::Arc::new(Lists::train(&self.head, &self.scales, self.head_dims));
+                *lists = Some(std::sync::Arc::clone(&trained));
+                Some(trained)
+            }
+        }
     }
 
-    /// Keeps each slot's head component along `direction` for the next searches.
-    fn keep_along(&self, direction: &SplitQuery, slots: Vec<(f32, f32)>) {
-        let along = HeadAlong { direction: (direction.head.clone(), direction.scale), slots };
-        *self.along.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
-            Some(std::sync::Arc::new(along));
+    /// Counts (`sign` 1) or uncounts (-1) an entry among its speaker's active records.
+    fn count_speaker(&mut self, slot: usize, sign: i32) {
+        let entry = &self.entries[slot];
+        let Some(speaker) = entry.speaker.filter(|_| entry.active) else { return };
+        let speaker = speaker as usize;
+        if self.speaker_active.len() <= speaker {
+            self.speaker_active.resize(speaker + 1, 0);
+        }
+        self.speaker_active[speaker] = self.speaker_active[speaker].saturating_add_signed(sign);
     }
 
     fn upsert(&mut self, entry: Entry, codes: &[i8], mut scale: f32, text: &str) {
-        self.changed();
         if self.dims == 0 && !codes.is_empty() {
             self.dims = codes.len();
             self.head_dims = head_dims(self.dims);
@@ -287,6 +297,7 @@ impl UserIndex {
         let slot = match self.slots.get(&entry.rowid) {
             Some(&slot) => {
                 self.count_in_sum(slot, -1.0);
+                self.count_speaker(slot, -1);
                 self.head[slot * h..(slot + 1) * h].copy_from_slice(head);
                 self.tail[slot * t..(slot + 1) * t].copy_from_slice(tail);
                 self.entries[slot] = entry;
@@ -304,6 +315,10 @@ impl UserIndex {
             }
         };
         self.count_in_sum(slot, 1.0);
+        self.count_speaker(slot, 1);
+        if let Some(lists) = self.lists_mut() {
+            lists.set(slot, (scale != 0.0).then_some((head, scale)));
+        }
         let entry = &self.entries[slot];
         self.lexical.set(slot as u32, entry.rowid, text, entry.session);
     }
@@ -311,8 +326,11 @@ impl UserIndex {
     /// Removes the record with this rowid (nothing when it is not indexed).
     pub fn remove(&mut self, rowid: i64) {
         let Some(slot) = self.slots.remove(&rowid) else { return };
-        self.changed();
         self.count_in_sum(slot, -1.0);
+        self.count_speaker(slot, -1);
+        if let Some(lists) = self.lists_mut() {
+            lists.swap_remove(slot);
+        }
         self.lexical.swap_remove(slot as u32);
         let last = self.entries.len() - 1;
         if slot != last {
@@ -432,7 +450,7 @@ pub fn cosine_of(a: &(Vec<i8>, f32), b: &(Vec<i8>, f32)) -> f32 {
 
 /// Integer dot product, written over fixed 32-wide chunks with independent accumulators so
 /// the compiler vectorizes it.
-fn dot(a: &[i8], b: &[i8]) -> i32 {
+pub(crate) fn dot(a: &[i8], b: &[i8]) -> i32 {
     const LANES: usize = 32;
     let mut acc = [0i32; LANES];
     let chunks = a.len().min(b.len()) / LANES;
@@ -449,180 +467,165 @@ fn dot(a: &[i8], b: &[i8]) -> i32 {
     acc.iter().sum::<i32>() + tail
 }
 
-/// Records per block of the head pass that the two scanning threads share out.
-const HEAD_BLOCK: usize = 4096;
+/// Users with at least this many records are searched through inverted lists (see the
+/// module comment); smaller ones get the exact cosine of every record.
+const LISTS_MIN: usize = 16_384;
 
-/// Users with at least this many records are searched coarse-to-fine (see the module
-/// comment); smaller ones get the exact cosine of every record.
-const COARSE_MIN: usize = 16_384;
+/// How many records (at least) a search through the lists reads by head: a sixteenth of
+/// the notebook, and never fewer than this.
+const PROBE_MIN: usize = 4_096;
 
-/// How many records (at least; up to about twice as many) the coarse pass keeps by head
-/// cosine for the exact cosine.
+/// How many records the head pass keeps for the exact cosine.
 const COARSE_KEEP_SEMANTIC: usize = 500;
 
 /// How many records it keeps by BM25F: lexical matches can rank on their BM25F alone, and
 /// their cosine should be exact when they do.
 const COARSE_KEEP_LEXICAL: usize = 250;
 
-/// The slots of about the `keep` to `2 * keep` largest positive `values` among those
-/// `eligible`, in no order: those above a threshold read from an evenly spaced sample (one
-/// comparison per value), then values equal to it while fewer than `keep` were found.
-fn best_slots<T: Copy + Into<f64>>(
-    values: &[T],
+/// How many records a search through the lists takes its population statistics from: runs
+/// of [`SAMPLE_RUN`] neighbouring slots (read from contiguous memory), each starting at a
+/// slot drawn by [`crate::lists::sample`].
+const POPULATION_SAMPLE: usize = 2_048;
+
+/// The length of one run of the population sample.
+const SAMPLE_RUN: usize = 64;
+
+/// The slots of the `keep` best of `scored` by score among those that `can_rank` (fewer
+/// when fewer can), in no order. Slots are checked best first, so a filter that lets most
+/// records rank is asked about little more than `keep` of them.
+fn best_that_rank(
+    mut scored: Vec<(usize, f64)>,
     keep: usize,
-    eligible: &dyn Fn(usize) -> bool,
+    can_rank: &dyn Fn(usize) -> bool,
 ) -> Vec<usize> {
-    const SAMPLE: usize = 4096;
-    let n = values.len();
-    let threshold = if n <= 2 * keep {
-        0.0
-    } else {
-        let stride = (n / SAMPLE).max(1);
-        let mut sample: Vec<f64> = values.iter().step_by(stride).map(|v| (*v).into()).collect();
-        // The sample rank where twice `keep` of all values would sit.
-        let rank = (2 * keep * sample.len()).div_ceil(n).min(sample.len() - 1);
-        *sample.select_nth_unstable_by(rank, |a, b| b.total_cmp(a)).1
+    let best_first = |a: &(usize, f64), b: &(usize, f64)| b.1.total_cmp(&a.1);
+    let mut kept = Vec::with_capacity(keep);
+    let (mut from, mut upto) = (0, 2 * keep);
+    while from < scored.len() {
+        let rest = &mut scored[from..];
+        let take = (upto - from).min(rest.len());
+        if take < rest.len() {
+            rest.select_nth_unstable_by(take, best_first);
+        }
+        rest[..take].sort_unstable_by(best_first);
+        for &(slot, _) in &rest[..take] {
+            if can_rank(slot) {
+                kept.push(slot);
+                if kept.len() == keep {
+                    return kept;
+                }
+            }
+        }
+        from += take;
+        upto *= 2;
     }
-    .max(0.0);
-    let mut slots: Vec<usize> =
-        (0..n).filter(|&slot| values[slot].into() > threshold && eligible(slot)).collect();
-    if slots.len() < keep {
-        let ties = (0..n).filter(|&slot| values[slot].into() == threshold && eligible(slot));
-        slots.extend(ties.take(keep - slots.len()));
-    }
-    slots
+    kept
 }
 
-/// What a scan computes for one query, by slot.
+/// A record that can rank, with its cosine to the query as ranking sees it and its raw
+/// cosine, which the relevance gate judges.
+#[derive(Debug, Clone, Copy)]
+struct Scored {
+    slot: usize,
+    cosine: f32,
+    raw: f32,
+}
+
+/// What a scan computes for one query.
 struct ScanScores {
-    /// Whether each record passes the filter.
-    retrievable: Vec<bool>,
-    /// Each record's cosine to the query as ranking sees it (see [`cosines_and_lexical`]).
-    cosines: Vec<f32>,
-    /// Each record's raw cosine, which the relevance gate judges (filled for the records that
-    /// can rank).
-    raw: Vec<f32>,
+    /// The records that can rank, in slot order.
+    rows: Vec<Scored>,
     /// BM25F of the terms.
     lexical: LexicalScores,
-    /// For a large user, the slots that can rank (the best by head cosine and by BM25F,
-    /// each with its exact cosine), in slot order; `None` when every record can.
-    candidates: Option<Vec<usize>>,
+    /// The statistics of every retrievable record, when `rows` holds only those that can
+    /// rank.
+    population: Option<Population>,
 }
 
-/// Which records pass the filter, the cosine of every record (by slot) to `query`, and the
-/// BM25F scores of `terms`. For a large user, a record outside the best by head cosine and
-/// by BM25F carries its head cosine; the work is spread over two threads.
-fn cosines_and_lexical(
+/// The records of `vectors` that can rank for one query with their cosines to it, and the
+/// BM25F scores of `terms`. A small user's every retrievable record can; a large user's are
+/// the best by head cosine among the lists nearest the query and the best by BM25F, each
+/// with its exact cosine, with the statistics of the retrievable records taken from a
+/// sample.
+fn scan(
     vectors: &UserIndex,
     query: Option<&SplitQuery>,
     common: Option<&Common>,
     terms: &[String],
-    retrievable: &(dyn Fn(&Entry) -> bool + Sync),
+    retrievable: &dyn Fn(&Entry) -> bool,
 ) -> ScanScores {
     let n = vectors.entries.len();
-    let mask = || vectors.entries.iter().map(retrievable).collect::<Vec<bool>>();
-    let mut cosines = vec![0.0_f32; n];
-    let mut raw = vec![0.0_f32; n];
-    let Some(q) = query else {
-        let lexical = vectors.lexical.score(terms);
-        return ScanScores { retrievable: mask(), cosines, raw, lexical, candidates: None };
-    };
-    // A slot's full cosine, raw and as ranking sees it.
-    let exact = |slot: usize| {
-        let cosine = vectors.dot_at(slot, q) as f32 * q.scale * vectors.scales[slot];
-        (cosine, common.map_or(cosine, |common| common.exact(vectors, slot, cosine)))
-    };
-    if n < COARSE_MIN {
-        for slot in 0..n {
-            (raw[slot], cosines[slot]) = exact(slot);
-        }
-        let lexical = vectors.lexical.score(terms);
-        return ScanScores { retrievable: mask(), cosines, raw, lexical, candidates: None };
-    }
-    // Each record's head component along the common direction: kept from an earlier search
-    // of the unchanged notebook, or taken in this pass and kept.
-    let kept = common.and_then(|common| vectors.kept_along(&common.direction));
-    let mut fresh: Vec<(f32, f32)> =
-        if common.is_some() && kept.is_none() { vec![(0.0, 0.0); n] } else { Vec::new() };
-    let heads = |from: usize, out: &mut [f32], mut fresh: Option<&mut [(f32, f32)]>| {
-        let codes = vectors.head[from * vectors.head_dims..].chunks_exact(vectors.head_dims);
-        for (slot, ((cosine, head), scale)) in
-            out.iter_mut().zip(codes).zip(&vectors.scales[from..]).enumerate()
-        {
-            *cosine = dot(&q.head, head) as f32 * q.scale * scale;
-            let Some(common) = common else { continue };
-            let along = match (&kept, fresh.as_deref_mut()) {
-                (Some(kept), _) => kept.slots[from + slot],
-                (None, Some(fresh)) => {
-                    fresh[slot] = common.head_along(head, *scale);
-                    fresh[slot]
-                }
-                (None, None) => common.head_along(head, *scale),
-            };
-            *cosine = common.head(along, *cosine);
+    let lexical = vectors.lexical.score(terms);
+    // A slot's full cosine, as ranking sees it and raw.
+    let exact = |slot: usize| match query {
+        None => Scored { slot, cosine: 0.0, raw: 0.0 },
+        Some(q) => {
+            let raw = vectors.dot_at(slot, q) as f32 * q.scale * vectors.scales[slot];
+            let cosine = common.map_or(raw, |common| common.exact(vectors, slot, raw));
+            Scored { slot, cosine, raw }
         }
     };
-    // Coarse: every head. A second thread filters and scores the terms first; both threads
-    // then take blocks of heads until none are left, so the two cores finish together.
-    let fresh_blocks: Box<dyn Iterator<Item = Option<&mut [(f32, f32)]>> + Send> =
-        if fresh.is_empty() {
-            Box::new(std::iter::repeat_with(|| None))
-        } else {
-            Box::new(fresh.chunks_mut(HEAD_BLOCK).map(Some))
-        };
-    let blocks =
-        std::sync::Mutex::new(cosines.chunks_mut(HEAD_BLOCK).zip(fresh_blocks).enumerate());
-    let take_blocks = || loop {
-        let next = blocks.lock().unwrap_or_else(std::sync::PoisonError::into_inner).next();
-        let Some((block, (out, fresh))) = next else { break };
-        heads(block * HEAD_BLOCK, out, fresh);
+    let can_rank = |slot: usize| retrievable(&vectors.entries[slot]);
+    let Some(q) = query.filter(|_| n >= LISTS_MIN) else {
+        let rows = (0..n).filter(|&slot| can_rank(slot)).map(exact).collect();
+        return ScanScores { rows, lexical, population: None };
     };
-    let (mask, lexical) = std::thread::scope(|threads| {
-        let other = threads.spawn(|| {
-            let done = (mask(), vectors.lexical.score(terms));
-            take_blocks();
-            done
-        });
-        take_blocks();
-        other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-    });
-    drop(blocks);
-    if let Some(common) = common.filter(|_| !fresh.is_empty()) {
-        vectors.keep_along(&common.direction, fresh);
+    // The lists nearest the query as ranking sees it: without its common part.
+    let toward = match common {
+        None => q.head.clone(),
+        Some(common) => {
+            let (a, d) = (common.query_head_along as f32, &common.direction);
+            let apart: Vec<f32> = (q.head.iter().zip(&d.head))
+                .map(|(&x, &c)| f32::from(x) * q.scale - a * f32::from(c) * d.scale)
+                .collect();
+            quantize(&apart).0
+        }
+    };
+    // Each probed record's head cosine to the query, as ranking sees it.
+    let at_least = (n / 16).max(PROBE_MIN);
+    let mut by_head: Vec<(usize, f64)> = Vec::with_capacity(at_least + at_least / 2);
+    let mut visit = |slot: usize, head: &[i8], scale: f32| {
+        let cosine = dot(&q.head, head) as f32 * q.scale * scale;
+        let cosine =
+            common.map_or(cosine, |common| common.head(common.head_along(head, scale), cosine));
+        by_head.push((slot, f64::from(cosine)));
+    };
+    match vectors.lists_for_search() {
+        Some(lists) => lists.probe(&toward, at_least, &mut visit),
+        None => (0..n)
+            .filter(|&slot| vectors.scales[slot] != 0.0)
+            .for_each(|slot| visit(slot, vectors.head_of(slot), vectors.scales[slot])),
     }
-    // Fine: the full dot product for the records that can rank.
-    let eligible = |slot: usize| mask[slot];
-    let mut candidates = best_slots(&cosines, COARSE_KEEP_SEMANTIC, &eligible);
-    candidates.extend(best_slots(&lexical.turns, COARSE_KEEP_LEXICAL, &eligible));
+    let by_terms: Vec<(usize, f64)> =
+        lexical.matched.iter().map(|&slot| (slot as usize, lexical.turns[slot as usize])).collect();
+    let mut candidates = best_that_rank(by_head, COARSE_KEEP_SEMANTIC, &can_rank);
+    candidates.extend(best_that_rank(by_terms, COARSE_KEEP_LEXICAL, &can_rank));
     // In slot order, so the reads run forward through the codes.
     candidates.sort_unstable();
     candidates.dedup();
-    for &slot in &candidates {
-        (raw[slot], cosines[slot]) = exact(slot);
-    }
-    ScanScores { retrievable: mask, cosines, raw, lexical, candidates: Some(candidates) }
-}
-
-/// The statistics of the signals over every retrievable record (see [`Population`]).
-fn population(
-    vectors: &UserIndex,
-    mask: &[bool],
-    cosines: &[f32],
-    lexical: &LexicalScores,
-) -> Population {
-    let mut population =
-        Population { speakers_present: vec![false; vectors.speakers.len()], ..Default::default() };
-    for (slot, entry) in vectors.entries.iter().enumerate().filter(|(slot, _)| mask[*slot]) {
-        population.lexical.add(lexical.turns[slot]);
-        population.semantic.add(f64::from(cosines[slot]));
-        population.session.add(lexical.session_score(entry.session));
-        if let Some(present) =
-            entry.speaker.and_then(|s| population.speakers_present.get_mut(s as usize))
-        {
-            *present = true;
+    let rows = candidates.into_iter().map(exact).collect();
+    // The population, from a sample scaled to the whole notebook.
+    let mut population = Population {
+        speakers_present: (0..vectors.speakers.len())
+            .map(|s| vectors.speaker_active.get(s).is_some_and(|&count| count > 0))
+            .collect(),
+        ..Default::default()
+    };
+    let runs = crate::lists::sample(n - SAMPLE_RUN, POPULATION_SAMPLE / SAMPLE_RUN);
+    let sampled: Vec<usize> = runs.iter().flat_map(|&start| start..start + SAMPLE_RUN).collect();
+    for &slot in &sampled {
+        if !can_rank(slot) {
+            continue;
         }
+        population.semantic.add(f64::from(exact(slot).cosine));
+        population.lexical.add(lexical.turns[slot]);
+        population.session.add(lexical.session_score(vectors.entries[slot].session));
     }
-    population
+    let factor = n as f64 / sampled.len().max(1) as f64;
+    population.semantic = population.semantic.scaled(factor);
+    population.lexical = population.lexical.scaled(factor);
+    population.session = population.session.scaled(factor);
+    ScanScores { rows, lexical, population: Some(population) }
 }
 
 /// A record a search selected: its rowid, its fused score and the raw signals behind it.
@@ -739,26 +742,19 @@ impl UserIndex {
             _ => None,
         };
         let retrievable = |entry: &Entry| entry.retrievable(&filter, scope);
-        let ScanScores { retrievable: mask, cosines, raw, lexical, candidates } =
-            cosines_and_lexical(self, split.as_ref(), common.as_ref(), terms, &retrievable);
-        let (slots, population): (Vec<usize>, Option<Population>) = match candidates {
-            None => ((0..mask.len()).filter(|&slot| mask[slot]).collect(), None),
-            Some(candidates) => {
-                let population = population(self, &mask, &cosines, &lexical);
-                (candidates.into_iter().filter(|&slot| mask[slot]).collect(), Some(population))
-            }
-        };
+        let ScanScores { rows, lexical, population } =
+            scan(self, split.as_ref(), common.as_ref(), terms, &retrievable);
         let mut signals = Signals {
-            rows: Vec::with_capacity(slots.len()),
+            rows: Vec::with_capacity(rows.len()),
             speakers: self.speakers.all(),
             population,
         };
-        for &slot in &slots {
-            let entry = &self.entries[slot];
+        for scored in &rows {
+            let entry = &self.entries[scored.slot];
             signals.rows.push(RowSignal {
-                bm25: lexical.turns[slot],
-                cosine: f64::from(cosines[slot]),
-                gate_cosine: f64::from(raw[slot]),
+                bm25: lexical.turns[scored.slot],
+                cosine: f64::from(scored.cosine),
+                gate_cosine: f64::from(scored.raw),
                 session_bm25: lexical.session_score(entry.session),
                 speaker: entry.speaker,
                 valid_from: Timestamp::from_millis(entry.valid_from),
@@ -770,7 +766,7 @@ impl UserIndex {
             .filter_map(|fused| {
                 let row = signals.rows.get(fused.index)?;
                 let (bm25, cosine) = (row.bm25, row.gate_cosine);
-                let slot = *slots.get(fused.index)?;
+                let slot = rows.get(fused.index)?.slot;
                 let rowid = self.entries[slot].rowid;
                 let dims = if self.scales[slot] == 0.0 { 0 } else { self.dims };
                 Some(Hit { rowid, fused, bm25, cosine, dims })
@@ -855,82 +851,51 @@ mod tests {
         assert!(related(1).unwrap() > related(2).unwrap() + 3.0, "{near:?}");
     }
 
-    /// Each record's component along the common direction is kept between searches of an
-    /// unchanged notebook, gives what taking it afresh gives, and is taken again after a
-    /// change.
-    #[test]
-    fn the_kept_common_components_match_fresh_ones() {
-        let mut state = 5_u64;
-        let mut next = move || {
+    /// Pseudo-random numbers in [-0.5, 0.5).
+    fn numbers(seed: u64) -> impl FnMut() -> f32 {
+        let mut state = seed;
+        move || {
             state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-            (state >> 40) as f32 / (1 << 24) as f32 - 0.3
-        };
-        let mut user = UserIndex::default();
-        for rowid in 0..(COARSE_MIN + 100) as i64 {
-            let vector: Vec<f32> = (0..128).map(|_| next()).collect();
-            let (codes, scale) = quantize(&vector);
-            user.upsert(entry(rowid), &codes, scale, "plain");
+            (state >> 40) as f32 / (1 << 24) as f32 - 0.5
         }
-        let prior: Vec<f32> = (0..128).map(|_| next()).collect();
-        let query: Vec<f32> = (0..128).map(|_| next()).collect();
-        let all = |_: &Entry| true;
-        let scan = |user: &UserIndex| {
-            let split = SplitQuery::new(user, &query).unwrap();
-            let common = Common::new(user, &query, &split, &prior).unwrap();
-            cosines_and_lexical(user, Some(&split), Some(&common), &[], &all).cosines
-        };
-        assert!(user.along.lock().unwrap().is_none());
-        let fresh = scan(&user);
-        assert!(user.along.lock().unwrap().is_some(), "the components were not kept");
-        assert_eq!(scan(&user), fresh, "kept components rank differently from fresh ones");
-        // A change drops them, and the next search takes them along the new direction.
-        let vector: Vec<f32> = (0..128).map(|_| next() + 0.5).collect();
-        let (codes, scale) = quantize(&vector);
-        user.upsert(entry(1), &codes, scale, "plain");
-        assert!(user.along.lock().unwrap().is_none());
-        let changed = scan(&user);
-        assert_eq!(scan(&user), changed);
-        assert_ne!(changed, fresh);
     }
 
     #[test]
     fn large_users_get_exact_cosines_where_they_can_rank() {
-        // Pseudo-random 256-d vectors for more records than the coarse threshold.
-        let mut state = 11_u64;
-        let mut next = move || {
-            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-            (state >> 40) as f32 / (1 << 24) as f32 - 0.5
-        };
-        let n = COARSE_MIN + 500;
+        let mut next = numbers(11);
+        let n = LISTS_MIN + 500;
         let mut user = UserIndex::default();
         let mut vectors = Vec::new();
         for rowid in 0..n as i64 {
             let vector: Vec<f32> = (0..256).map(|_| next()).collect();
             let text = if rowid == 77 { "zebra" } else { "plain" };
             let (codes, scale) = quantize(&vector);
-            user.upsert(entry(rowid), &codes, scale, text);
+            let mut entry = entry(rowid);
+            entry.active = rowid != 4243;
+            user.upsert(entry, &codes, scale, text);
             vectors.push(vector);
         }
-        // The query is record 4242 with its head negated: the head pass ranks it last, yet it
-        // is the nearest record by far.
-        let mut query = vectors[4242].clone();
-        query[..64].iter_mut().for_each(|x| *x = -*x);
+        let query = vectors[4242].clone();
         let split = SplitQuery::new(&user, &query).unwrap();
-        let all = |_: &Entry| true;
-        let ScanScores { cosines, lexical, .. } =
-            cosines_and_lexical(&user, Some(&split), None, &["zebra".into()], &all);
+        let active = |e: &Entry| e.active;
+        let ScanScores { rows, lexical, population } =
+            scan(&user, Some(&split), None, &["zebra".into()], &active);
         let exact =
             |slot: usize| user.dot_at(slot, &split) as f32 * split.scale * user.scales[slot];
-        // The lexical match (record 77) is among the exactly scored.
-        assert!(lexical.turns[77] > 0.0);
-        assert_eq!(cosines[77], exact(77));
-        // Record 4242 is not found by its head, so it carries its (negative) head cosine...
-        assert!(cosines[4242] < 0.0 && exact(4242) > 0.4, "{} {}", cosines[4242], exact(4242));
-        // ...while the best record by head cosine carries its exact cosine.
-        let head = |slot: usize| dot(&split.head, user.head_of(slot));
-        let best = (0..n).max_by_key(|slot| head(*slot)).unwrap();
-        assert_ne!(head(best), user.dot_at(best, &split));
-        assert_eq!(cosines[best], exact(best));
+        // Only some records can rank, each with its exact cosine, and none inactive.
+        assert!(rows.len() < n / 8, "{} rows", rows.len());
+        assert!(rows.iter().all(|r| r.cosine == exact(r.slot) && r.raw == r.cosine));
+        assert!(rows.iter().all(|r| r.slot != 4243));
+        // The nearest record and the lexical match (record 77) are among them.
+        assert!(rows.iter().any(|r| r.slot == 4242));
+        assert!(lexical.turns[77] > 0.0 && rows.iter().any(|r| r.slot == 77));
+        // The sampled statistics stand for every active record.
+        let population = population.unwrap();
+        let (count, mean) = (population.semantic.count(), population.semantic.mean());
+        assert!((count - (n - 1) as f64).abs() < 10.0, "{count}");
+        let true_mean = (0..n).filter(|&s| s != 4243).map(|s| f64::from(exact(s))).sum::<f64>()
+            / (n - 1) as f64;
+        assert!((mean - true_mean).abs() < 0.01, "{mean} vs {true_mean}");
         // Small users get the exact cosine of every record.
         let mut small = UserIndex::default();
         for rowid in 0..100 {
@@ -938,13 +903,79 @@ mod tests {
             small.upsert(entry(rowid), &codes, scale, "plain");
         }
         let split = SplitQuery::new(&small, &query).unwrap();
-        let ScanScores { cosines, .. } = cosines_and_lexical(&small, Some(&split), None, &[], &all);
-        for (slot, cosine) in cosines.iter().enumerate() {
+        let all = |_: &Entry| true;
+        let ScanScores { rows, population, .. } = scan(&small, Some(&split), None, &[], &all);
+        assert!(population.is_none());
+        assert_eq!(rows.len(), 100);
+        for r in rows {
             assert_eq!(
-                *cosine,
-                small.dot_at(slot, &split) as f32 * split.scale * small.scales[slot]
+                r.cosine,
+                small.dot_at(r.slot, &split) as f32 * split.scale * small.scales[r.slot]
             );
         }
+    }
+
+    /// Records around many topics, as a notebook's are, with the leading dimensions carrying
+    /// the most variance, as the built-in model's do: the records a search through the
+    /// lists lets rank hold nearly all of the ten nearest by exact cosine, also after a
+    /// quarter of the records were removed and others written since the lists were trained.
+    #[test]
+    fn the_lists_find_what_a_full_scan_finds() {
+        let mut next = numbers(29);
+        let dims = 128;
+        let topics: Vec<Vec<f32>> = (0..300).map(|_| (0..dims).map(|_| next()).collect()).collect();
+        let mut record =
+            |topic: usize| -> Vec<f32> { topics[topic].iter().map(|x| x + 0.6 * next()).collect() };
+        let mut user = UserIndex::default();
+        let mut vectors = HashMap::new();
+        let write = |user: &mut UserIndex, rowid: i64, vector: &Vec<f32>| {
+            let (codes, scale) = quantize(vector);
+            user.upsert(entry(rowid), &codes, scale, "plain");
+        };
+        for rowid in 0..40_000_i64 {
+            let vector = record(rowid as usize % topics.len());
+            write(&mut user, rowid, &vector);
+            vectors.insert(rowid, vector);
+        }
+        let all = |_: &Entry| true;
+        let recall = |user: &UserIndex, vectors: &HashMap<i64, Vec<f32>>, queries: &[Vec<f32>]| {
+            let (mut found, mut total) = (0, 0);
+            for query in queries {
+                let cosine = |v: &Vec<f32>| {
+                    let dot: f32 = v.iter().zip(query).map(|(a, b)| a * b).sum();
+                    dot / v.iter().map(|x| x * x).sum::<f32>().sqrt()
+                };
+                let mut truth: Vec<(i64, f32)> =
+                    vectors.iter().map(|(rowid, v)| (*rowid, cosine(v))).collect();
+                truth.sort_by(|a, b| b.1.total_cmp(&a.1));
+                let split = SplitQuery::new(user, query).unwrap();
+                let mut rows = scan(user, Some(&split), None, &[], &all).rows;
+                rows.sort_by(|a, b| b.cosine.total_cmp(&a.cosine));
+                let top: Vec<i64> =
+                    rows.iter().take(10).map(|r| user.entries[r.slot].rowid).collect();
+                found += truth.iter().take(10).filter(|(rowid, _)| top.contains(rowid)).count();
+                total += 10;
+            }
+            found as f64 / total as f64
+        };
+        let queries: Vec<Vec<f32>> = (0..40).map(|i| record(i * 7 % topics.len())).collect();
+        // The first search of the index reads every head; the next ones train the lists.
+        assert!(user.lists.lock().unwrap().is_none());
+        let before = recall(&user, &vectors, &queries);
+        assert!(before >= 0.95, "recall@10 {before}");
+        assert!(user.lists.lock().unwrap().is_some(), "the lists were not trained");
+        // Remove a quarter, write new records, and ask again: the lists followed.
+        for rowid in (0..40_000_i64).step_by(4) {
+            user.remove(rowid);
+            vectors.remove(&rowid);
+        }
+        for rowid in 40_000..45_000_i64 {
+            let vector = record(rowid as usize * 13 % topics.len());
+            write(&mut user, rowid, &vector);
+            vectors.insert(rowid, vector);
+        }
+        let after = recall(&user, &vectors, &queries);
+        assert!(after >= 0.95, "recall@10 after changes {after}");
     }
 
     #[test]

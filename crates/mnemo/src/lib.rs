@@ -829,18 +829,35 @@ impl Mnemo {
                 ),
             })
         };
-        // Several notebooks are searched side by side.
+        // Several notebooks are searched side by side, by as many threads as there are cores
+        // (this one among them), each taking its share in turn; their hits are put back in
+        // notebook order.
         let mut found = match notebooks.as_slice() {
             [one] => search_one(one)?,
-            several => std::thread::scope(|scope| {
-                let searches: Vec<_> =
-                    several.iter().map(|owner| scope.spawn(|| search_one(owner))).collect();
-                searches
-                    .into_iter()
-                    .map(|s| s.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-                    .collect::<Result<Vec<_>>>()
-            })?
-            .concat(),
+            several => {
+                let threads = std::thread::available_parallelism()
+                    .map_or(1, std::num::NonZeroUsize::get)
+                    .min(several.len());
+                let share = |thread: usize| -> Result<Vec<(usize, Vec<_>)>> {
+                    (thread..several.len())
+                        .step_by(threads)
+                        .map(|at| Ok((at, search_one(&several[at])?)))
+                        .collect()
+                };
+                let mut shares = std::thread::scope(|scope| {
+                    let others: Vec<_> =
+                        (1..threads).map(|thread| scope.spawn(move || share(thread))).collect();
+                    let mut shares = share(0)?;
+                    for other in others {
+                        let done =
+                            other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                        shares.extend(done?);
+                    }
+                    Ok::<_, Error>(shares)
+                })?;
+                shares.sort_by_key(|(at, _)| *at);
+                shares.into_iter().flat_map(|(_, hits)| hits).collect()
+            }
         };
         // Relevance means the same in every notebook (fused standard scores with priors), so
         // the notebooks' hits merge by it.
