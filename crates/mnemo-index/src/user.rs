@@ -172,10 +172,11 @@ pub struct UserIndex {
     /// The sum of every record's (dequantised) unit vector: with an embedder's calibration as
     /// a prior, the notebook's common direction (see `mnemo_core::calibration`).
     sum: Vec<f64>,
-    /// The inverted lists of a large notebook (see [`crate::lists`]), trained at its first
+    /// The inverted lists of a large notebook (see [`crate::lists`]), trained at its second
     /// search past [`LISTS_MIN`] records and kept in step by every change.
     lists: std::sync::Mutex<Option<std::sync::Arc<Lists>>>,
-    /// Whether the index was searched through its lists' path before.
+    /// Whether a search past [`LISTS_MIN`] records has read every head already (the next
+    /// one trains the lists).
     searched: std::sync::atomic::AtomicBool,
     /// Per speaker number, how many active records they said.
     speaker_active: Vec<u32>,
