@@ -150,17 +150,17 @@ impl Lists {
         len >= 2 * self.trained_for || 2 * len < self.trained_for
     }
 
+    /// Each list with the dot product of `codes` with its centroid (in centroid units).
+    fn similarities<'a>(&'a self, codes: &'a [i8]) -> impl Iterator<Item = (usize, f32)> + 'a {
+        let centroids = self.centroids.chunks_exact(self.dims);
+        centroids.enumerate().map(|(list, c)| (list, dot(codes, c) as f32 * self.scales[list]))
+    }
+
     /// The list whose centroid is nearest a record's codes, and the codes' dot product with
     /// it (in centroid units).
     fn nearest(&self, codes: &[i8]) -> (usize, f32) {
-        let mut best = (0, f32::NEG_INFINITY);
-        for (list, centroid) in self.centroids.chunks_exact(self.dims).enumerate() {
-            let similarity = dot(codes, centroid) as f32 * self.scales[list];
-            if similarity > best.1 {
-                best = (list, similarity);
-            }
-        }
-        best
+        self.similarities(codes)
+            .fold((0, f32::NEG_INFINITY), |best, next| if next.1 > best.1 { next } else { best })
     }
 
     /// Files `slot` (an existing slot, or the next one) by its codes and their scale; a slot
@@ -214,12 +214,7 @@ impl Lists {
         at_least: usize,
         visit: &mut dyn FnMut(usize, &[i8], f32),
     ) {
-        let mut order: Vec<(usize, f32)> = self
-            .centroids
-            .chunks_exact(self.dims)
-            .enumerate()
-            .map(|(list, centroid)| (list, dot(direction, centroid) as f32 * self.scales[list]))
-            .collect();
+        let mut order: Vec<(usize, f32)> = self.similarities(direction).collect();
         order.sort_unstable_by(|a, b| b.1.total_cmp(&a.1));
         let mut visited = 0;
         for (list, _) in order {
