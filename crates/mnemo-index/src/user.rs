@@ -979,6 +979,45 @@ mod tests {
         assert!(after >= 0.95, "recall@10 after changes {after}");
     }
 
+    /// Which speakers have an active record is counted as records are written, superseded
+    /// and removed, and is what a large notebook's search reports as present.
+    #[test]
+    fn active_records_per_speaker_follow_every_change() {
+        let mut user = UserIndex::default();
+        let said = |rowid: i64, by: &str| IndexRow {
+            rowid,
+            kind: Kind::Episodic,
+            scope: "default".into(),
+            active: true,
+            sensitive: false,
+            expires_at: None,
+            vector: vec![1.0, 0.0],
+            text: "plain".into(),
+            speaker: Some(by.into()),
+            session: None,
+            valid_from: 0,
+        };
+        user.upsert_row(said(1, "Ana"));
+        user.upsert_row(said(2, "Ana"));
+        user.upsert_row(said(3, "Ben"));
+        let present = |user: &UserIndex, name: &str| {
+            let s = user.speakers.find(name).unwrap() as usize;
+            user.speaker_active.get(s).copied().unwrap_or(0)
+        };
+        assert_eq!((present(&user, "Ana"), present(&user, "Ben")), (2, 1));
+        user.deactivate(1);
+        user.deactivate(1);
+        assert_eq!(present(&user, "Ana"), 1);
+        user.remove(1);
+        assert_eq!(present(&user, "Ana"), 1, "an inactive record was counted twice");
+        // Rewriting record 3 as said by Ana moves its count.
+        user.upsert_row(said(3, "Ana"));
+        assert_eq!((present(&user, "Ana"), present(&user, "Ben")), (2, 0));
+        user.remove(2);
+        user.remove(3);
+        assert_eq!(present(&user, "Ana"), 0);
+    }
+
     #[test]
     fn remove_keeps_slots_consistent() {
         let mut u = UserIndex::default();
