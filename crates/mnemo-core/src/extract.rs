@@ -1525,6 +1525,26 @@ fn imperative(lower: &str) -> bool {
         || DIRECTIVE_VERBS.contains(&first)
 }
 
+/// Whether a text only asks the assistant to do something once ("sort these names
+/// alphabetically", "help me plan a route around the museum", "write me a haiku"): each of
+/// its sentences is a question or opens with a verb of request, and it states nothing about
+/// the user, not even a standing instruction ("Give me code examples in Python unless I say
+/// otherwise" and "Don't use emojis with me" do).
+pub fn only_requests(text: &str) -> bool {
+    let all = sentences(text);
+    let mut requests = 0;
+    for (sentence, question) in &all {
+        if *question {
+            continue;
+        }
+        if !imperative(&sentence.to_lowercase()) {
+            return false;
+        }
+        requests += 1;
+    }
+    requests > 0 && extract(text, Timestamp::from_millis(0), false).is_empty()
+}
+
 /// A standing instruction on how to behave, without an explicit standing marker ("Keep
 /// your answers short", "Don't use emojis with me", "When you give me code, include…").
 fn style_directive(sentence: &str, lower: &str) -> Option<Extracted> {
@@ -2309,6 +2329,32 @@ mod tests {
             keyed("Actually, I live in Braga").map(|k| k.2),
             Some("Lives in Braga".to_owned())
         );
+    }
+
+    #[test]
+    fn one_off_requests_are_told_from_standing_instructions_and_statements() {
+        for request in [
+            "translate this into German",
+            "Please draft a reply to my landlord",
+            "list five ideas for a birthday party",
+            "help me pick a name for my podcast",
+            "summarise the attached report for me",
+            "explain how compound interest works. what are the risks?",
+            "make me a packing list for a weekend in Rome",
+        ] {
+            assert!(super::only_requests(request), "{request}");
+        }
+        for not_only in [
+            "Always answer in British English.",
+            "Don't use emojis with me.",
+            "Never suggest recipes with pork, I don't eat it.",
+            "Tell me a joke. I love puns.",
+            "I live in Leeds.",
+            "what time is it?",
+            "",
+        ] {
+            assert!(!super::only_requests(not_only), "{not_only}");
+        }
     }
 
     #[test]

@@ -296,9 +296,9 @@ pub struct RetrievalConfig {
     pub date_bonus: f64,
     /// Days over which the date bonus decays (`exp(-Δdays / tau)`).
     pub date_tau_days: f64,
-    /// Penalty, in z units, for a record that only asks something ("how does a heat pump
-    /// work", "what's the square root of 729"): it shares a question's words without
-    /// stating anything that answers it.
+    /// Penalty, in z units, for a record that only asks or requests something ("how does a
+    /// heat pump work", "what's the square root of 729", "write me a haiku about autumn"): it
+    /// shares a question's words without stating anything that answers it.
     pub question_penalty: f64,
     /// Fused score that maps to relevance 1 − 1/e in the blend.
     pub fused_scale: f64,
@@ -314,11 +314,14 @@ pub struct RetrievalConfig {
     /// default the built-in model's raw cosines of the calibration sentences, so its
     /// calibration keeps the default gate where it is).
     pub cosine_prior: (f64, f64),
-    /// Mean and standard deviation of BM25F (most records match no query term, so a query
-    /// that matches nothing adds nothing).
-    pub lexical_prior: (f64, f64),
-    /// Mean and standard deviation of session BM25.
-    pub session_prior: (f64, f64),
+    /// BM25F per unit of lexical standard score. Lexical evidence is on this fixed scale, not
+    /// standardized over the notebook: BM25's IDF already weighs a term by how rare it is
+    /// among the user's records, and a standard score over them would grow with the notebook
+    /// (a word shared by 5 records of 1,000 would stand 14 standard deviations out), so one
+    /// shared word would outweigh any semantic evidence in a large notebook.
+    pub lexical_unit: f64,
+    /// Session BM25 per unit of session standard score, fixed for the same reason.
+    pub session_unit: f64,
 }
 
 impl Default for RetrievalConfig {
@@ -341,8 +344,8 @@ impl Default for RetrievalConfig {
             relevance_tie: 1.0,
             prior_records: 30.0,
             cosine_prior: (0.189, 0.104),
-            lexical_prior: (0.0, 1.5),
-            session_prior: (0.0, 1.5),
+            lexical_unit: 1.5,
+            session_unit: 1.5,
         }
     }
 }
@@ -438,9 +441,17 @@ pub struct RowSignal {
     pub speaker: Option<u32>,
     /// From when the statement holds (a turn's session date).
     pub valid_from: Timestamp,
-    /// Whether the record only asks something ([`only_asks`]): it states nothing that could
-    /// answer a question.
+    /// Whether the record only asks or requests something ([`states_nothing`]): nothing in
+    /// it could answer a question.
     pub asks: bool,
+}
+
+/// Whether a text states nothing that could answer a question: it only asks something
+/// ([`only_asks`]) or only asks the assistant to do something once
+/// ([`crate::extract::only_requests`]: "sort these names alphabetically", "help me plan a
+/// route"). Such a record shares a question's words without answering it.
+pub fn states_nothing(text: &str) -> bool {
+    only_asks(text) || crate::extract::only_requests(text)
 }
 
 /// Interrogatives that open a question when an auxiliary follows them (or is contracted).
@@ -593,15 +604,12 @@ pub struct Signals<'a> {
     pub population: Option<Population>,
 }
 
-/// Statistics of the signals over every retrievable record, for standard scores.
+/// Statistics of the signals over every retrievable record, for standard scores (the
+/// lexical signals have a fixed scale, [`RetrievalConfig::lexical_unit`]).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Population {
-    /// Of BM25F.
-    pub lexical: Moments,
     /// Of the cosine.
     pub semantic: Moments,
-    /// Of session BM25.
-    pub session: Moments,
     /// Which speakers (by index into [`Signals::speakers`]) have a retrievable record.
     pub speakers_present: Vec<bool>,
 }
@@ -734,34 +742,23 @@ pub fn fuse(
     limit: usize,
 ) -> Vec<Fused> {
     let rows = &signals.rows;
-    let (lexical, semantic, session) = match &signals.population {
-        Some(p) => (p.lexical, p.semantic, p.session),
+    let semantic = match &signals.population {
+        Some(p) => p.semantic,
         None => {
-            let mut moments = (Moments::default(), Moments::default(), Moments::default());
-            for row in rows {
-                moments.0.add(row.bm25);
-                moments.1.add(row.cosine);
-                moments.2.add(row.session_bm25);
-            }
+            let mut moments = Moments::default();
+            rows.iter().for_each(|row| moments.add(row.cosine));
             moments
         }
     };
-    let prior = config.prior_records;
-    let (lexical_slope, lexical_offset) =
-        lexical.with_prior(prior, config.lexical_prior).z_scores();
     let (semantic_slope, semantic_offset) =
-        semantic.with_prior(prior, config.cosine_prior).z_scores();
-    let (session_slope, session_offset) =
-        session.with_prior(prior, config.session_prior).z_scores();
-    // Weighted z-scores folded into one linear form over the three signals.
+        semantic.with_prior(config.prior_records, config.cosine_prior).z_scores();
+    // Weighted standard scores folded into one linear form over the three signals.
     let (w_lexical, w_semantic, w_session) = (
-        config.lexical_weight * lexical_slope,
+        config.lexical_weight / config.lexical_unit,
         config.semantic_weight * semantic_slope,
-        config.session_weight * session_slope,
+        config.session_weight / config.session_unit,
     );
-    let offset = config.lexical_weight * lexical_offset
-        + config.semantic_weight * semantic_offset
-        + config.session_weight * session_offset;
+    let offset = config.semantic_weight * semantic_offset;
     let named = named_speakers(query, signals);
     let dates = query_dates(query);
     // The best `limit` so far, worst on top, so most rows are turned away by one comparison.
@@ -1211,6 +1208,31 @@ mod tests {
     }
 
     #[test]
+    fn a_shared_word_weighs_the_same_in_a_notebook_of_any_size() {
+        // Among unrelated records that match no word: one sharing a word with the query (BM25
+        // 3), the same record without it, and one that means what the query means (cosine
+        // 0.7) with no word in common. What the word adds does not depend on how many records
+        // there are, and the paraphrase ranks first at every size.
+        let config = RetrievalConfig { min_relevance: 0.0, ..Default::default() };
+        let scores = |unrelated: usize| {
+            let mut rows = vec![row(3.0, 0.15, None), row(0.0, 0.15, None), row(0.0, 0.7, None)];
+            // Unrelated cosines spread as the prior's (mean 0.189, standard deviation 0.104).
+            let spread = |i: usize| 0.189 + 0.104 * 1.5f64.sqrt() * ((i % 3) as f64 - 1.0);
+            rows.extend((0..unrelated).map(|i| row(0.0, spread(i), None)));
+            let limit = rows.len();
+            let fused = fuse("what do I drink", &signals(rows), &config, limit);
+            let score = |index: usize| fused.iter().find(|f| f.index == index).unwrap().score;
+            (score(0) - score(1), score(2) - score(0))
+        };
+        let (word, _) = scores(9);
+        for unrelated in [9, 99, 999, 9_999] {
+            let (added, lead) = scores(unrelated);
+            assert!((added - word).abs() < 1e-9, "{unrelated}: the word adds {added}, not {word}");
+            assert!(lead > 0.0, "{unrelated}: the paraphrase trails by {lead}");
+        }
+    }
+
+    #[test]
     fn candidates_with_population_statistics_rank_as_all_rows() {
         let config = RetrievalConfig { min_relevance: 0.0, ..Default::default() };
         let all = signals([
@@ -1223,9 +1245,7 @@ mod tests {
         let full = fuse("Did Caroline go?", &all, &config, 2);
         let mut population = Population { speakers_present: vec![true; 3], ..Default::default() };
         for r in &all.rows {
-            population.lexical.add(r.bm25);
             population.semantic.add(r.cosine);
-            population.session.add(r.session_bm25);
         }
         let candidates = Signals {
             rows: vec![all.rows[1].clone(), all.rows[3].clone()],

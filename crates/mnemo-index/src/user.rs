@@ -39,7 +39,7 @@ struct Entry {
     session: Option<u32>,
     /// From when it holds (ms).
     valid_from: i64,
-    /// Whether it only asks something (`mnemo_core::retrieval::only_asks`).
+    /// Whether it only asks or requests something (`mnemo_core::retrieval::states_nothing`).
     asks: bool,
 }
 
@@ -195,7 +195,7 @@ impl UserIndex {
             speaker: row.speaker.map(|s| self.speakers.number(&s)),
             session: row.session.map(|s| self.sessions.number(&s)),
             valid_from: row.valid_from,
-            asks: mnemo_core::retrieval::only_asks(&row.text),
+            asks: mnemo_core::retrieval::states_nothing(&row.text),
         };
         let (codes, scale) = quantize(&row.vector);
         self.upsert(entry, &codes, scale, &row.text);
@@ -619,13 +619,9 @@ fn scan(
             continue;
         }
         population.semantic.add(f64::from(exact(slot).cosine));
-        population.lexical.add(lexical.turns[slot]);
-        population.session.add(lexical.session_score(vectors.entries[slot].session));
     }
     let factor = n as f64 / sampled.len().max(1) as f64;
     population.semantic = population.semantic.scaled(factor);
-    population.lexical = population.lexical.scaled(factor);
-    population.session = population.session.scaled(factor);
     ScanScores { rows, lexical, population: Some(population) }
 }
 

@@ -3,6 +3,8 @@
 //! three ways (an agent's third-person question, the user's own question, keywords). Reports
 //! the top-3 hit rate per phrasing and how many keyword queries come back empty although
 //! their fact is stored. Run with `--nocapture` to see the figures; `.ci/run` prints them.
+//! With `MNEMO_SHOW_MISSES` set, each query that missed its fact is printed with what came
+//! back instead.
 //!
 //! The floors asserted here are what each embedder reaches today (the built-in static model;
 //! all-MiniLM-L6-v2 in-process when its model directory is given), so a change that loses
@@ -67,7 +69,14 @@ fn hit_rates(embedder: std::sync::Arc<dyn mnemo::core::ports::Embedder>) -> [f64
             };
             let found = mnemo.search(&who, &request).unwrap();
             asked[p] += 1;
-            hits[p] += usize::from(found.iter().any(|h| &h.memory.id == id));
+            let hit = found.iter().any(|h| &h.memory.id == id);
+            hits[p] += usize::from(hit);
+            if !hit && std::env::var_os("MNEMO_SHOW_MISSES").is_some() {
+                eprintln!("miss {phrasing}: {:?} for {:?}", request.query, fact["statement"]);
+                for h in &found {
+                    eprintln!("    {:.2} {:?}", h.fused.score, h.memory.content);
+                }
+            }
             if *phrasing == "keyword_query" && found.is_empty() {
                 empty_keyword += 1;
             }
@@ -104,7 +113,7 @@ fn assert_floors(rates: [f64; 3], floors: [f64; 3]) {
 
 #[test]
 fn agent_phrasings_find_their_fact() {
-    assert_floors(hit_rates(mnemo::builtin_embedder().unwrap()), [0.70, 0.44, 0.70]);
+    assert_floors(hit_rates(mnemo::builtin_embedder().unwrap()), [0.71, 0.46, 0.71]);
 }
 
 #[test]
@@ -113,5 +122,5 @@ fn agent_phrasings_find_their_fact_with_minilm() {
     let dir =
         std::env::var("MNEMO_MINILM_DIR").expect("MNEMO_MINILM_DIR names the model directory");
     let embedder = mnemo::minilm_embedder(std::path::Path::new(&dir)).unwrap();
-    assert_floors(hit_rates(embedder), [0.85, 0.61, 0.78]);
+    assert_floors(hit_rates(embedder), [0.91, 0.80, 0.84]);
 }
