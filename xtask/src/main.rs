@@ -144,6 +144,10 @@ enum Eval {
         /// same workload through other memory systems.
         #[arg(long)]
         dump: Option<PathBuf>,
+        /// Print each question that missed its fact: the three results it got (fused score,
+        /// BM25F, cosine) and where the fact ranked among the first 100 with the gate off.
+        #[arg(long)]
+        show_misses: bool,
     },
     /// Extraction against LoCoMo's observations: leave-one-conversation-out and shipped
     /// weights, recall of observations and precision of memories.
@@ -187,12 +191,12 @@ fn main() -> anyhow::Result<()> {
             locomo::run(&data, json.as_deref(), clock, via, &mnemo, minilm_dir.as_deref())
         }
         Task::TrainDisclosure { data, out, check } => extraction::train_command(&data, &out, check),
-        Task::Eval { eval: Eval::PersonalFacts { data, sizes, users, minilm_dir, dump } } => {
-            match dump {
-                Some(dir) => personal::dump(&data, &sizes, users, &dir),
-                None => personal::run(&data, &sizes, users, minilm_dir.as_deref()),
-            }
-        }
+        Task::Eval {
+            eval: Eval::PersonalFacts { data, sizes, users, minilm_dir, dump, show_misses },
+        } => match dump {
+            Some(dir) => personal::dump(&data, &sizes, users, &dir),
+            None => personal::run(&data, &sizes, users, minilm_dir.as_deref(), show_misses),
+        },
         Task::Eval { eval: Eval::Extraction { data, mnemo } } => {
             extraction::eval_command(&data, mnemo.as_deref())
         }

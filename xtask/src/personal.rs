@@ -123,6 +123,7 @@ fn measure(
     embedder: Arc<dyn Embedder>,
     per_user: usize,
     users: usize,
+    show_misses: bool,
 ) -> anyhow::Result<Figures> {
     let dir = tempfile::tempdir()?;
     let start = Timestamp::parse("2026-03-02T09:00:00Z", "t")?;
@@ -189,8 +190,12 @@ fn measure(
                 Some(outcome) => {
                     let Some(id) = &outcome.id else { continue };
                     figures.asked += 1;
-                    figures.found += usize::from(hits.iter().any(|h| &h.memory.id == id));
+                    let found = hits.iter().any(|h| &h.memory.id == id);
+                    figures.found += usize::from(found);
                     figures.empty_with_fact += usize::from(hits.is_empty());
+                    if show_misses && !found {
+                        print_miss(&mnemo, &who, &request, &hits, id)?;
+                    }
                 }
                 None => {
                     figures.probes += 1;
@@ -204,6 +209,32 @@ fn measure(
     figures.p95 = percentile(&latencies, 0.95);
     figures.ingest_per_s = written as f64 / writing.max(1e-9);
     Ok(figures)
+}
+
+/// Prints a question that missed its fact: the results it got, and where the fact ranks
+/// among the first 100 with the gate off (absent when it is not among them).
+fn print_miss(
+    mnemo: &Mnemo,
+    who: &UserRef,
+    request: &SearchRequest,
+    hits: &[mnemo::core::retrieval::Hit],
+    fact: &mnemo::core::MemoryId,
+) -> anyhow::Result<()> {
+    let deep = SearchRequest { k: 100, min_relevance: Some(0.0), ..request.clone() };
+    let ranked = mnemo.search(who, &deep)?;
+    println!("miss: {:?}", request.query);
+    let line = |rank: usize, h: &mnemo::core::retrieval::Hit| {
+        println!(
+            "  {rank:>3} fused {:.2} bm25 {:.2} cosine {:.3} {:?}",
+            h.fused.score, h.bm25, h.cosine, h.memory.content
+        );
+    };
+    hits.iter().enumerate().for_each(|(rank, h)| line(rank + 1, h));
+    match ranked.iter().position(|h| &h.memory.id == fact) {
+        Some(rank) => line(rank + 1, &ranked[rank]),
+        None => println!("  the fact is not among the first 100"),
+    }
+    Ok(())
 }
 
 /// Users per notebook size: fewer for the largest notebooks keeps a run short (each still
@@ -249,6 +280,7 @@ pub(crate) fn run(
     sizes: &[usize],
     users: usize,
     minilm_dir: Option<&Path>,
+    show_misses: bool,
 ) -> anyhow::Result<()> {
     let workload: Workload = serde_json::from_str(&std::fs::read_to_string(data)?)?;
     let mut embedders: Vec<(String, Arc<dyn Embedder>)> =
@@ -263,7 +295,7 @@ pub(crate) fn run(
     for &per_user in sizes {
         let users = users_for(per_user, users);
         for (name, embedder) in &embedders {
-            let f = measure(&workload, name, Arc::clone(embedder), per_user, users)?;
+            let f = measure(&workload, name, Arc::clone(embedder), per_user, users, show_misses)?;
             println!(
                 "| {} | {} | {} | {:.3} ({}/{}) | {} | {:.3} ({}/{}) | {} of {} | {:.2} ms | {:.2} ms | {:.0}/s |",
                 f.embedder,
