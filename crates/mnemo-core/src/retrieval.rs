@@ -2,10 +2,12 @@
 //! of the stores' per-record signals into one score, the relevance gate, and the blended
 //! ranking.
 //!
-//! Fusion works on every retrievable record of the user at once. Each signal is turned into a
-//! z-score over those records, so lexical (BM25F over a turn and its neighbours), semantic
-//! (cosine) and session-level evidence add up on one scale, and two query-analysis bonuses
-//! (a speaker the query names, a date it mentions) are in the same units. The gate, by
+//! Fusion works on every retrievable record of the user at once. Each signal is put in
+//! standard units so lexical (BM25F over a turn and its neighbours), semantic (cosine) and
+//! session-level evidence add up on one scale: the cosine as a z-score over those records,
+//! BM25F and session BM25 in fixed units (their IDF already weighs rarity among the records).
+//! Two query-analysis bonuses (a speaker the query names, a date it mentions) and a penalty
+//! for records that state nothing are in the same units. The gate, by
 //! contrast, is absolute: a record must show real lexical or semantic evidence, so a query
 //! about nothing stored returns nothing rather than the least-bad records.
 
@@ -284,11 +286,12 @@ pub struct RetrievalConfig {
     pub cosine_ceiling: f64,
     /// BM25 score at which lexical evidence reaches 1.
     pub bm25_saturation: f64,
-    /// Weight of the lexical z-score in fusion.
+    /// Weight of the lexical score (BM25F in [`Self::lexical_unit`]s) in fusion.
     pub lexical_weight: f64,
-    /// Weight of the semantic z-score.
+    /// Weight of the semantic z-score (the cosine's, over the user's records).
     pub semantic_weight: f64,
-    /// Weight of the z-score of the record's session (its conversation as one document).
+    /// Weight of the session score (BM25 of the record's session as one document, in
+    /// [`Self::session_unit`]s).
     pub session_weight: f64,
     /// Bonus, in z units, for records by a speaker the query names.
     pub speaker_bonus: f64,
@@ -306,9 +309,9 @@ pub struct RetrievalConfig {
     /// tell: the blend orders records within this distance of the most relevant one not yet
     /// placed; a record further below it comes after them whatever its recency.
     pub relevance_tie: f64,
-    /// Pseudo-records of typical signals added to every user's statistics, so standard
-    /// scores mean the same for a notebook of one record as for a large one (below a few
-    /// dozen records the prior dominates; above, the user's own records do).
+    /// Pseudo-records of typical cosines ([`Self::cosine_prior`]) added to every user's cosine
+    /// statistics, so its z-score means the same for a notebook of one record as for a large
+    /// one (below a few dozen records the prior dominates; above, the user's own records do).
     pub prior_records: f64,
     /// Mean and standard deviation of the cosine between unrelated texts (the embedder's; by
     /// default the built-in model's raw cosines of the calibration sentences, so its
