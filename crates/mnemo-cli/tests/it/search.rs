@@ -83,6 +83,22 @@ fn an_agents_questions_about_the_user_find_what_the_user_said() {
     }
 }
 
+/// Through the binary: a one-off request to the assistant that shares the question's words
+/// states nothing that answers it, so the statement that does comes first.
+#[test]
+fn a_one_off_request_does_not_answer_a_question_about_the_user() {
+    let env = Env::new();
+    seed(&env);
+    let fact = "My go-to recipe is my gran's lentil soup";
+    env.remember("u", fact);
+    env.remember("u", "find me a recipe for banana bread");
+    env.remember("u", "write a recipe card for chocolate chip cookies");
+    for question in ["What recipe does the user like best?", "user favourite recipe"] {
+        let found = contents(&env.json(&["search", "--user", "u", question]));
+        assert_eq!(found.first().map(String::as_str), Some(fact), "{question}: {found:?}");
+    }
+}
+
 #[test]
 fn search_filters_before_ranking() {
     let env = Env::new();
