@@ -200,6 +200,9 @@ fn measure(
                 None => {
                     figures.probes += 1;
                     figures.abstained += usize::from(hits.is_empty());
+                    if show_misses && !hits.is_empty() {
+                        print_answered_probe(&request.query, &hits);
+                    }
                 }
             }
         }
@@ -235,6 +238,23 @@ fn print_miss(
         None => println!("  the fact is not among the first 100"),
     }
     Ok(())
+}
+
+/// Prints a question about something never mentioned that did not come back empty, with
+/// what it returned.
+fn print_answered_probe(query: &str, hits: &[mnemo::core::retrieval::Hit]) {
+    println!("answered, never mentioned: {query:?}");
+    for (rank, h) in hits.iter().enumerate() {
+        println!(
+            "  {:>3} fused {:.2} evidence {:.2} bm25 {:.2} cosine {:.3} {:?}",
+            rank + 1,
+            h.fused.score,
+            h.fused.evidence,
+            h.bm25,
+            h.cosine,
+            h.memory.content
+        );
+    }
 }
 
 /// Users per notebook size: fewer for the largest notebooks keeps a run short (each still

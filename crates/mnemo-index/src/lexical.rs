@@ -35,6 +35,37 @@ pub(crate) fn terms(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// The whole words of the WordPiece vocabulary that the built-in model and MiniLM share
+/// (bert-base-uncased's), by rank: after its reserved tokens and single characters, the
+/// vocabulary lists words in roughly descending order of frequency in its training text
+/// (encyclopaedia and books), "the" first. Continuation pieces (`##…`) are left out.
+fn general_ranks() -> &'static HashMap<&'static str, u32> {
+    static RANKS: OnceLock<HashMap<&'static str, u32>> = OnceLock::new();
+    RANKS.get_or_init(|| {
+        include_str!("../../../models/minilm-l6-m2v-256/vocab.txt")
+            .lines()
+            .skip_while(|w| *w != "the")
+            .filter(|w| !w.starts_with("##"))
+            .zip(1..)
+            .collect()
+    })
+}
+
+/// How much a query word can tell records apart in general language, 0..1: the log of its
+/// frequency rank over the log of the vocabulary's size (so "the" weighs 0, a word ranked
+/// 150th, such as "team" or "work", about half, and a word outside the vocabulary, a name or
+/// a rare word, 1). It scales the word's IDF, which says only how rare the word is among the
+/// user's records: in a notebook of a few dozen statements "team" or "name" is as rare as
+/// "Biscuit" or "Leeds", and one shared everyday word would otherwise weigh as much as a
+/// shared name.
+fn general_weight(word: &str) -> f64 {
+    let ranks = general_ranks();
+    match ranks.get(word.to_lowercase().as_str()) {
+        Some(&rank) => (f64::from(rank).ln() / (ranks.len() as f64).ln()).clamp(0.0, 1.0),
+        None => 1.0,
+    }
+}
+
 /// BM25F scores of one query: by record slot, and by session number.
 #[derive(Debug, Default)]
 pub(crate) struct LexicalScores {
@@ -196,7 +227,7 @@ impl LexicalIndex {
     }
 
     /// BM25F of every record matching any of `query` (plain words; stemmed here), and BM25
-    /// of every matching session.
+    /// of every matching session, each word's IDF scaled by its [`general_weight`].
     pub(crate) fn score(&self, query: &[String]) -> LexicalScores {
         let n = self.docs.len();
         let mut scores = LexicalScores {
@@ -218,16 +249,22 @@ impl LexicalIndex {
         let mut per_session = vec![0.0_f64; self.session_len.len()];
         let mut touched_sessions: Vec<u32> = Vec::new();
         let mut seen = HashSet::new();
-        for term in query.iter().flat_map(|q| terms(q)) {
-            if !seen.insert(term.clone()) {
+        let weighted = query.iter().flat_map(|word| {
+            let general = general_weight(word);
+            terms(word).into_iter().map(move |term| (term, general))
+        });
+        for (term, general) in weighted {
+            if general <= 0.0 || !seen.insert(term.clone()) {
                 continue;
             }
             let Some(id) = self.dictionary.get(term.as_str()) else { continue };
             let Some(posting) = self.postings.get(id) else { continue };
             let df = posting.len() as f64;
             // Robertson's IDF over the records plus a background of documents without the
-            // term, so a match means as much in a small notebook as in a large one.
-            let idf = ((n as f64 + BACKGROUND_DOCS - df + 0.5) / (df + 0.5)).ln().max(1e-6);
+            // term, so a match means as much in a small notebook as in a large one, scaled by
+            // how much the word tells apart in general language.
+            let idf =
+                general * ((n as f64 + BACKGROUND_DOCS - df + 0.5) / (df + 0.5)).ln().max(1e-6);
             let mut add = |slot: u32, amount: f64| {
                 let cell = &mut tf[slot as usize];
                 if *cell == 0.0 {
@@ -268,7 +305,7 @@ impl LexicalIndex {
                     idf * f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * dl / avgdl));
             }
             let sdf = touched_sessions.len() as f64;
-            let sidf = (1.0 + (ns - sdf + 0.5) / (sdf + 0.5)).ln();
+            let sidf = general * (1.0 + (ns - sdf + 0.5) / (sdf + 0.5)).ln();
             for session in touched_sessions.drain(..) {
                 let g = std::mem::take(&mut per_session[session as usize]);
                 let sl = self.session_len[session as usize] as f64;
@@ -302,6 +339,22 @@ mod tests {
         assert!(scores.turns.iter().all(|s| *s == 0.0));
         assert!(index.score(&["pizza".into()]).turns[0] > 0.0);
         assert_eq!(terms("Running runs RAN"), ["run", "run", "ran"]);
+    }
+
+    #[test]
+    fn a_shared_everyday_word_weighs_less_than_a_shared_name() {
+        assert_eq!(general_weight("the"), 0.0);
+        let team = general_weight("team");
+        assert!(team > 0.3 && team < 0.7, "{team}");
+        assert!(general_weight("greyhound") > team);
+        assert_eq!(general_weight("Biscuit"), 1.0);
+        let mut index = LexicalIndex::default();
+        index.set(0, 1, "the team lunch got cancelled", None);
+        index.set(1, 2, "we adopted a greyhound called Biscuit", None);
+        let scores = index.score(&["team".into(), "biscuit".into()]);
+        assert!(scores.turns[1] > 1.5 * scores.turns[0], "{:?}", scores.turns);
+        // A query of nothing but the commonest word matches nothing.
+        assert!(index.score(&["the".into()]).matched.is_empty());
     }
 
     #[test]
