@@ -303,6 +303,10 @@ pub struct RetrievalConfig {
     /// heat pump work", "what's the square root of 729", "write me a haiku about autumn"): it
     /// shares a question's words without stating anything that answers it.
     pub question_penalty: f64,
+    /// Bonus, in z units, for a record whose author speaks of themselves
+    /// ([`speaks_of_self`]) when the query asks about the user: the same weight as the
+    /// question penalty, a record's relation to the question rather than its words.
+    pub self_bonus: f64,
     /// Fused score that maps to relevance 1 − 1/e in the blend.
     pub fused_scale: f64,
     /// Fused scores (z units) this close are equally relevant as far as the evidence can
@@ -343,6 +347,7 @@ impl Default for RetrievalConfig {
             date_bonus: 1.5,
             date_tau_days: 3.0,
             question_penalty: 1.0,
+            self_bonus: 1.0,
             fused_scale: 3.0,
             relevance_tie: 1.0,
             prior_records: 30.0,
@@ -447,6 +452,8 @@ pub struct RowSignal {
     /// Whether the record only asks or requests something ([`states_nothing`]): nothing in
     /// it could answer a question.
     pub asks: bool,
+    /// Whether its author speaks of themselves in it ([`speaks_of_self`]).
+    pub of_self: bool,
 }
 
 /// Whether a text states nothing that could answer a question: it only asks something
@@ -455,6 +462,57 @@ pub struct RowSignal {
 /// route"). Such a record shares a question's words without answering it.
 pub fn states_nothing(text: &str) -> bool {
     only_asks(text) || crate::extract::only_requests(text)
+}
+
+/// Words in which people speak of themselves.
+const SELF_WORDS: &[&str] = &[
+    "i",
+    "me",
+    "my",
+    "mine",
+    "myself",
+    "i'm",
+    "i've",
+    "i'd",
+    "i'll",
+    "we",
+    "us",
+    "our",
+    "ours",
+    "ourselves",
+    "we're",
+    "we've",
+    "we'd",
+    "we'll",
+];
+
+/// Whether a text speaks of its author (or, written by an agent, of its user): it holds a
+/// first-person word ("I", "my", "we", "our"...), or "the user" ("user" opening the text).
+/// A question about the user is answered by what the user said of themselves ("I'm learning
+/// Polish"), not by a note about someone else that shares its words ("Ines booked a language
+/// course").
+pub fn speaks_of_self(text: &str) -> bool {
+    // Case-insensitive, and a typographic apostrophe read as a plain one.
+    let one_of = |word: &str, set: &[&str]| {
+        if word.contains('\u{2019}') {
+            let plain = word.replace('\u{2019}', "'");
+            set.iter().any(|s| s.eq_ignore_ascii_case(&plain))
+        } else {
+            set.iter().any(|s| s.eq_ignore_ascii_case(word))
+        }
+    };
+    let words = text
+        .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '\u{2019}'))
+        .filter(|w| !w.is_empty());
+    let mut after_the = false;
+    for (i, word) in words.enumerate() {
+        if one_of(word, SELF_WORDS) || ((i == 0 || after_the) && one_of(word, &["user", "user's"]))
+        {
+            return true;
+        }
+        after_the = word.eq_ignore_ascii_case("the");
+    }
+    false
 }
 
 /// Interrogatives that open a question when an auxiliary follows them (or is contracted).
@@ -764,6 +822,7 @@ pub fn fuse(
     let offset = config.semantic_weight * semantic_offset;
     let named = named_speakers(query, signals);
     let dates = query_dates(query);
+    let about_self = speaks_of_self(query);
     // The best `limit` so far, worst on top, so most rows are turned away by one comparison.
     let mut best: BinaryHeap<Ranked> = BinaryHeap::with_capacity(limit + 1);
     // The score of the worst kept row once `limit` are kept; a row scoring less cannot enter.
@@ -785,6 +844,9 @@ pub fn fuse(
         }
         if row.asks {
             score -= config.question_penalty;
+        }
+        if about_self && row.of_self {
+            score += config.self_bonus;
         }
         // Most rows rank below the kept ones: turn them away before the gate's arithmetic.
         if score < worst_kept {
@@ -1002,6 +1064,31 @@ mod question_tests {
             assert!(!only_asks(states), "{states}");
         }
     }
+
+    #[test]
+    fn a_text_speaking_of_its_author_is_told_from_a_note_about_someone_else() {
+        use super::speaks_of_self;
+        for of_self in [
+            "I'm learning Polish.",
+            "My favourite drink is lemonade",
+            "we\u{2019}re going to Japan in October",
+            "Flat white with oat milk for me",
+            "User prefers dark mode",
+            "Remind the user's partner about the booking",
+            "What language am I learning?",
+        ] {
+            assert!(speaks_of_self(of_self), "{of_self}");
+        }
+        for of_another in [
+            "Ines booked a language course two weeks ago",
+            "The museum is closed on public holidays.",
+            "She said it was fine",
+            "Imagine a user interface",
+            "",
+        ] {
+            assert!(!speaks_of_self(of_another), "{of_another}");
+        }
+    }
 }
 
 #[cfg(test)]
@@ -1020,6 +1107,7 @@ mod tests {
         let speaker = speaker.and_then(|s| SPEAKERS.iter().position(|n| *n == s)).map(|i| i as u32);
         RowSignal {
             asks: false,
+            of_self: false,
             bm25,
             cosine,
             gate_cosine: cosine,
@@ -1233,6 +1321,20 @@ mod tests {
             assert!((added - word).abs() < 1e-9, "{unrelated}: the word adds {added}, not {word}");
             assert!(lead > 0.0, "{unrelated}: the paraphrase trails by {lead}");
         }
+    }
+
+    #[test]
+    fn a_question_about_the_user_prefers_what_the_user_said_of_themselves() {
+        // The same words and meaning, once in the user's own voice and once in a note about
+        // someone else: asked about the user, the first ranks first; asked about Ines, the
+        // bonus does not apply and the two tie.
+        let config = RetrievalConfig { min_relevance: 0.0, ..Default::default() };
+        let rows = vec![row(3.0, 0.5, None), RowSignal { of_self: true, ..row(3.0, 0.5, None) }];
+        let fused = fuse("What language am I learning?", &signals(rows.clone()), &config, 2);
+        assert_eq!(fused[0].index, 1);
+        assert!((fused[0].score - fused[1].score - config.self_bonus).abs() < 1e-9);
+        let fused = fuse("What language is Ines learning?", &signals(rows), &config, 2);
+        assert!((fused[0].score - fused[1].score).abs() < 1e-9);
     }
 
     #[test]

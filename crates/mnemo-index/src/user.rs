@@ -41,6 +41,8 @@ struct Entry {
     valid_from: i64,
     /// Whether it only asks or requests something (`mnemo_core::retrieval::states_nothing`).
     asks: bool,
+    /// Whether its author speaks of themselves in it (`mnemo_core::retrieval::speaks_of_self`).
+    of_self: bool,
 }
 
 impl Entry {
@@ -196,6 +198,7 @@ impl UserIndex {
             session: row.session.map(|s| self.sessions.number(&s)),
             valid_from: row.valid_from,
             asks: mnemo_core::retrieval::states_nothing(&row.text),
+            of_self: mnemo_core::retrieval::speaks_of_self(&row.text),
         };
         let (codes, scale) = quantize(&row.vector);
         self.upsert(entry, &codes, scale, &row.text);
@@ -756,6 +759,7 @@ impl UserIndex {
                 speaker: entry.speaker,
                 valid_from: Timestamp::from_millis(entry.valid_from),
                 asks: entry.asks,
+                of_self: entry.of_self,
             });
         }
         select(&signals)
@@ -806,6 +810,7 @@ mod tests {
             session: None,
             valid_from: 0,
             asks: false,
+            of_self: false,
         }
     }
 

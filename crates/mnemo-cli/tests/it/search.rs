@@ -100,6 +100,20 @@ fn a_one_off_request_does_not_answer_a_question_about_the_user() {
 }
 
 #[test]
+fn a_question_about_the_user_is_answered_by_what_they_said_of_themselves() {
+    let env = Env::new();
+    seed(&env);
+    let fact = "I take Arabic lessons twice a week";
+    env.remember("u", fact);
+    env.remember("u", "Ines booked a language course two weeks ago");
+    env.remember("u", "Ines recommended a language course after work");
+    for question in ["What language am I learning?", "Which language is the user learning?"] {
+        let found = contents(&env.json(&["search", "--user", "u", question]));
+        assert_eq!(found.first().map(String::as_str), Some(fact), "{question}: {found:?}");
+    }
+}
+
+#[test]
 fn search_filters_before_ranking() {
     let env = Env::new();
     env.json(&[
