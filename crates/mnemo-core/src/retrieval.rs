@@ -6,8 +6,9 @@
 //! standard units so lexical (BM25F over a turn and its neighbours), semantic (cosine) and
 //! session-level evidence add up on one scale: the cosine as a z-score over those records,
 //! BM25F and session BM25 in fixed units (their IDF already weighs rarity among the records).
-//! Two query-analysis bonuses (a speaker the query names, a date it mentions) and a penalty
-//! for records that state nothing are in the same units. The gate, by
+//! Three bonuses (a speaker the query names, a date it mentions, a record in which the user
+//! speaks of themselves when the query asks about the user) and a penalty for records that
+//! state nothing are in the same units. The gate, by
 //! contrast, is absolute: a record must show real lexical or semantic evidence, so a query
 //! about nothing stored returns nothing rather than the least-bad records.
 
@@ -506,13 +507,23 @@ pub fn speaks_of_self(text: &str) -> bool {
         .filter(|w| !w.is_empty());
     let mut after_the = false;
     for (i, word) in words.enumerate() {
-        if one_of(word, SELF_WORDS) || ((i == 0 || after_the) && one_of(word, &["user", "user's"]))
-        {
+        // Only a word opening with "user" is normalised, so most words cost no allocation.
+        let user = || {
+            word.get(..4).is_some_and(|head| head.eq_ignore_ascii_case("user"))
+                && names_the_user(&word.to_lowercase().replace('\u{2019}', "'"), i == 0, after_the)
+        };
+        if one_of(word, SELF_WORDS) || user() {
             return true;
         }
         after_the = word.eq_ignore_ascii_case("the");
     }
     false
+}
+
+/// Whether a lowercase word names an agent's user: "user" or "user's" after "the", or
+/// opening a text ("user home city"), but not "a user password".
+fn names_the_user(word: &str, first: bool, after_the: bool) -> bool {
+    matches!(word, "user" | "user's") && (first || after_the)
 }
 
 /// Interrogatives that open a question when an auxiliary follows them (or is contracted).
@@ -590,10 +601,8 @@ pub fn as_the_user_says_it(query: &str) -> String {
     let tokens: Vec<Token<'_>> =
         query.split_inclusive(char::is_whitespace).map(Token::new).collect();
     // "the user" or "the user's", or a query opening with "user": not "a user password".
-    let refers = |i: usize| {
-        matches!(tokens[i].word.as_str(), "user" | "user's")
-            && (i == 0 || tokens[i - 1].word == "the")
-    };
+    let refers =
+        |i: usize| names_the_user(&tokens[i].word, i == 0, i > 0 && tokens[i - 1].word == "the");
     if !(0..tokens.len()).any(refers) {
         return query.to_owned();
     }
@@ -1075,6 +1084,7 @@ mod question_tests {
             "Flat white with oat milk for me",
             "User prefers dark mode",
             "Remind the user's partner about the booking",
+            "the user\u{2019}s sister lives in Porto",
             "What language am I learning?",
         ] {
             assert!(speaks_of_self(of_self), "{of_self}");
