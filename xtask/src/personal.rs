@@ -226,15 +226,9 @@ fn print_miss(
     let deep = SearchRequest { k: 100, min_relevance: Some(0.0), ..request.clone() };
     let ranked = mnemo.search(who, &deep)?;
     println!("miss: {:?}", request.query);
-    let line = |rank: usize, h: &mnemo::core::retrieval::Hit| {
-        println!(
-            "  {rank:>3} fused {:.2} bm25 {:.2} cosine {:.3} {:?}",
-            h.fused.score, h.bm25, h.cosine, h.memory.content
-        );
-    };
-    hits.iter().enumerate().for_each(|(rank, h)| line(rank + 1, h));
+    hits.iter().enumerate().for_each(|(rank, h)| print_hit(rank + 1, h));
     match ranked.iter().position(|h| &h.memory.id == fact) {
-        Some(rank) => line(rank + 1, &ranked[rank]),
+        Some(rank) => print_hit(rank + 1, &ranked[rank]),
         None => println!("  the fact is not among the first 100"),
     }
     Ok(())
@@ -244,17 +238,15 @@ fn print_miss(
 /// what it returned.
 fn print_answered_probe(query: &str, hits: &[mnemo::core::retrieval::Hit]) {
     println!("answered, never mentioned: {query:?}");
-    for (rank, h) in hits.iter().enumerate() {
-        println!(
-            "  {:>3} fused {:.2} evidence {:.2} bm25 {:.2} cosine {:.3} {:?}",
-            rank + 1,
-            h.fused.score,
-            h.fused.evidence,
-            h.bm25,
-            h.cosine,
-            h.memory.content
-        );
-    }
+    hits.iter().enumerate().for_each(|(rank, h)| print_hit(rank + 1, h));
+}
+
+/// One result line of [`print_miss`] and [`print_answered_probe`]: its rank and signals.
+fn print_hit(rank: usize, h: &mnemo::core::retrieval::Hit) {
+    println!(
+        "  {rank:>3} fused {:.2} evidence {:.2} bm25 {:.2} cosine {:.3} {:?}",
+        h.fused.score, h.fused.evidence, h.bm25, h.cosine, h.memory.content
+    );
 }
 
 /// Users per notebook size: fewer for the largest notebooks keeps a run short (each still
