@@ -93,10 +93,11 @@ fn a_one_off_request_does_not_answer_a_question_about_the_user() {
     env.remember("u", fact);
     env.remember("u", "find me a recipe for banana bread");
     env.remember("u", "write a recipe card for chocolate chip cookies");
-    for question in ["What recipe does the user like best?", "user favourite recipe"] {
-        let found = contents(&env.json(&["search", "--user", "u", question]));
-        assert_eq!(found.first().map(String::as_str), Some(fact), "{question}: {found:?}");
-    }
+    assert_found_first(
+        &env,
+        fact,
+        &["What recipe does the user like best?", "user favourite recipe"],
+    );
 }
 
 #[test]
@@ -107,7 +108,16 @@ fn a_question_about_the_user_is_answered_by_what_they_said_of_themselves() {
     env.remember("u", fact);
     env.remember("u", "Ines booked a language course two weeks ago");
     env.remember("u", "Ines recommended a language course after work");
-    for question in ["What language am I learning?", "Which language is the user learning?"] {
+    assert_found_first(
+        &env,
+        fact,
+        &["What language am I learning?", "Which language is the user learning?"],
+    );
+}
+
+/// Asserts that user `u`'s search for each question returns `fact` first.
+fn assert_found_first(env: &Env, fact: &str, questions: &[&str]) {
+    for question in questions {
         let found = contents(&env.json(&["search", "--user", "u", question]));
         assert_eq!(found.first().map(String::as_str), Some(fact), "{question}: {found:?}");
     }
