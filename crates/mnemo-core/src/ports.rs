@@ -488,6 +488,30 @@ pub trait MemoryStore: Send + Sync {
         query: &SearchQuery<'_>,
         now: Timestamp,
         select: &dyn Fn(&Signals<'_>) -> Vec<Fused>,
+    ) -> Result<Vec<Found>, PortError> {
+        let ranked = self.rank(who, query, now, select)?;
+        self.read_ranked(who, &ranked, now)
+    }
+
+    /// [`MemoryStore::search`] without reading the records: what `select` chose, in its
+    /// order, by place. A search over several notebooks ranks each and reads only the rows
+    /// that made the merged list.
+    fn rank(
+        &self,
+        who: &UserRef,
+        query: &SearchQuery<'_>,
+        now: Timestamp,
+        select: &dyn Fn(&Signals<'_>) -> Vec<Fused>,
+    ) -> Result<Vec<Ranked>, PortError>;
+
+    /// Reads the records `ranked` names, in its order. Only the user's own records that are
+    /// still retrievable at `now` (active, unexpired) are read: one removed since it was
+    /// ranked is left out, and a place reused by anyone else's record reads as nothing.
+    fn read_ranked(
+        &self,
+        who: &UserRef,
+        ranked: &[Ranked],
+        now: Timestamp,
     ) -> Result<Vec<Found>, PortError>;
 
     /// Records that `ids` were used in a response at `now` (their `last_used_at`), all of them
@@ -691,6 +715,22 @@ pub struct SearchQuery<'a> {
     pub common: Option<&'a [f32]>,
     /// Which records may be returned.
     pub filter: &'a SearchFilter,
+}
+
+/// A record a search ranked, before it is read: its place among its owner's rows (a store's
+/// row id, meaningful to that store only) and its signals.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ranked {
+    /// The record's row in the store.
+    pub row: i64,
+    /// The selection's score and explanation.
+    pub fused: Fused,
+    /// Its BM25F with context.
+    pub bm25: f64,
+    /// Its cosine to the query vector.
+    pub cosine: f64,
+    /// The dimensions of its vector (0: it has none).
+    pub dims: usize,
 }
 
 /// A record a search selected, with its signals.

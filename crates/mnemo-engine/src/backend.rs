@@ -9,7 +9,7 @@ use mnemo_core::ledger::{DeletionReceipt, ForgottenMatch, Remnant, Removed, Tomb
 use mnemo_core::lifecycle::Candidate;
 use mnemo_core::policy::UserSettings;
 use mnemo_core::ports::{
-    AuditEntry, Embedded, Found, ListFilter, PortError, SearchQuery, StoreCaps,
+    AuditEntry, Embedded, Found, ListFilter, PortError, Ranked, SearchQuery, StoreCaps,
 };
 use mnemo_core::retrieval::{Fused, Signals};
 use mnemo_core::run::Run;
@@ -237,13 +237,22 @@ pub trait Backend: Send + Sync {
     ) -> Result<T, PortError>;
 
     /// Collects the signals of the user's retrievable records for a query from the user's
-    /// index, lets `select` rank them, and returns the selected records in its order.
-    fn search(
+    /// index, lets `select` rank them, and returns what it selected, in its order, by row.
+    fn rank(
         &self,
         who: &UserRef,
         query: &SearchQuery<'_>,
         now: Timestamp,
         select: &dyn Fn(&Signals<'_>) -> Vec<Fused>,
+    ) -> Result<Vec<Ranked>, PortError>;
+
+    /// Reads the ranked rows that are still the user's and retrievable at `now`, in the
+    /// ranking's order (see [`mnemo_core::ports::MemoryStore::read_ranked`]).
+    fn read_ranked(
+        &self,
+        who: &UserRef,
+        ranked: &[Ranked],
+        now: Timestamp,
     ) -> Result<Vec<Found>, PortError>;
 
     /// The user's audit entries, newest first, at most `limit`.

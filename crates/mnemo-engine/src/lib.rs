@@ -21,9 +21,9 @@ use mnemo_core::lifecycle::{self, Candidate, Decision, WriteContext};
 use mnemo_core::policy::{ReasonCode, UserSettings};
 use mnemo_core::ports::{
     ApiKey, AuditAction, AuditEntry, AuditLog, DeletionRequest, Edit, Embedded, ExportedMemory,
-    Found, History, Imported, KeyStore, ListFilter, MemoryStore, NewRecord, PortError, RunStore,
-    SearchQuery, SettingsStore, SignInLink, SpaceStore, StoreCaps, StoreMetrics, WriteReceipt,
-    audit_action_for,
+    Found, History, Imported, KeyStore, ListFilter, MemoryStore, NewRecord, PortError, Ranked,
+    RunStore, SearchQuery, SettingsStore, SignInLink, SpaceStore, StoreCaps, StoreMetrics,
+    WriteReceipt, audit_action_for,
 };
 use mnemo_core::retrieval::{Fused, Signals};
 use mnemo_core::run::Run;
@@ -289,15 +289,16 @@ impl<B: Backend> Engine<B> {
     }
 }
 
-/// The records of a search's hits, in the hits' order, with their signals; a hit whose
-/// record is missing from `memories` (changed or gone since the index ranked it) is left out.
+/// The records of a search's ranking, in its order, with their signals; a ranked record
+/// missing from `memories` (changed or gone since the index ranked it) is left out.
 pub fn found_in_order(
-    hits: Vec<mnemo_index::Hit>,
+    ranked: &[Ranked],
     mut memories: std::collections::HashMap<RowId, Memory>,
 ) -> Vec<Found> {
-    hits.into_iter()
+    ranked
+        .iter()
         .filter_map(|hit| {
-            let memory = memories.remove(&hit.rowid)?;
+            let memory = memories.remove(&hit.row)?;
             Some(Found { memory, fused: hit.fused, bm25: hit.bm25, cosine: hit.cosine })
         })
         .collect()
@@ -683,14 +684,23 @@ impl<B: Backend> MemoryStore for Engine<B> {
         })
     }
 
-    fn search(
+    fn rank(
         &self,
         who: &UserRef,
         query: &SearchQuery<'_>,
         now: Timestamp,
         select: &dyn Fn(&Signals<'_>) -> Vec<Fused>,
+    ) -> Result<Vec<Ranked>, PortError> {
+        self.backend.rank(who, query, now, select)
+    }
+
+    fn read_ranked(
+        &self,
+        who: &UserRef,
+        ranked: &[Ranked],
+        now: Timestamp,
     ) -> Result<Vec<Found>, PortError> {
-        self.backend.search(who, query, now, select)
+        self.backend.read_ranked(who, ranked, now)
     }
 
     fn mark_used(

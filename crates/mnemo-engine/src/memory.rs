@@ -10,8 +10,8 @@ use mnemo_core::ledger::{DeletionReceipt, ForgottenMatch, LedgerKey, Remnant, Re
 use mnemo_core::lifecycle::{self, Candidate};
 use mnemo_core::policy::UserSettings;
 use mnemo_core::ports::{
-    ApiKey, AuditEntry, Embedded, Found, KeyStore, ListFilter, PortError, SearchQuery, SignInLink,
-    SpaceStore, StoreCaps,
+    ApiKey, AuditEntry, Embedded, Found, KeyStore, ListFilter, PortError, Ranked, SearchQuery,
+    SignInLink, SpaceStore, StoreCaps,
 };
 use mnemo_core::record::EmbeddingInfo;
 use mnemo_core::retrieval::{Fused, Signals};
@@ -606,13 +606,13 @@ impl Backend for MemoryBackend {
         body(&mut tx)
     }
 
-    fn search(
+    fn rank(
         &self,
         who: &UserRef,
         query: &SearchQuery<'_>,
         now: Timestamp,
         select: &dyn Fn(&Signals<'_>) -> Vec<Fused>,
-    ) -> Result<Vec<Found>, PortError> {
+    ) -> Result<Vec<Ranked>, PortError> {
         let state = self.lock();
         let mut tx =
             MemoryTx { tenant: who.tenant(), user: Some(who.user_id()), state: state.clone() };
@@ -621,20 +621,33 @@ impl Backend for MemoryBackend {
         }
         let scope = query.filter.scope.as_ref().map(ToString::to_string);
         let filter = crate::scan_filter(query, now, scope.as_deref());
-        let hits = tx.index().search(
+        Ok(tx.index().search(
             query.terms,
             query.vector.map(|v| v.vector.as_slice()),
             query.common,
             filter,
             select,
-        );
-        let memories = hits
+        ))
+    }
+
+    fn read_ranked(
+        &self,
+        who: &UserRef,
+        ranked: &[Ranked],
+        now: Timestamp,
+    ) -> Result<Vec<Found>, PortError> {
+        let state = self.lock();
+        let memories = ranked
             .iter()
             .filter_map(|hit| {
-                Some((hit.rowid, MemoryTx::memory_of(tx.state.records.get(&hit.rowid)?)))
+                let stored = state.records.get(&hit.row)?;
+                let memory = &stored.memory;
+                let owned = memory.tenant == who.tenant() && memory.user_id == who.user_id();
+                let live = memory.status == Status::Active && !memory.is_expired(now);
+                (owned && live).then(|| (hit.row, MemoryTx::memory_of(stored)))
             })
             .collect();
-        Ok(crate::found_in_order(hits, memories))
+        Ok(crate::found_in_order(ranked, memories))
     }
 
     fn audit_entries(&self, who: &UserRef, limit: usize) -> Result<Vec<AuditEntry>, PortError> {

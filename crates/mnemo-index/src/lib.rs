@@ -8,4 +8,4 @@ mod lexical;
 mod lists;
 mod user;
 
-pub use user::{Hit, IndexRow, MEANING_POOL, Near, ScanFilter, UserIndex, cosine_of, quantize};
+pub use user::{IndexRow, MEANING_POOL, Near, ScanFilter, UserIndex, cosine_of, quantize};

@@ -16,6 +16,7 @@
 use std::collections::HashMap;
 
 use mnemo_core::calibration::{Calibration, common_direction, without_common};
+use mnemo_core::ports::Ranked;
 use mnemo_core::retrieval::{Fused, Population, RowSignal, Signals};
 use mnemo_core::{Kind, Timestamp};
 
@@ -628,21 +629,6 @@ fn scan(
     ScanScores { rows, lexical, population: Some(population) }
 }
 
-/// A record a search selected: its rowid, its fused score and the raw signals behind it.
-#[derive(Debug, Clone)]
-pub struct Hit {
-    /// The record's rowid.
-    pub rowid: i64,
-    /// The selection's score and explanation.
-    pub fused: Fused,
-    /// Its BM25F with context.
-    pub bm25: f64,
-    /// Its cosine to the query vector.
-    pub cosine: f64,
-    /// The dimensions of its vector (0: it has none).
-    pub dims: usize,
-}
-
 /// How many of the records most similar by cosine [`UserIndex::nearest`] ranks by closeness
 /// in meaning.
 pub const MEANING_POOL: usize = 64;
@@ -733,7 +719,7 @@ impl UserIndex {
         common: Option<&[f32]>,
         filter: ScanFilter<'_>,
         select: &dyn Fn(&Signals<'_>) -> Vec<Fused>,
-    ) -> Vec<Hit> {
+    ) -> Vec<Ranked> {
         // A scope the user has no record in: nothing is retrievable.
         let Some(scope) = self.scope_filter(&filter) else { return Vec::new() };
         let split = query.and_then(|q| SplitQuery::new(self, q));
@@ -768,9 +754,9 @@ impl UserIndex {
                 let row = signals.rows.get(fused.index)?;
                 let (bm25, cosine) = (row.bm25, row.gate_cosine);
                 let slot = rows.get(fused.index)?.slot;
-                let rowid = self.entries[slot].rowid;
+                let row = self.entries[slot].rowid;
                 let dims = if self.scales[slot] == 0.0 { 0 } else { self.dims };
-                Some(Hit { rowid, fused, bm25, cosine, dims })
+                Some(Ranked { row, fused, bm25, cosine, dims })
             })
             .collect()
     }

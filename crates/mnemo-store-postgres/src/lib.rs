@@ -29,7 +29,8 @@ use std::time::Duration;
 use mnemo_core::ledger::{DeletionReceipt, LedgerKey, Remnant, Removed};
 use mnemo_core::policy::UserSettings;
 use mnemo_core::ports::{
-    ApiKey, AuditEntry, Embedded, Found, KeyStore, PortError, SearchQuery, SignInLink, StoreCaps,
+    ApiKey, AuditEntry, Embedded, Found, KeyStore, PortError, Ranked, SearchQuery, SignInLink,
+    StoreCaps,
 };
 use mnemo_core::retrieval::{Fused, Signals};
 use mnemo_core::run::Run;
@@ -843,13 +844,13 @@ impl Backend for PostgresBackend {
         body(&mut pg)
     }
 
-    fn search(
+    fn rank(
         &self,
         who: &UserRef,
         query: &SearchQuery<'_>,
         now: Timestamp,
         select: &dyn Fn(&Signals<'_>) -> Vec<Fused>,
-    ) -> Result<Vec<Found>, PortError> {
+    ) -> Result<Vec<Ranked>, PortError> {
         let mut pooled = self.conn()?;
         let Conn { client, statements } = &mut *pooled;
         if let Some(vector) = query.vector {
@@ -868,7 +869,7 @@ impl Backend for PostgresBackend {
             let cached = cached.as_ref().filter(|c| c.epoch >= epoch)?;
             Some(cached.index.search(query.terms, vector, query.common, filter, select))
         });
-        let hits = match current {
+        Ok(match current {
             Some(hits) => hits,
             None => {
                 let mut cached = write_slot(&slot);
@@ -881,8 +882,21 @@ impl Backend for PostgresBackend {
                 )?;
                 index.search(query.terms, vector, query.common, filter, select)
             }
-        };
-        let wanted: Vec<i64> = hits.iter().map(|hit| hit.rowid).collect();
+        })
+    }
+
+    fn read_ranked(
+        &self,
+        who: &UserRef,
+        ranked: &[Ranked],
+        now: Timestamp,
+    ) -> Result<Vec<Found>, PortError> {
+        if ranked.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut pooled = self.conn()?;
+        let Conn { client, statements } = &mut *pooled;
+        let wanted: Vec<i64> = ranked.iter().map(|hit| hit.row).collect();
         let by_rowid = statements.get(client, &BY_ROWID_SQL).map_err(StoreError::from)?;
         let memories: HashMap<i64, Memory> = client
             .query(&by_rowid, &[&who.tenant(), &who.user_id(), &wanted, &now.as_millis()])
@@ -890,7 +904,7 @@ impl Backend for PostgresBackend {
             .iter()
             .map(memory_from_row)
             .collect::<Result<_>>()?;
-        Ok(mnemo_engine::found_in_order(hits, memories))
+        Ok(mnemo_engine::found_in_order(ranked, memories))
     }
 
     fn audit_entries(&self, who: &UserRef, limit: usize) -> Result<Vec<AuditEntry>, PortError> {

@@ -28,7 +28,8 @@ use std::time::Duration;
 use mnemo_core::ledger::{DeletionReceipt, LedgerKey, Remnant, Removed};
 use mnemo_core::policy::UserSettings;
 use mnemo_core::ports::{
-    ApiKey, AuditEntry, Embedded, Found, KeyStore, PortError, SearchQuery, SignInLink, StoreCaps,
+    ApiKey, AuditEntry, Embedded, Found, KeyStore, PortError, Ranked, SearchQuery, SignInLink,
+    StoreCaps,
 };
 use mnemo_core::retrieval::{Fused, Signals};
 use mnemo_core::run::Run;
@@ -529,15 +530,29 @@ fn set_synchronous(conn: &Connection, level: &str) -> Result<()> {
 
 /// Reads the records with the given rowids, keyed by rowid (missing ones left out), without
 /// their embedder: the caller knows it.
-fn memories_by_rowid(conn: &Connection, rowids: &[i64]) -> Result<HashMap<i64, Memory>> {
+fn memories_by_rowid(
+    conn: &Connection,
+    who: &UserRef,
+    rowids: &[i64],
+    now: Timestamp,
+) -> Result<HashMap<i64, Memory>> {
     let mut found: HashMap<i64, Memory> = HashMap::new();
     for chunk in rowids.chunks(200) {
         let marks = vec!["?"; chunk.len()].join(",");
         let columns = mnemo_engine::columns::SELECT_LIST_WITHOUT_VECTORS.as_str();
-        let sql = format!("SELECT {columns} FROM memories m WHERE m.rowid IN ({marks})");
+        // Only the user's own rows, still retrievable: a row ranked by the index may have
+        // been removed since, and its place taken by someone else's. (Found by rowid: `+`
+        // keeps the other terms off the indexes.)
+        let sql = format!(
+            "SELECT {columns} FROM memories m
+              WHERE m.rowid IN ({marks}) AND +m.tenant = ? AND +m.user_id = ?
+                AND +m.status = 'active' AND (+m.expires_at IS NULL OR +m.expires_at > ?)"
+        );
         // A search fetches the same number of candidates every time: keep that statement.
         let mut stmt = conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map(rusqlite::params_from_iter(chunk), memory_from_row)?;
+        let owner: [&dyn rusqlite::ToSql; 3] = [&who.tenant(), &who.user_id(), &now.as_millis()];
+        let params = chunk.iter().map(|r| r as &dyn rusqlite::ToSql).chain(owner);
+        let rows = stmt.query_map(rusqlite::params_from_iter(params), memory_from_row)?;
         for row in rows {
             let (rowid, memory) = row?;
             found.insert(rowid, memory);
@@ -827,38 +842,50 @@ impl Backend for SqliteBackend {
         body(&mut SqliteTx::new(&snapshot, who.tenant(), Some(who.user_id()), None))
     }
 
-    fn search(
+    fn rank(
         &self,
         who: &UserRef,
         query: &SearchQuery<'_>,
         now: Timestamp,
         select: &dyn Fn(&Signals<'_>) -> Vec<Fused>,
-    ) -> Result<Vec<Found>, PortError> {
+    ) -> Result<Vec<Ranked>, PortError> {
         // Every vector of the file is of one embedder: the query's, once checked, or the
         // stored one's.
-        let model = self.search_embedder(query.vector)?;
+        self.search_embedder(query.vector)?;
         let scope = query.filter.scope.as_ref().map(ToString::to_string);
         let scan = mnemo_engine::scan_filter(query, now, scope.as_deref());
         let index = self.user_index(who)?;
-        let hits = index.read().unwrap_or_else(std::sync::PoisonError::into_inner).search(
+        Ok(index.read().unwrap_or_else(std::sync::PoisonError::into_inner).search(
             query.terms,
             query.vector.map(|v| v.vector.as_slice()),
             query.common,
             scan,
             select,
-        );
+        ))
+    }
+
+    fn read_ranked(
+        &self,
+        who: &UserRef,
+        ranked: &[Ranked],
+        now: Timestamp,
+    ) -> Result<Vec<Found>, PortError> {
+        if ranked.is_empty() {
+            return Ok(Vec::new());
+        }
+        let model = self.search_embedder(None)?;
         let conn = self.reader();
-        let wanted: Vec<i64> = hits.iter().map(|hit| hit.rowid).collect();
-        let mut memories = memories_by_rowid(&conn, &wanted)?;
-        for hit in &hits {
+        let wanted: Vec<i64> = ranked.iter().map(|hit| hit.row).collect();
+        let mut memories = memories_by_rowid(&conn, who, &wanted, now)?;
+        for hit in ranked {
             if let (Some(memory), Some(model), true) =
-                (memories.get_mut(&hit.rowid), &model, hit.dims > 0)
+                (memories.get_mut(&hit.row), &model, hit.dims > 0)
             {
                 let dims = u32::try_from(hit.dims).unwrap_or(u32::MAX);
                 memory.embedding = Some(EmbeddingInfo { model: model.clone(), dims, vector: None });
             }
         }
-        Ok(mnemo_engine::found_in_order(hits, memories))
+        Ok(mnemo_engine::found_in_order(ranked, memories))
     }
 
     fn audit_entries(&self, who: &UserRef, limit: usize) -> Result<Vec<AuditEntry>, PortError> {

@@ -58,6 +58,7 @@ macro_rules! conformance_tests {
             edit_keeps_old_version_in_history,
             metadata_alone_changes_without_a_version,
             search_returns_the_records_get_returns,
+            a_ranked_row_reads_only_as_its_owners_live_record,
             memory_off_writes_nothing,
             audit_never_copies_content,
             vectors_from_another_embedder_are_rejected,
@@ -695,6 +696,44 @@ pub fn search_returns_the_records_get_returns(h: &dyn Harness) {
     let with = store.get(&alice, &id("v1"), T0).unwrap().unwrap();
     assert_eq!(with.embedding.map(|e| (e.model, e.dims)), Some((embedder.id().to_owned(), 64)));
     assert!(store.get(&alice, &id("v0"), T0).unwrap().unwrap().embedding.is_none());
+}
+
+/// A ranking is read back only as its owner's records that are still retrievable: a row
+/// forgotten or expired since it was ranked, or named by another user, reads as nothing.
+pub fn a_ranked_row_reads_only_as_its_owners_live_record(h: &dyn Harness) {
+    use mnemo_core::ports::{SearchFilter, SearchQuery};
+    let store = h.store();
+    let (alice, bob) = (who("acme", "alice"), who("acme", "bob"));
+    write(&*store, &alice, "a1", stated("Tea with lemon every morning"), T0);
+    write(&*store, &alice, "a2", stated("Tea in the garden on Sundays"), T0);
+    let mut brief = stated("Tea at the office until noon");
+    brief.expires_at = Some(Timestamp::from_millis(T0.as_millis() + 3_600_000));
+    write(&*store, &alice, "a3", brief, T0);
+    write(&*store, &bob, "b1", stated("Tea without sugar"), T0);
+    let terms = vec!["tea".to_owned()];
+    let filter = SearchFilter::default();
+    let query = SearchQuery { terms: &terms, vector: None, common: None, filter: &filter };
+    let take_all = |signals: &mnemo_core::retrieval::Signals<'_>| {
+        (0..signals.rows.len())
+            .map(|index| mnemo_core::retrieval::Fused { index, score: 0.0, evidence: 1.0 })
+            .collect()
+    };
+    let ranked = store.rank(&alice, &query, T0, &take_all).unwrap();
+    let ids = |found: Vec<mnemo_core::ports::Found>| {
+        let mut ids: Vec<String> = found.into_iter().map(|f| f.memory.id.0).collect();
+        ids.sort();
+        ids
+    };
+    assert_eq!(ids(store.read_ranked(&alice, &ranked, T0).unwrap()), ["a1", "a2", "a3"]);
+    // Another user naming alice's rows reads nothing, and alice none of bob's.
+    assert!(store.read_ranked(&bob, &ranked, T0).unwrap().is_empty());
+    let bobs = store.rank(&bob, &query, T0, &take_all).unwrap();
+    assert_eq!(bobs.len(), 1);
+    assert!(store.read_ranked(&alice, &bobs, T0).unwrap().is_empty());
+    // Forgotten since: gone from the reading; expired by the time of reading: left out.
+    forget_ids(&*store, &alice, &id("a2"), T0);
+    assert_eq!(ids(store.read_ranked(&alice, &ranked, T0).unwrap()), ["a1", "a3"]);
+    assert_eq!(ids(store.read_ranked(&alice, &ranked, day(1)).unwrap()), ["a1"]);
 }
 
 /// With memory off, a write is refused and leaves no record and no audit line.

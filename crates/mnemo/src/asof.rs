@@ -80,7 +80,7 @@ impl Mnemo {
             .search(terms, vector, self.common(), scan, select)
             .into_iter()
             .filter_map(|hit| {
-                let memory = held.get_mut(usize::try_from(hit.rowid).ok()?)?.take()?;
+                let memory = held.get_mut(usize::try_from(hit.row).ok()?)?.take()?;
                 Some(Found { memory, fused: hit.fused, bm25: hit.bm25, cosine: hit.cosine })
             })
             .collect()

@@ -51,8 +51,8 @@ use mnemo_core::ledger::DeletionReceipt;
 use mnemo_core::lifecycle::{self, Candidate, CandidateFields, Remembered};
 use mnemo_core::policy::{GateVerdict, ReasonCode, UserSettings};
 use mnemo_core::ports::{
-    AuditEntry, DeletionRequest, Edit, Embedded, Embedder, ExportedMemory, History, ListFilter,
-    NewRecord, SearchFilter, SearchQuery, Store,
+    AuditEntry, DeletionRequest, Edit, Embedded, Embedder, ExportedMemory, Found, History,
+    ListFilter, NewRecord, Ranked, SearchFilter, SearchQuery, Store,
 };
 use mnemo_core::retrieval::{Hit, RetrievalConfig, blend, fuse, query_terms};
 use mnemo_core::session::CompactionConfig;
@@ -808,69 +808,70 @@ impl Mnemo {
         let candidates = config.candidates_for(request.k);
         let select =
             |rows: &mnemo_core::retrieval::Signals<'_>| fuse(&query, rows, &config, candidates);
-        let search_one = |owner: &UserRef| -> Result<Vec<mnemo_core::ports::Found>> {
-            Ok(match as_of {
-                None => {
-                    let search = SearchQuery {
-                        terms: &terms,
-                        vector: vector.as_ref(),
-                        common: self.common(),
-                        filter: &request.filter,
-                    };
-                    self.store.search(owner, &search, now, &select)?
-                }
-                Some(at) => self.search_held(
-                    self.stood_at(owner, at)?,
-                    &terms,
-                    vector.as_ref().map(|v| v.vector.as_slice()),
-                    &request.filter,
-                    at,
-                    &select,
-                ),
-            })
-        };
-        // Several notebooks are searched side by side, by as many threads as there are cores
-        // (this one among them), each taking its share in turn; their hits are put back in
-        // notebook order.
-        let mut found = match notebooks.as_slice() {
-            [one] => search_one(one)?,
-            several => {
-                let threads = std::thread::available_parallelism()
-                    .map_or(1, std::num::NonZeroUsize::get)
-                    .min(several.len());
-                let share = |thread: usize| -> Result<Vec<(usize, Vec<_>)>> {
-                    (thread..several.len())
-                        .step_by(threads)
-                        .map(|at| Ok((at, search_one(&several[at])?)))
-                        .collect()
+        // Each notebook is ranked within its owner in the store's query (one thread per core,
+        // this one among them); relevance means the same in every notebook (fused standard
+        // scores with priors), so the rankings merge by it. Relevance decides what is
+        // returned: the `k` most relevant, in fused order; the blend orders them. An incognito
+        // session's turns are for that session only, and a quarantined turn (one the gate
+        // would hold if it were remembered: instruction-like, from a tool or document,
+        // sensitive without consent) is never a search result.
+        let admissible =
+            |f: &Found| !is_incognito(&f.memory) && lifecycle::quarantine(&f.memory).is_none();
+        let admitted: Vec<Found> = match as_of {
+            None => {
+                let search = SearchQuery {
+                    terms: &terms,
+                    vector: vector.as_ref(),
+                    common: self.common(),
+                    filter: &request.filter,
                 };
-                let mut shares = std::thread::scope(|scope| {
-                    let others: Vec<_> =
-                        (1..threads).map(|thread| scope.spawn(move || share(thread))).collect();
-                    let mut shares = share(0)?;
-                    for other in others {
-                        let done =
-                            other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                        shares.extend(done?);
-                    }
-                    Ok::<_, Error>(shares)
+                let rankings = side_by_side(&notebooks, |owner| {
+                    Ok(self.store.rank(owner, &search, now, &select)?)
                 })?;
-                shares.sort_by_key(|(at, _)| *at);
-                shares.into_iter().flat_map(|(_, hits)| hits).collect()
+                let mut merged: Vec<(usize, Ranked)> = rankings
+                    .into_iter()
+                    .enumerate()
+                    .flat_map(|(at, ranked)| ranked.into_iter().map(move |r| (at, r)))
+                    .collect();
+                merged.sort_by(|a, b| b.1.fused.score.total_cmp(&a.1.fused.score));
+                // Only the rows that can be returned are read: the first `candidates` of the
+                // merged ranking, and more only while too few of them may be shown.
+                let mut admitted = Vec::new();
+                for page in merged.chunks(candidates.max(1)) {
+                    let mut read = Vec::new();
+                    for (at, owner) in notebooks.iter().enumerate() {
+                        let mine: Vec<Ranked> =
+                            page.iter().filter(|(n, _)| *n == at).map(|(_, r)| *r).collect();
+                        if !mine.is_empty() {
+                            read.extend(self.store.read_ranked(owner, &mine, now)?);
+                        }
+                    }
+                    read.sort_by(|a, b| b.fused.score.total_cmp(&a.fused.score));
+                    admitted.extend(read.into_iter().filter(admissible));
+                    if admitted.len() >= request.k {
+                        break;
+                    }
+                }
+                admitted
+            }
+            Some(at) => {
+                let held = side_by_side(&notebooks, |owner| {
+                    Ok(self.search_held(
+                        self.stood_at(owner, at)?,
+                        &terms,
+                        vector.as_ref().map(|v| v.vector.as_slice()),
+                        &request.filter,
+                        at,
+                        &select,
+                    ))
+                })?;
+                let mut found: Vec<Found> = held.into_iter().flatten().collect();
+                found.sort_by(|a, b| b.fused.score.total_cmp(&a.fused.score));
+                found.into_iter().filter(admissible).collect()
             }
         };
-        // Relevance means the same in every notebook (fused standard scores with priors), so
-        // the notebooks' hits merge by it.
-        if notebooks.len() > 1 {
-            found.sort_by(|a, b| b.fused.score.total_cmp(&a.fused.score));
-        }
-        // Relevance decides what is returned: the `k` most relevant, in fused order; the
-        // blend orders them. An incognito session's turns are for that session only, and a
-        // quarantined turn (one the gate would hold if it were remembered: instruction-like,
-        // from a tool or document, sensitive without consent) is never a search result.
-        let admitted = found
+        let admitted = admitted
             .into_iter()
-            .filter(|f| !is_incognito(&f.memory) && lifecycle::quarantine(&f.memory).is_none())
             .take(request.k)
             .map(|f| (presented(f.memory), f.fused, f.bm25, f.cosine))
             .collect();
@@ -1178,4 +1179,37 @@ pub use mnemo_embed::OpenAiConfig;
 /// A new, time-ordered record id.
 fn new_id() -> MemoryId {
     MemoryId(uuid::Uuid::now_v7().to_string())
+}
+
+/// `each` over every notebook, side by side: as many threads as there are cores (the calling
+/// one among them), each taking the next notebook not yet taken; the answers in notebook order.
+fn side_by_side<T: Send>(
+    notebooks: &[UserRef],
+    each: impl Fn(&UserRef) -> Result<T> + Sync,
+) -> Result<Vec<T>> {
+    if let [one] = notebooks {
+        return Ok(vec![each(one)?]);
+    }
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .min(notebooks.len());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = || -> Result<Vec<(usize, T)>> {
+        let mut done = Vec::new();
+        loop {
+            let at = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(owner) = notebooks.get(at) else { return Ok(done) };
+            done.push((at, each(owner)?));
+        }
+    };
+    let mut done = std::thread::scope(|scope| {
+        let others: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+        let mut done = work()?;
+        for other in others {
+            done.extend(other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?);
+        }
+        Ok::<_, Error>(done)
+    })?;
+    done.sort_by_key(|(at, _)| *at);
+    Ok(done.into_iter().map(|(_, answer)| answer).collect())
 }
