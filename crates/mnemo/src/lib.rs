@@ -834,10 +834,10 @@ impl Mnemo {
                     .flat_map(|(at, ranked)| ranked.into_iter().map(move |r| (at, r)))
                     .collect();
                 merged.sort_by(|a, b| b.1.fused.score.total_cmp(&a.1.fused.score));
-                // Only the rows that can be returned are read: the first `candidates` of the
-                // merged ranking, and more only while too few of them may be shown.
+                // Only the rows that can be returned are read: the first `k` of the merged
+                // ranking, and the next `k` only while too few of them may be shown.
                 let mut admitted = Vec::new();
-                for page in merged.chunks(candidates.max(1)) {
+                for page in merged.chunks(request.k) {
                     let mut read = Vec::new();
                     for (at, owner) in notebooks.iter().enumerate() {
                         let mine: Vec<Ranked> =
