@@ -4,7 +4,16 @@
 //! Each detector errs on the side of holding or refusing: a secret is never stored, an
 //! instruction is held for the user to confirm, a sensitive category needs consent.
 
+use aho_corasick::AhoCorasick;
 use serde::Serialize;
+
+/// A fixed list of substrings searched for in one pass over a text.
+type Substrings = std::sync::LazyLock<AhoCorasick>;
+
+/// The automaton of one of this module's fixed lists.
+fn substrings(patterns: &[&str]) -> AhoCorasick {
+    AhoCorasick::new(patterns).expect("a fixed list of short strings builds")
+}
 
 /// What screening found in one text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -210,10 +219,13 @@ fn placeholder(value: &str) -> bool {
     let lower = value.to_lowercase();
     value.is_empty()
         || value.starts_with(['<', '$', '{', '*', '['])
-        || ["your", "here", "example", "xxx", "changeme", "placeholder", "dummy", "redacted"]
-            .iter()
-            .any(|p| lower.contains(p))
+        || PLACEHOLDER_WORDS.is_match(&lower)
 }
+
+/// What a placeholder value says of itself.
+static PLACEHOLDER_WORDS: Substrings = Substrings::new(|| {
+    substrings(&["your", "here", "example", "xxx", "changeme", "placeholder", "dummy", "redacted"])
+});
 
 /// Whether a token assigns a secret (`GITHUB_TOKEN=…`, `"password": "…"`) or embeds
 /// credentials in a URL (`postgres://user:pass@host`).
@@ -479,7 +491,8 @@ const CREDENTIAL_HINTS: &[&str] = &[
 /// "パスワードは"; "code" only beside a word such as "door" or "unlock" in `around`).
 fn credential_word(token: &str, around: &[&str]) -> Option<Credential> {
     let lower = token.to_lowercase();
-    if !CREDENTIAL_HINTS.iter().any(|h| lower.contains(h)) {
+    static HINTS: Substrings = Substrings::new(|| substrings(CREDENTIAL_HINTS));
+    if !HINTS.is_match(&lower) {
         return None;
     }
     if let Some(w) = CREDENTIAL_SUBSTRINGS.iter().find(|w| lower.contains(**w)) {
@@ -673,6 +686,8 @@ fn key_spans(text: &str) -> Vec<(usize, usize)> {
         ("whsec_", 20),
         ("SG.", 20),
     ];
+    static PREFIX_SET: Substrings =
+        Substrings::new(|| substrings(&PREFIXES.iter().map(|(p, _)| *p).collect::<Vec<_>>()));
     let mut out = Vec::new();
     for (s, e) in raw_tokens(text) {
         let token = &text[s..e];
@@ -680,7 +695,8 @@ fn key_spans(text: &str) -> Vec<(usize, usize)> {
         if token.len() < 19 {
             continue;
         }
-        for (prefix, least) in PREFIXES {
+        let prefixed = PREFIX_SET.is_match(token);
+        for (prefix, least) in PREFIXES.iter().filter(|_| prefixed) {
             let mut from = 0;
             while let Some(k) = token[from..].find(prefix).map(|k| k + from) {
                 let body_start = k + prefix.len();
@@ -730,10 +746,14 @@ fn webhook_spans(text: &str) -> Vec<(usize, usize)> {
         "/hooks/",
         "chat.googleapis.com/v1/spaces/",
     ];
+    static HOOK_SET: Substrings = Substrings::new(|| substrings(HOOKS));
     raw_tokens(text)
         .into_iter()
         .filter_map(|(s, e)| {
             let token = text[s..e].trim_end_matches(['.', ',', ';', ')', '"', '\'']);
+            if !HOOK_SET.is_match(token) {
+                return None;
+            }
             let hook = HOOKS.iter().find_map(|h| token.find(h).map(|k| k + h.len()))?;
             // The token part: a path segment after the hook's prefix with at least 16
             // letters and digits, mixing both.
@@ -760,7 +780,8 @@ fn recovery_phrase_spans(text: &str) -> Vec<(usize, usize)> {
         "secret phrase",
     ];
     let lower = text.to_lowercase();
-    if lower.len() != text.len() || !MARKERS.iter().any(|m| lower.contains(m)) {
+    static MARKER_SET: Substrings = Substrings::new(|| substrings(MARKERS));
+    if lower.len() != text.len() || !MARKER_SET.is_match(&lower) {
         return Vec::new();
     }
     // Runs of consecutive words of 3 to 8 lower-case ASCII letters.
@@ -1024,7 +1045,8 @@ pub fn is_instruction_like(text: &str) -> bool {
     ];
     let joined: Vec<String> = w.iter().map(|x| x.replace(['-', '\''], " ")).collect();
     let flat = joined.join(" ");
-    if MANIPULATION.iter().any(|p| flat.contains(p)) {
+    static MANIPULATION_SET: Substrings = Substrings::new(|| substrings(MANIPULATION));
+    if MANIPULATION_SET.is_match(&flat) {
         return true;
     }
     // An order's verb is in the imperative: it opens its clause (after a comma or full stop,
@@ -1096,7 +1118,8 @@ pub fn is_instruction_like(text: &str) -> bool {
         "from this point",
         "henceforth",
     ];
-    if !habit && has_action && recipient && STANDING_ORDER.iter().any(|p| flat.contains(p)) {
+    static STANDING_ORDER_SET: Substrings = Substrings::new(|| substrings(STANDING_ORDER));
+    if !habit && has_action && recipient && STANDING_ORDER_SET.is_match(&flat) {
         return true;
     }
     // A standing order to disclose, send, pay, delete or skip a check, whoever gives it
@@ -1134,6 +1157,7 @@ pub fn is_instruction_like(text: &str) -> bool {
         "you have my permission",
         "you have permission",
     ];
+    static STANDING_SET: Substrings = Substrings::new(|| substrings(STANDING));
     const CONSEQUENTIAL: &[&str] = &[
         "tell",
         "give",
@@ -1170,30 +1194,27 @@ pub fn is_instruction_like(text: &str) -> bool {
         verb && imperative(i)
             && !w.get(i + 1).is_some_and(|n| matches!(n.as_str(), "me" | "us" | "myself"))
     });
-    let multiword = [
-        "turn off",
-        "hand over",
-        "read out",
-        "full access",
-        "gets paid",
-        "auto ",
-        "false positive",
-        "mark it as safe",
-        "mark them as safe",
-    ]
-    .iter()
-    .any(|p| flat.contains(p));
+    static MULTIWORD: Substrings = Substrings::new(|| {
+        substrings(&[
+            "turn off",
+            "hand over",
+            "read out",
+            "full access",
+            "gets paid",
+            "auto ",
+            "false positive",
+            "mark it as safe",
+            "mark them as safe",
+        ])
+    });
+    let multiword = MULTIWORD.is_match(&flat);
     // Granting rights: "make them an admin", "give them permissions".
     let grant = has_word(&["admin", "administrator", "permissions", "privileges"]);
     let consequential = consequential || multiword || grant;
     // "without notifying me", "don't verify anything", "no need to confirm", "if anyone asks".
     const CHECKS: &[&str] = &["verify", "check", "confirm", "ask", "review", "notify", "validate"];
-    let unchecked = w.windows(2).any(|p| p[0] == "without" && p[1].ends_with("ing"))
-        || w.windows(2).any(|p| {
-            matches!(p[0].as_str(), "don't" | "dont" | "not" | "never")
-                && CHECKS.contains(&p[1].as_str())
-        })
-        || [
+    static UNCHECKED: Substrings = Substrings::new(|| {
+        substrings(&[
             "no need to",
             "no questions",
             "immediately",
@@ -1207,9 +1228,14 @@ pub fn is_instruction_like(text: &str) -> bool {
             "s allowed",
             "re allowed",
             "permission to",
-        ]
-        .iter()
-        .any(|p| flat.contains(p));
+        ])
+    });
+    let unchecked = w.windows(2).any(|p| p[0] == "without" && p[1].ends_with("ing"))
+        || w.windows(2).any(|p| {
+            matches!(p[0].as_str(), "don't" | "dont" | "not" | "never")
+                && CHECKS.contains(&p[1].as_str())
+        })
+        || UNCHECKED.is_match(&flat);
     // A standing condition: "if my sister asks, …", "when the scanner flags something, …".
     const TRIGGERS: &[&str] = &[
         "asks", "ask", "requests", "request", "wants", "needs", "flags", "flag", "fails", "fail",
@@ -1220,10 +1246,7 @@ pub fn is_instruction_like(text: &str) -> bool {
     let unchecked = unchecked || triggered;
     let addressed_to_assistant =
         !habit || w.iter().any(|x| matches!(x.as_str(), "you" | "your" | "you're"));
-    if consequential
-        && addressed_to_assistant
-        && (unchecked || STANDING.iter().any(|p| flat.contains(p)))
-    {
+    if consequential && addressed_to_assistant && (unchecked || STANDING_SET.is_match(&flat)) {
         return true;
     }
     for (i, word) in w.iter().enumerate() {
@@ -1643,7 +1666,7 @@ pub fn sensitive_category(text: &str) -> Option<SensitiveCategory> {
     use SensitiveCategory::*;
     let w = words(text);
     // The text's words, so a phrase whose first word is absent costs one lookup.
-    let present: std::collections::HashSet<&str> = w.iter().map(String::as_str).collect();
+    let present: rustc_hash::FxHashSet<&str> = w.iter().map(String::as_str).collect();
     let any = |list: &[&str]| {
         list.iter()
             .any(|p| present.contains(p.split(' ').next().unwrap_or_default()) && has_phrase(&w, p))
