@@ -528,8 +528,9 @@ fn set_synchronous(conn: &Connection, level: &str) -> Result<()> {
     Ok(())
 }
 
-/// Reads the records with the given rowids, keyed by rowid (missing ones left out), without
-/// their embedder: the caller knows it.
+/// Reads the user's records with the given rowids that are retrievable at `now` (active,
+/// unexpired), keyed by rowid (any other row left out), without their embedder: the caller
+/// knows it.
 fn memories_by_rowid(
     conn: &Connection,
     who: &UserRef,
