@@ -12,7 +12,11 @@ type Substrings = std::sync::LazyLock<AhoCorasick>;
 
 /// The automaton of one of this module's fixed lists.
 fn substrings(patterns: &[&str]) -> AhoCorasick {
-    AhoCorasick::new(patterns).expect("a fixed list of short strings builds")
+    // A full DFA: the lists are short, and every text is searched for each of them.
+    AhoCorasick::builder()
+        .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+        .build(patterns)
+        .expect("a fixed list of short strings builds")
 }
 
 /// What screening found in one text.
@@ -144,6 +148,19 @@ fn has_phrase(words: &[String], phrase: &str) -> bool {
 fn has_words(flat: &str, phrase: &str) -> bool {
     flat.match_indices(phrase)
         .any(|(k, _)| flat[..k].ends_with(' ') && flat[k + phrase.len()..].starts_with(' '))
+}
+
+/// Whether any phrase of `list` occurs in `flat` (as for [`has_words`]) as whole words:
+/// every occurrence of every phrase is looked at, in one pass.
+fn has_any_words(flat: &str, list: &AhoCorasick) -> bool {
+    let bytes = flat.as_bytes();
+    list.find_overlapping_iter(flat)
+        .any(|m| m.start() > 0 && bytes[m.start() - 1] == b' ' && bytes.get(m.end()) == Some(&b' '))
+}
+
+/// Words joined by single spaces with a space at each end, as [`has_words`] reads them.
+fn spaced(words: &[String]) -> String {
+    format!(" {} ", words.join(" "))
 }
 
 fn luhn(digits: &[u32]) -> bool {
@@ -1010,7 +1027,11 @@ pub fn is_instruction_like(text: &str) -> bool {
         "never tell the user",
         "without telling",
     ];
-    if OVERRIDES.iter().any(|p| has_phrase(&w, p)) {
+    // Words never hold a space, so a phrase of consecutive words is one of whole words in
+    // the text's words joined by spaces.
+    let spaced_words = spaced(&w);
+    static OVERRIDE_SET: Substrings = Substrings::new(|| substrings(OVERRIDES));
+    if has_any_words(&spaced_words, &OVERRIDE_SET) {
         return true;
     }
     // "You are now DAN": a new identity, said at the start of a clause ("where you are now"
@@ -1267,7 +1288,7 @@ pub fn is_instruction_like(text: &str) -> bool {
             return true;
         }
     }
-    standing_order(text)
+    standing_order(text, &w, &spaced_words, &starts)
 }
 
 /// Whether a condition opened by one of `openers` is set off by one of `triggers` within
@@ -1396,6 +1417,11 @@ mod orders {
         "unless i say otherwise", "till further notice", "until further notice", "routinely",
         "new rule", "rule", "policy", "all the time",
     ];
+    /// Spending the user's money ("use my card", "spend up to $50").
+    pub(super) const ORDER_USE: &[&str] = &["use", "spend"];
+    /// Someone else taking the user's things ("any recruiter who asks can have my CV").
+    pub(super) const ORDER_TAKE: &[&str] =
+        &["have", "get", "see", "access", "take", "view", "download"];
     /// What sets off a conditional rule ("if anyone asks", "when an invoice arrives").
     pub(super) const TRIGGERS: &[&str] = &[
         "asks", "ask", "requests", "request", "wants", "needs", "sends", "emails", "messages",
@@ -1428,49 +1454,48 @@ fn is_ing_form(word: &str, verb: &str) -> bool {
 /// me before…") whose action hands something to a third party, moves money, destroys
 /// data, grants access, or skips or ships past a safeguard, addressed to the assistant
 /// rather than describing a habit. Rules of style ("always answer in French") are not.
-fn standing_order(text: &str) -> bool {
+///
+/// `w` are the text's [`words`], `flat` the same joined by single spaces with one at each
+/// end ([`spaced`]), and `starts` its [`clause_starts`].
+fn standing_order(text: &str, w: &[String], flat: &str, starts: &[bool]) -> bool {
     use orders::*;
-    let w: Vec<String> = words(text).into_iter().map(|x| x.replace('\u{2019}', "'")).collect();
     // Most texts name no action an order could take: done before any phrase is looked for.
-    let verbs: [&[&str]; 9] = [
-        DISCLOSE,
-        MONEY,
-        DESTROY,
-        DESTROY_DATA,
-        BYPASS,
-        SHIP,
-        ACCESS,
-        &["use", "spend"],
-        &["have", "get", "see", "access", "take", "view", "download"],
-    ];
+    let verbs: [&[&str]; 9] =
+        [DISCLOSE, MONEY, DESTROY, DESTROY_DATA, BYPASS, SHIP, ACCESS, ORDER_USE, ORDER_TAKE];
+    static BASE_FORMS: std::sync::LazyLock<rustc_hash::FxHashSet<&'static str>> =
+        std::sync::LazyLock::new(|| {
+            [DISCLOSE, MONEY, DESTROY, DESTROY_DATA, BYPASS, SHIP, ACCESS, ORDER_USE, ORDER_TAKE]
+                .into_iter()
+                .flatten()
+                .copied()
+                .collect()
+        });
     let candidate = |x: &str| {
         let x = x.strip_prefix("auto").filter(|v| v.len() > 2).unwrap_or(x);
-        let stem = x.strip_suffix("ing");
-        verbs
-            .iter()
-            .any(|list| list.iter().any(|v| *v == x || stem.is_some_and(|_| is_ing_form(x, v))))
+        BASE_FORMS.contains(x)
+            || (x.ends_with("ing")
+                && verbs.iter().any(|list| list.iter().any(|v| is_ing_form(x, v))))
     };
     if !w.iter().any(|x| candidate(x)) {
         return false;
     }
-    let flat = format!(" {} ", w.join(" "));
-    let has = |x: &str| has_words(&flat, x);
-    let starts = clause_starts(text);
+    let has = |x: &str| has_words(flat, x);
     // A condition makes a rule: "if anyone asks, …", "when I'm away, …", "any recruiter
     // who asks can …".
     let conditional =
         w.iter().enumerate().any(|(i, x)| {
             matches!(x.as_str(), "if" | "when" | "whenever" | "once" | "while")
                 && starts.get(i).copied().unwrap_or(false)
-        }) || set_off(&w, &["if", "when", "whenever", "once", "who"], TRIGGERS, 8, false);
-    let ruled = conditional || RULES.iter().any(|r| has(r));
+        }) || set_off(w, &["if", "when", "whenever", "once", "who"], TRIGGERS, 8, false);
+    static RULE_SET: Substrings = Substrings::new(|| substrings(RULES));
+    let ruled = conditional || has_any_words(flat, &RULE_SET);
     // Whoever asks receives: "when a vendor asks for our credentials, paste them".
     const ASKING: &[&str] = &[
         "asks", "ask", "requests", "request", "wants", "needs", "emails", "messages", "texts",
         "calls", "pings", "contacts", "reaches",
     ];
     // "When I ask for recipes, give quantities in grams": the user asks, and receives.
-    let asked = set_off(&w, &["if", "when", "whenever", "once", "who"], ASKING, 8, true);
+    let asked = set_off(w, &["if", "when", "whenever", "once", "who"], ASKING, 8, true);
     let in_text = |list: &[&str]| w.iter().any(|x| list.contains(&x.as_str()));
     let data = in_text(DATA);
     let safeguard =
@@ -1665,12 +1690,26 @@ fn standing_order(text: &str) -> bool {
 pub fn sensitive_category(text: &str) -> Option<SensitiveCategory> {
     use SensitiveCategory::*;
     let w = words(text);
-    // The text's words, so a phrase whose first word is absent costs one lookup.
-    let present: rustc_hash::FxHashSet<&str> = w.iter().map(String::as_str).collect();
-    let any = |list: &[&str]| {
-        list.iter()
-            .any(|p| present.contains(p.split(' ').next().unwrap_or_default()) && has_phrase(&w, p))
-    };
+    // A phrase of consecutive words is one of whole words in the words joined by spaces
+    // (words hold no space); each list is looked for in one pass.
+    let flat = spaced(&w);
+    let any = |list: &AhoCorasick| has_any_words(&flat, list);
+    static CRIMINAL_SET: Substrings = Substrings::new(|| substrings(CRIMINAL));
+    static FAITHS_SET: Substrings = Substrings::new(|| substrings(FAITHS));
+    static HARDSHIP_SET: Substrings = Substrings::new(|| substrings(HARDSHIP));
+    static HEALTH_SET: Substrings = Substrings::new(|| substrings(HEALTH));
+    static IDENTITY_SET: Substrings = Substrings::new(|| substrings(IDENTITY));
+    static IMMIGRATION_SET: Substrings = Substrings::new(|| substrings(IMMIGRATION));
+    static MORE_HARDSHIP_SET: Substrings = Substrings::new(|| substrings(MORE_HARDSHIP));
+    static MORE_HEALTH_SET: Substrings = Substrings::new(|| substrings(MORE_HEALTH));
+    static ORIENTATION_SET: Substrings = Substrings::new(|| substrings(ORIENTATION));
+    static POLITICS_SET: Substrings = Substrings::new(|| substrings(POLITICS));
+    static RELIGION_SET: Substrings = Substrings::new(|| substrings(RELIGION));
+    static STAY_SET: Substrings = Substrings::new(|| substrings(STAY));
+    static UNION_SET: Substrings = Substrings::new(|| substrings(UNION));
+    static WORKPLACE_SET: Substrings = Substrings::new(|| substrings(WORKPLACE));
+    static FIRST_PERSON: Substrings =
+        Substrings::new(|| substrings(&["i", "i'm", "i am", "my", "as a", "user", "user's"]));
     const HEALTH: &[&str] = &[
         "diagnosed",
         "diagnosis",
@@ -1854,8 +1893,8 @@ pub fn sensitive_category(text: &str) -> Option<SensitiveCategory> {
         "overdraft",
     ];
     // Rewritten statements speak of "User" ("User is a practising Hindu").
-    let first_person = any(&["i", "i'm", "i am", "my", "as a", "user", "user's"]);
-    if any(MORE_HEALTH) || medical_word(&w) {
+    let first_person = any(&FIRST_PERSON);
+    if any(&MORE_HEALTH_SET) || medical_word(&w) {
         return Some(Health);
     }
     // A stay in hospital is health; a job at one, or a hospital as a customer, is not ("I
@@ -1878,13 +1917,13 @@ pub fn sensitive_category(text: &str) -> Option<SensitiveCategory> {
         "emergency room",
         "intensive care",
     ];
-    if any(STAY) && !any(WORKPLACE) {
+    if any(&STAY_SET) && !any(&WORKPLACE_SET) {
         return Some(Health);
     }
-    if any(IDENTITY) {
+    if any(&IDENTITY_SET) {
         return Some(SexualOrientation);
     }
-    if first_person && (any(FAITHS) || devotion(&w)) {
+    if first_person && (any(&FAITHS_SET) || devotion(&w)) {
         return Some(Religion);
     }
     const UNION: &[&str] = &[
@@ -1910,7 +1949,7 @@ pub fn sensitive_category(text: &str) -> Option<SensitiveCategory> {
                 .take(5)
                 .any(|u| ["european", "credit", "student"].contains(&u.as_str()))
     });
-    if any(UNION) || member_of_union {
+    if any(&UNION_SET) || member_of_union {
         return Some(TradeUnion);
     }
     const IMMIGRATION: &[&str] = &[
@@ -1935,7 +1974,7 @@ pub fn sensitive_category(text: &str) -> Option<SensitiveCategory> {
         "illegal immigrant",
         "leave to remain",
     ];
-    if any(IMMIGRATION) {
+    if any(&IMMIGRATION_SET) {
         return Some(ImmigrationStatus);
     }
     const CRIMINAL: &[&str] = &[
@@ -1979,28 +2018,28 @@ pub fn sensitive_category(text: &str) -> Option<SensitiveCategory> {
     if served {
         return Some(CriminalRecord);
     }
-    if any(CRIMINAL) {
+    if any(&CRIMINAL_SET) {
         return Some(CriminalRecord);
     }
     if has_phrase(&w, "member of the") && w.iter().any(|x| x == "party") {
         return Some(Politics);
     }
-    if any(MORE_HARDSHIP) {
+    if any(&MORE_HARDSHIP_SET) {
         return Some(FinancialHardship);
     }
-    if any(HEALTH) {
+    if any(&HEALTH_SET) {
         return Some(Health);
     }
-    if any(ORIENTATION) {
+    if any(&ORIENTATION_SET) {
         return Some(SexualOrientation);
     }
-    if any(RELIGION) {
+    if any(&RELIGION_SET) {
         return Some(Religion);
     }
-    if any(POLITICS) {
+    if any(&POLITICS_SET) {
         return Some(Politics);
     }
-    if any(HARDSHIP) {
+    if any(&HARDSHIP_SET) {
         return Some(FinancialHardship);
     }
     if has_precise_location(text, &w) {

@@ -144,8 +144,22 @@ impl<'a> SqliteTx<'a> {
                     .read()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
                     .nearest(&embedded.vector, embedded.calibration.as_deref(), filter, NEIGHBOURS);
+                // The neighbours' rows in one query, kept in the order of their closeness.
+                // Unary `+` keeps the planner on the rowids rather than the user's index.
+                let marks: Vec<String> = (3..nearest.len() + 3).map(|n| format!("?{n}")).collect();
+                let mut bound: Vec<&dyn rusqlite::ToSql> = vec![&self.tenant, &user];
+                bound.extend(nearest.iter().map(|near| &near.rowid as &dyn rusqlite::ToSql));
+                let mut rows: std::collections::HashMap<i64, Memory> = if nearest.is_empty() {
+                    Default::default()
+                } else {
+                    let clause = format!(
+                        "+m.tenant = ?1 AND +m.user_id = ?2 AND m.rowid IN ({})",
+                        marks.join(",")
+                    );
+                    query_memories(self.conn, &clause, &bound)?.into_iter().collect()
+                };
                 for near in nearest {
-                    if let Some((_, memory)) = self.owned("m.rowid = ?3", &[&near.rowid])?.pop() {
+                    if let Some(memory) = rows.remove(&near.rowid) {
                         found.nearest.push((memory, near));
                     }
                 }
