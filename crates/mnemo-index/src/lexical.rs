@@ -106,6 +106,9 @@ const NO_SESSION: u32 = u32::MAX;
 #[derive(Debug, Default)]
 pub(crate) struct LexicalIndex {
     dictionary: HashMap<Box<str>, u32>,
+    /// Each lowercase word met by [`Self::set`] to its term's id in `dictionary`, so a word
+    /// is stemmed once per index rather than once per record that holds it.
+    surface: HashMap<Box<str>, u32>,
     docs: Vec<Doc>,
     /// Per slot, the record's length and session.
     shapes: Vec<Shape>,
@@ -124,15 +127,15 @@ impl LexicalIndex {
     /// Sets the record at `slot`, which is either an existing slot or the next one (`len`).
     pub(crate) fn set(&mut self, slot: u32, rowid: i64, text: &str, session: Option<u32>) {
         let mut counts: HashMap<u32, u16> = HashMap::new();
-        let tokens = terms(text);
-        for token in &tokens {
-            let next = self.dictionary.len() as u32;
-            let id = *self.dictionary.entry(token.as_str().into()).or_insert(next);
+        // The tokens of [`terms`], each looked up by its lowercase form first.
+        let mut len = 0u32;
+        for word in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+            let id = self.term_id(word);
             let count = counts.entry(id).or_insert(0);
             *count = count.saturating_add(1);
+            len += 1;
         }
-        let doc =
-            Doc { rowid, terms: counts.into_iter().collect(), len: tokens.len() as u32, session };
+        let doc = Doc { rowid, terms: counts.into_iter().collect(), len, session };
         let shape = Shape { len: doc.len, session: session.unwrap_or(NO_SESSION) };
         if (slot as usize) < self.docs.len() {
             self.unlink(slot);
@@ -143,6 +146,19 @@ impl LexicalIndex {
             self.shapes.push(shape);
         }
         self.link(slot);
+    }
+
+    /// The id of a word's term (its lowercase stem), numbering a new term.
+    fn term_id(&mut self, word: &str) -> u32 {
+        let lower = word.to_lowercase();
+        if let Some(&id) = self.surface.get(lower.as_str()) {
+            return id;
+        }
+        let stem = stemmer().stem(&lower).into_owned();
+        let next = self.dictionary.len() as u32;
+        let id = *self.dictionary.entry(stem.into()).or_insert(next);
+        self.surface.insert(lower.into(), id);
+        id
     }
 
     /// Removes the record at `slot` and moves the last record into it, as `Vec::swap_remove`.
