@@ -79,6 +79,24 @@ impl<'a> SqliteTx<'a> {
         )
     }
 
+    /// The owner's records with the given rowids, in their order (missing ones left out).
+    fn by_rowid(&self, rows: &[RowId]) -> Result<Vec<(RowId, Memory)>> {
+        // One query per chunk of rows (a forget of a whole notebook buries thousands).
+        let mut found = std::collections::HashMap::with_capacity(rows.len());
+        for chunk in rows.chunks(200) {
+            let marks: Vec<String> = (3..chunk.len() + 3).map(|n| format!("?{n}")).collect();
+            let mut bound: Vec<&dyn rusqlite::ToSql> = vec![&self.tenant, &self.user];
+            bound.extend(chunk.iter().map(|row| row as &dyn rusqlite::ToSql));
+            // Unary `+` keeps the planner on the rowids rather than the owner's index.
+            let clause = format!(
+                "+m.tenant = ?1 AND (?2 IS NULL OR +m.user_id = ?2) AND m.rowid IN ({})",
+                marks.join(",")
+            );
+            found.extend(query_memories(self.conn, &clause, &bound)?);
+        }
+        Ok(rows.iter().filter_map(|row| Some((*row, found.remove(row)?))).collect())
+    }
+
     fn neighbours_of(
         &mut self,
         candidate: &Candidate,
@@ -145,19 +163,9 @@ impl<'a> SqliteTx<'a> {
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
                     .nearest(&embedded.vector, embedded.calibration.as_deref(), filter, NEIGHBOURS);
                 // The neighbours' rows in one query, kept in the order of their closeness.
-                // Unary `+` keeps the planner on the rowids rather than the user's index.
-                let marks: Vec<String> = (3..nearest.len() + 3).map(|n| format!("?{n}")).collect();
-                let mut bound: Vec<&dyn rusqlite::ToSql> = vec![&self.tenant, &user];
-                bound.extend(nearest.iter().map(|near| &near.rowid as &dyn rusqlite::ToSql));
-                let mut rows: std::collections::HashMap<i64, Memory> = if nearest.is_empty() {
-                    Default::default()
-                } else {
-                    let clause = format!(
-                        "+m.tenant = ?1 AND +m.user_id = ?2 AND m.rowid IN ({})",
-                        marks.join(",")
-                    );
-                    query_memories(self.conn, &clause, &bound)?.into_iter().collect()
-                };
+                let rowids: Vec<RowId> = nearest.iter().map(|near| near.rowid).collect();
+                let mut rows: std::collections::HashMap<RowId, Memory> =
+                    self.by_rowid(&rowids)?.into_iter().collect();
                 for near in nearest {
                     if let Some(memory) = rows.remove(&near.rowid) {
                         found.nearest.push((memory, near));
@@ -181,19 +189,7 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn rows(&mut self, rows: &[RowId]) -> Result<Vec<(RowId, Memory)>, PortError> {
-        // One query per chunk of rows (a forget of a whole notebook buries thousands).
-        let mut found = std::collections::HashMap::with_capacity(rows.len());
-        for chunk in rows.chunks(200) {
-            let marks: Vec<String> = (3..chunk.len() + 3).map(|n| format!("?{n}")).collect();
-            let mut bound: Vec<&dyn rusqlite::ToSql> = vec![&self.tenant, &self.user];
-            bound.extend(chunk.iter().map(|row| row as &dyn rusqlite::ToSql));
-            let clause = format!(
-                "m.tenant = ?1 AND (?2 IS NULL OR m.user_id = ?2) AND m.rowid IN ({})",
-                marks.join(",")
-            );
-            found.extend(query_memories(self.conn, &clause, &bound)?);
-        }
-        Ok(rows.iter().filter_map(|row| Some((*row, found.remove(row)?))).collect())
+        Ok(self.by_rowid(rows)?)
     }
 
     fn list(&mut self, filter: &ListFilter, now: Timestamp) -> Result<Vec<Memory>, PortError> {
