@@ -1422,6 +1422,9 @@ mod orders {
     /// Someone else taking the user's things ("any recruiter who asks can have my CV").
     pub(super) const ORDER_TAKE: &[&str] =
         &["have", "get", "see", "access", "take", "view", "download"];
+    /// Every verb a standing order that matters could turn on.
+    pub(super) const ORDER_VERBS: [&[&str]; 9] =
+        [DISCLOSE, MONEY, DESTROY, DESTROY_DATA, BYPASS, SHIP, ACCESS, ORDER_USE, ORDER_TAKE];
     /// What sets off a conditional rule ("if anyone asks", "when an invoice arrives").
     pub(super) const TRIGGERS: &[&str] = &[
         "asks", "ask", "requests", "request", "wants", "needs", "sends", "emails", "messages",
@@ -1460,21 +1463,13 @@ fn is_ing_form(word: &str, verb: &str) -> bool {
 fn standing_order(text: &str, w: &[String], flat: &str, starts: &[bool]) -> bool {
     use orders::*;
     // Most texts name no action an order could take: done before any phrase is looked for.
-    let verbs: [&[&str]; 9] =
-        [DISCLOSE, MONEY, DESTROY, DESTROY_DATA, BYPASS, SHIP, ACCESS, ORDER_USE, ORDER_TAKE];
     static BASE_FORMS: std::sync::LazyLock<rustc_hash::FxHashSet<&'static str>> =
-        std::sync::LazyLock::new(|| {
-            [DISCLOSE, MONEY, DESTROY, DESTROY_DATA, BYPASS, SHIP, ACCESS, ORDER_USE, ORDER_TAKE]
-                .into_iter()
-                .flatten()
-                .copied()
-                .collect()
-        });
+        std::sync::LazyLock::new(|| ORDER_VERBS.into_iter().flatten().copied().collect());
     let candidate = |x: &str| {
         let x = x.strip_prefix("auto").filter(|v| v.len() > 2).unwrap_or(x);
         BASE_FORMS.contains(x)
             || (x.ends_with("ing")
-                && verbs.iter().any(|list| list.iter().any(|v| is_ing_form(x, v))))
+                && ORDER_VERBS.iter().any(|list| list.iter().any(|v| is_ing_form(x, v))))
     };
     if !w.iter().any(|x| candidate(x)) {
         return false;

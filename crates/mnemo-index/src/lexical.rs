@@ -27,12 +27,14 @@ fn stemmer() -> &'static Stemmer {
     STEMMER.get_or_init(|| Stemmer::create(Algorithm::English))
 }
 
+/// The word and number tokens of a text, as written.
+fn tokens(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty())
+}
+
 /// Lowercase, stemmed word and number tokens.
 pub(crate) fn terms(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(|w| stemmer().stem(&w.to_lowercase()).into_owned())
-        .collect()
+    tokens(text).map(|w| stemmer().stem(&w.to_lowercase()).into_owned()).collect()
 }
 
 /// The whole words of the WordPiece vocabulary that the built-in model and MiniLM share
@@ -127,9 +129,9 @@ impl LexicalIndex {
     /// Sets the record at `slot`, which is either an existing slot or the next one (`len`).
     pub(crate) fn set(&mut self, slot: u32, rowid: i64, text: &str, session: Option<u32>) {
         let mut counts: HashMap<u32, u16> = HashMap::new();
-        // The tokens of [`terms`], each looked up by its lowercase form first.
+        // The terms of [`terms`], each looked up by its lowercase form first.
         let mut len = 0u32;
-        for word in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+        for word in tokens(text) {
             let id = self.term_id(word);
             let count = counts.entry(id).or_insert(0);
             *count = count.saturating_add(1);
