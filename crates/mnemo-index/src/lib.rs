@@ -4,6 +4,7 @@
 //! and each store decides when a cached user is stale. Sharing it is what makes search rank
 //! the same on every backend.
 
+mod kernels;
 mod lexical;
 mod lists;
 mod user;

@@ -4,7 +4,8 @@
 //! of the notebook instead of all of it. The lists follow every insert, change and removal;
 //! they are trained again once the notebook has doubled or halved since.
 
-use crate::user::{dot, quantize};
+use crate::kernels::dot;
+use crate::user::quantize;
 
 /// A list number meaning "in no list" (a record without a vector).
 const NONE: u32 = u32::MAX;

@@ -20,6 +20,7 @@ use mnemo_core::ports::Ranked;
 use mnemo_core::retrieval::{Fused, Population, RowSignal, Signals};
 use mnemo_core::{Kind, Timestamp};
 
+use crate::kernels::{dot, dot2};
 use crate::lexical::{LexicalIndex, LexicalScores};
 use crate::lists::Lists;
 
@@ -231,6 +232,14 @@ impl UserIndex {
         dot(&query.head, self.head_of(slot)) + dot(&query.tail, self.tail_of(slot))
     }
 
+    /// A slot's full code dot products with two queries split the same way, reading the
+    /// slot's codes once.
+    fn dot2_at(&self, slot: usize, a: &SplitQuery, b: &SplitQuery) -> (i32, i32) {
+        let head = dot2(self.head_of(slot), &a.head, &b.head);
+        let tail = dot2(self.tail_of(slot), &a.tail, &b.tail);
+        (head.0 + tail.0, head.1 + tail.1)
+    }
+
     /// Adds (`sign` 1) or takes away (-1) a slot's vector in [`Self::sum`].
     fn count_in_sum(&mut self, slot: usize, sign: f32) {
         let scale = self.scales[slot] * sign;
@@ -409,24 +418,22 @@ impl Common {
 
     /// A slot's full cosine (`cosine`) without the common direction.
     fn exact(&self, vectors: &UserIndex, slot: usize, cosine: f32) -> f32 {
-        let along = vectors.dot_at(slot, &self.direction) as f32
-            * self.direction.scale
-            * vectors.scales[slot];
+        self.exact_from(vectors, slot, cosine, vectors.dot_at(slot, &self.direction))
+    }
+
+    /// [`Self::exact`] from the slot's code dot product with the direction (`along`).
+    fn exact_from(&self, vectors: &UserIndex, slot: usize, cosine: f32, along: i32) -> f32 {
+        let along = along as f32 * self.direction.scale * vectors.scales[slot];
         without_common(f64::from(cosine), self.query_along, f64::from(along)) as f32
     }
 
-    /// A slot's head component along the direction, and `1 - along²`.
-    fn head_along(&self, head: &[i8], scale: f32) -> (f32, f32) {
-        let along = dot(&self.direction.head, head) as f32 * self.direction.scale * scale;
-        (along, 1.0 - along * along)
-    }
-
     /// A slot's head cosine (`cosine`) without the head's part of the common direction,
-    /// from the slot's component along it and `1 - along²` ([`HeadAlong`]): what
-    /// [`without_common`] computes, with the slot's part taken once per notebook state.
-    fn head(&self, (along, rest): (f32, f32), cosine: f32) -> f32 {
+    /// from the code dot product of the slot's head (of this `scale`) with the direction's
+    /// (`along`): what [`without_common`] computes over the head dimensions.
+    fn head(&self, along: i32, scale: f32, cosine: f32) -> f32 {
         let a = self.query_head_along;
-        let (along, rest) = (f64::from(along), f64::from(rest));
+        let along = along as f32 * self.direction.scale * scale;
+        let (along, rest) = (f64::from(along), f64::from(1.0 - along * along));
         let both = (1.0 - a * a) * rest;
         if both < 1e-6 {
             return 0.0;
@@ -451,25 +458,6 @@ pub fn quantize(vector: &[f32]) -> (Vec<i8>, f32) {
 /// The cosine of two quantised vectors.
 pub fn cosine_of(a: &(Vec<i8>, f32), b: &(Vec<i8>, f32)) -> f32 {
     dot(&a.0, &b.0) as f32 * a.1 * b.1
-}
-
-/// Integer dot product, written over fixed 32-wide chunks with independent accumulators so
-/// the compiler vectorizes it.
-pub(crate) fn dot(a: &[i8], b: &[i8]) -> i32 {
-    const LANES: usize = 32;
-    let mut acc = [0i32; LANES];
-    let chunks = a.len().min(b.len()) / LANES;
-    for (ca, cb) in a.chunks_exact(LANES).zip(b.chunks_exact(LANES)).take(chunks) {
-        for i in 0..LANES {
-            acc[i] += i32::from(ca[i]) * i32::from(cb[i]);
-        }
-    }
-    let tail: i32 = a[chunks * LANES..]
-        .iter()
-        .zip(&b[chunks * LANES..])
-        .map(|(&x, &y)| i32::from(x) * i32::from(y))
-        .sum();
-    acc.iter().sum::<i32>() + tail
 }
 
 /// Users with at least this many records are searched through inverted lists (see the
@@ -565,9 +553,18 @@ fn scan(
     let exact = |slot: usize| match query {
         None => Scored { slot, cosine: 0.0, raw: 0.0 },
         Some(q) => {
-            let raw = vectors.dot_at(slot, q) as f32 * q.scale * vectors.scales[slot];
-            let cosine = common.map_or(raw, |common| common.exact(vectors, slot, raw));
-            Scored { slot, cosine, raw }
+            let cosine_of = |dot: i32| dot as f32 * q.scale * vectors.scales[slot];
+            match common {
+                None => {
+                    let raw = cosine_of(vectors.dot_at(slot, q));
+                    Scored { slot, cosine: raw, raw }
+                }
+                Some(common) => {
+                    let (with_query, along) = vectors.dot2_at(slot, q, &common.direction);
+                    let raw = cosine_of(with_query);
+                    Scored { slot, cosine: common.exact_from(vectors, slot, raw, along), raw }
+                }
+            }
         }
     };
     let can_rank = |slot: usize| retrievable(&vectors.entries[slot]);
@@ -590,9 +587,13 @@ fn scan(
     let at_least = (n / 16).max(PROBE_MIN);
     let mut by_head: Vec<(usize, f64)> = Vec::with_capacity(at_least + at_least / 2);
     let mut visit = |slot: usize, head: &[i8], scale: f32| {
-        let cosine = dot(&q.head, head) as f32 * q.scale * scale;
-        let cosine =
-            common.map_or(cosine, |common| common.head(common.head_along(head, scale), cosine));
+        let cosine = match common {
+            None => dot(&q.head, head) as f32 * q.scale * scale,
+            Some(common) => {
+                let (with_query, along) = dot2(head, &q.head, &common.direction.head);
+                common.head(along, scale, with_query as f32 * q.scale * scale)
+            }
+        };
         by_head.push((slot, f64::from(cosine)));
     };
     match vectors.lists_for_search() {
