@@ -25,6 +25,41 @@ pub(crate) fn dot2(x: &[i8], a: &[i8], b: &[i8]) -> (i32, i32) {
     (portable::dot(x, a), portable::dot(x, b))
 }
 
+/// Codes many rows are multiplied with, kept also widened to 16 bits (padded with zeros
+/// to whole vector steps), so each row's pass widens only the row.
+pub(crate) struct Wide {
+    codes: Vec<i8>,
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    wide: Vec<i16>,
+}
+
+impl Wide {
+    /// The codes, and their widened copy.
+    pub(crate) fn new(codes: &[i8]) -> Self {
+        let mut wide: Vec<i16> = codes.iter().map(|&c| i16::from(c)).collect();
+        wide.resize(codes.len().div_ceil(32) * 32, 0);
+        Self { codes: codes.to_vec(), wide }
+    }
+}
+
+/// For each row of `rows` (rows of `width` codes one after another, a final partial row
+/// left out), its dot products with `a` and with `b` (each `width` codes long), appended to
+/// `out` in row order.
+pub(crate) fn dot2_rows(rows: &[i8], width: usize, a: &Wide, b: &Wide, out: &mut Vec<(i32, i32)>) {
+    if width == 0 || a.codes.len() != width || b.codes.len() != width {
+        out.extend(std::iter::repeat_n((0, 0), rows.len().checked_div(width).unwrap_or(0)));
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if let Some(simd) = avx2() {
+        return simd.vectorize(avx2_kernels::Dot2Rows { simd, rows, width, a, b, out });
+    }
+    out.extend(
+        rows.chunks_exact(width)
+            .map(|row| (portable::dot(row, &a.codes), portable::dot(row, &b.codes))),
+    );
+}
+
 /// The CPU's AVX2 level, when it has one.
 #[cfg(target_arch = "x86_64")]
 fn avx2() -> Option<pulp::x86::V3> {
@@ -80,6 +115,14 @@ mod avx2_kernels {
         (low, high)
     }
 
+    /// One step of codes already widened (sixteen 16-bit values per vector).
+    #[inline(always)]
+    fn widened(step: &[i16]) -> (__m256i, __m256i) {
+        let low: [i16; 16] = step[..16].try_into().unwrap_or([0; 16]);
+        let high: [i16; 16] = step[16..STEP].try_into().unwrap_or([0; 16]);
+        (pulp::cast(low), pulp::cast(high))
+    }
+
     /// `sum` plus the pairwise products of two widened steps.
     #[inline(always)]
     fn accumulate(simd: V3, sum: __m256i, x: (__m256i, __m256i), y: (__m256i, __m256i)) -> __m256i {
@@ -111,6 +154,41 @@ mod avx2_kernels {
                 sum = accumulate(simd, sum, widen(simd, x), widen(simd, y));
             }
             total(sum) + tail(ca.remainder(), cb.remainder())
+        }
+    }
+
+    /// Each row's `(row · a, row · b)`, run with the CPU's AVX2 enabled.
+    pub(super) struct Dot2Rows<'a> {
+        pub(super) simd: V3,
+        pub(super) rows: &'a [i8],
+        pub(super) width: usize,
+        pub(super) a: &'a super::Wide,
+        pub(super) b: &'a super::Wide,
+        pub(super) out: &'a mut Vec<(i32, i32)>,
+    }
+
+    impl pulp::NullaryFnOnce for Dot2Rows<'_> {
+        type Output = ();
+
+        #[inline(always)]
+        fn call(self) {
+            let Dot2Rows { simd, rows, width, a, b, out } = self;
+            let whole = width - width % STEP;
+            out.reserve(rows.len() / width);
+            for row in rows.chunks_exact(width) {
+                let (mut with_a, mut with_b) =
+                    (simd.avx._mm256_setzero_si256(), simd.avx._mm256_setzero_si256());
+                for start in (0..whole).step_by(STEP) {
+                    let end = start + STEP;
+                    let wide = widen(simd, &row[start..end]);
+                    with_a = accumulate(simd, with_a, wide, widened(&a.wide[start..end]));
+                    with_b = accumulate(simd, with_b, wide, widened(&b.wide[start..end]));
+                }
+                out.push((
+                    total(with_a) + tail(&row[whole..], &a.codes[whole..]),
+                    total(with_b) + tail(&row[whole..], &b.codes[whole..]),
+                ));
+            }
         }
     }
 
@@ -182,6 +260,23 @@ mod tests {
                 (reference(&x, &a), reference(&x, &b)),
                 "dot2, {len} dims"
             );
+        }
+    }
+
+    #[test]
+    fn rows_get_the_exact_integers_of_each_row() {
+        for width in [0, 7, 32, 64, 100, 192] {
+            let rows = codes(width * 5 + 3, 6);
+            let (a, b) = (codes(width, 7), codes(width, 8));
+            let mut out = vec![(1, 1)];
+            dot2_rows(&rows, width, &Wide::new(&a), &Wide::new(&b), &mut out);
+            let expected: Vec<(i32, i32)> = std::iter::once((1, 1))
+                .chain((0..5).map(|r| {
+                    let row = &rows[r * width..(r + 1) * width];
+                    (reference(row, &a), reference(row, &b))
+                }))
+                .collect();
+            assert_eq!(out, if width == 0 { vec![(1, 1)] } else { expected }, "{width} codes");
         }
     }
 

@@ -206,14 +206,14 @@ impl Lists {
         self.list_of.pop();
     }
 
-    /// Visits the members of the lists nearest `direction` (a query, as codes), nearest
-    /// list first, until at least `at_least` members (or every list) were visited: each with
-    /// its slot, codes and code scale.
+    /// Visits the lists nearest `direction` (a query, as codes), nearest first, until at
+    /// least `at_least` members (or every list) were visited: each list with its members'
+    /// slots, their codes one after another, and their code scales.
     pub(crate) fn probe(
         &self,
         direction: &[i8],
         at_least: usize,
-        visit: &mut dyn FnMut(usize, &[i8], f32),
+        mut visit: impl FnMut(&[u32], &[i8], &[f32]),
     ) {
         let mut order: Vec<(usize, f32)> = self.similarities(direction).collect();
         order.sort_unstable_by(|a, b| b.1.total_cmp(&a.1));
@@ -223,11 +223,7 @@ impl Lists {
                 break;
             }
             let members = &self.members[list];
-            for ((&slot, codes), &scale) in
-                members.slots.iter().zip(members.codes.chunks_exact(self.dims)).zip(&members.scales)
-            {
-                visit(slot as usize, codes, scale);
-            }
+            visit(&members.slots, &members.codes, &members.scales);
             visited += members.slots.len();
         }
     }
@@ -259,9 +255,14 @@ mod tests {
         let mut lists = Lists::train(&codes, &scales, dims);
         let probe = |lists: &Lists, axis: usize, at_least: usize| {
             let mut slots = Vec::new();
-            lists.probe(&around(axis, 0), at_least, &mut |slot, filed, _| {
-                assert_eq!(filed, &codes[slot * dims..(slot + 1) * dims]);
-                slots.push(slot);
+            lists.probe(&around(axis, 0), at_least, |members, filed, scales| {
+                assert_eq!(filed.len(), members.len() * dims);
+                assert_eq!(scales.len(), members.len());
+                for (&slot, filed) in members.iter().zip(filed.chunks_exact(dims)) {
+                    let slot = slot as usize;
+                    assert_eq!(filed, &codes[slot * dims..(slot + 1) * dims]);
+                    slots.push(slot);
+                }
             });
             slots
         };

@@ -20,7 +20,7 @@ use mnemo_core::ports::Ranked;
 use mnemo_core::retrieval::{Fused, Population, RowSignal, Signals};
 use mnemo_core::{Kind, Timestamp};
 
-use crate::kernels::{dot, dot2};
+use crate::kernels::{Wide, dot, dot2, dot2_rows};
 use crate::lexical::{LexicalIndex, LexicalScores};
 use crate::lists::Lists;
 
@@ -238,6 +238,21 @@ impl UserIndex {
         let head = dot2(self.head_of(slot), &a.head, &b.head);
         let tail = dot2(self.tail_of(slot), &a.tail, &b.tail);
         (head.0 + tail.0, head.1 + tail.1)
+    }
+
+    /// Every slot's full code dot products with two queries split the same way, in slot
+    /// order, in one pass over the codes.
+    fn dot2_all(&self, a: &SplitQuery, b: &SplitQuery) -> Vec<(i32, i32)> {
+        let mut all = Vec::with_capacity(self.entries.len());
+        dot2_rows(&self.head, self.head_dims, &Wide::new(&a.head), &Wide::new(&b.head), &mut all);
+        let mut tail = Vec::with_capacity(self.entries.len());
+        let t = self.tail_dims();
+        dot2_rows(&self.tail, t, &Wide::new(&a.tail), &Wide::new(&b.tail), &mut tail);
+        for (sum, (with_a, with_b)) in all.iter_mut().zip(tail) {
+            sum.0 += with_a;
+            sum.1 += with_b;
+        }
+        all
     }
 
     /// Adds (`sign` 1) or takes away (-1) a slot's vector in [`Self::sum`].
@@ -549,27 +564,30 @@ fn scan(
 ) -> ScanScores {
     let n = vectors.entries.len();
     let lexical = vectors.lexical.score(terms);
-    // A slot's full cosine, as ranking sees it and raw.
-    let exact = |slot: usize| match query {
+    // A slot's full cosine, as ranking sees it and raw, from its code dot products with the
+    // query and with the common direction.
+    let scored = |slot: usize, (with_query, along): (i32, i32)| match query {
         None => Scored { slot, cosine: 0.0, raw: 0.0 },
         Some(q) => {
-            let cosine_of = |dot: i32| dot as f32 * q.scale * vectors.scales[slot];
-            match common {
-                None => {
-                    let raw = cosine_of(vectors.dot_at(slot, q));
-                    Scored { slot, cosine: raw, raw }
-                }
-                Some(common) => {
-                    let (with_query, along) = vectors.dot2_at(slot, q, &common.direction);
-                    let raw = cosine_of(with_query);
-                    Scored { slot, cosine: common.exact_from(vectors, slot, raw, along), raw }
-                }
-            }
+            let raw = with_query as f32 * q.scale * vectors.scales[slot];
+            let cosine = common.map_or(raw, |common| common.exact_from(vectors, slot, raw, along));
+            Scored { slot, cosine, raw }
         }
+    };
+    // The same, for one slot.
+    let exact = |slot: usize| match (query, common) {
+        (None, _) => scored(slot, (0, 0)),
+        (Some(q), None) => scored(slot, (vectors.dot_at(slot, q), 0)),
+        (Some(q), Some(common)) => scored(slot, vectors.dot2_at(slot, q, &common.direction)),
     };
     let can_rank = |slot: usize| retrievable(&vectors.entries[slot]);
     let Some(q) = query.filter(|_| n >= LISTS_MIN) else {
-        let rows = (0..n).filter(|&slot| can_rank(slot)).map(exact).collect();
+        // Every record's products in one pass over the codes.
+        let products = query.map(|q| vectors.dot2_all(q, common.map_or(q, |c| &c.direction)));
+        let rows = (0..n)
+            .filter(|&slot| can_rank(slot))
+            .map(|slot| scored(slot, products.as_ref().map_or((0, 0), |p| p[slot])))
+            .collect();
         return ScanScores { rows, lexical, population: None };
     };
     // The lists nearest the query as ranking sees it: without its common part.
@@ -586,21 +604,31 @@ fn scan(
     // Each probed record's head cosine to the query, as ranking sees it.
     let at_least = (n / 16).max(PROBE_MIN);
     let mut by_head: Vec<(usize, f64)> = Vec::with_capacity(at_least + at_least / 2);
-    let mut visit = |slot: usize, head: &[i8], scale: f32| {
-        let cosine = match common {
-            None => dot(&q.head, head) as f32 * q.scale * scale,
-            Some(common) => {
-                let (with_query, along) = dot2(head, &q.head, &common.direction.head);
-                common.head(along, scale, with_query as f32 * q.scale * scale)
+    let query_head = Wide::new(&q.head);
+    let direction_head = common.map(|c| Wide::new(&c.direction.head));
+    let mut products = Vec::new();
+    // Records by slot (`None`: the slots in order), with their heads one after another.
+    let mut visit = |slots: Option<&[u32]>, heads: &[i8], scales: &[f32]| {
+        products.clear();
+        let along = direction_head.as_ref().unwrap_or(&query_head);
+        dot2_rows(heads, vectors.head_dims, &query_head, along, &mut products);
+        for (i, (&(with_query, along), &scale)) in products.iter().zip(scales).enumerate() {
+            if scale == 0.0 {
+                continue;
             }
-        };
-        by_head.push((slot, f64::from(cosine)));
+            let slot = slots.map_or(i, |slots| slots[i] as usize);
+            let cosine = with_query as f32 * q.scale * scale;
+            let cosine = common.map_or(cosine, |common| common.head(along, scale, cosine));
+            by_head.push((slot, f64::from(cosine)));
+        }
     };
     match vectors.lists_for_search() {
-        Some(lists) => lists.probe(&toward, at_least, &mut visit),
-        None => (0..n)
-            .filter(|&slot| vectors.scales[slot] != 0.0)
-            .for_each(|slot| visit(slot, vectors.head_of(slot), vectors.scales[slot])),
+        Some(lists) => {
+            lists.probe(&toward, at_least, |slots, heads, scales| {
+                visit(Some(slots), heads, scales);
+            });
+        }
+        None => visit(None, &vectors.head, &vectors.scales),
     }
     let by_terms: Vec<(usize, f64)> =
         lexical.matched.iter().map(|&slot| (slot as usize, lexical.turns[slot as usize])).collect();
