@@ -54,10 +54,7 @@ pub(crate) fn dot2_rows(rows: &[i8], width: usize, a: &Wide, b: &Wide, out: &mut
     if let Some(simd) = avx2() {
         return simd.vectorize(avx2_kernels::Dot2Rows { simd, rows, width, a, b, out });
     }
-    out.extend(
-        rows.chunks_exact(width)
-            .map(|row| (portable::dot(row, &a.codes), portable::dot(row, &b.codes))),
-    );
+    portable::dot2_rows(rows, width, a, b, out);
 }
 
 /// The CPU's AVX2 level, when it has one.
@@ -83,6 +80,17 @@ mod portable {
             }
         }
         acc.iter().sum::<i32>() + tail(ca.remainder(), cb.remainder())
+    }
+
+    /// [`super::dot2_rows`] with the plain loop.
+    pub(super) fn dot2_rows(
+        rows: &[i8],
+        width: usize,
+        a: &super::Wide,
+        b: &super::Wide,
+        out: &mut Vec<(i32, i32)>,
+    ) {
+        out.extend(rows.chunks_exact(width).map(|row| (dot(row, &a.codes), dot(row, &b.codes))));
     }
 
     /// The dot product of what is left after the whole chunks.
@@ -270,6 +278,11 @@ mod tests {
             let (a, b) = (codes(width, 7), codes(width, 8));
             let mut out = vec![(1, 1)];
             dot2_rows(&rows, width, &Wide::new(&a), &Wide::new(&b), &mut out);
+            if width > 0 {
+                let mut plain = vec![(1, 1)];
+                portable::dot2_rows(&rows, width, &Wide::new(&a), &Wide::new(&b), &mut plain);
+                assert_eq!(out, plain, "plain loop, {width} codes");
+            }
             let expected: Vec<(i32, i32)> = std::iter::once((1, 1))
                 .chain((0..5).map(|r| {
                     let row = &rows[r * width..(r + 1) * width];
