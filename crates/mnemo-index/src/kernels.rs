@@ -13,18 +13,6 @@ pub(crate) fn dot(a: &[i8], b: &[i8]) -> i32 {
     portable::dot(a, b)
 }
 
-/// The dot products of `x` with `a` and with `b` (over the shortest of the three), reading
-/// `x` once.
-pub(crate) fn dot2(x: &[i8], a: &[i8], b: &[i8]) -> (i32, i32) {
-    let n = x.len().min(a.len()).min(b.len());
-    let (x, a, b) = (&x[..n], &a[..n], &b[..n]);
-    #[cfg(target_arch = "x86_64")]
-    if let Some(simd) = avx2() {
-        return simd.vectorize(Dot2(simd, x, a, b));
-    }
-    (portable::dot(x, a), portable::dot(x, b))
-}
-
 /// Codes many rows are multiplied with, kept also widened to 16 bits (padded with zeros
 /// to whole vector steps), so each row's pass widens only the row.
 pub(crate) struct Wide {
@@ -42,9 +30,22 @@ impl Wide {
     }
 }
 
+/// A row's dot products with `a` and with `b`, reading the row once: (0, 0) unless all three
+/// have the same length.
+pub(crate) fn dot2_row(row: &[i8], a: &Wide, b: &Wide) -> (i32, i32) {
+    if a.codes.len() != row.len() || b.codes.len() != row.len() {
+        return (0, 0);
+    }
+    #[cfg(target_arch = "x86_64")]
+    if let Some(simd) = avx2() {
+        return simd.vectorize(avx2_kernels::Dot2Row(simd, row, a, b));
+    }
+    portable::dot2_row(row, a, b)
+}
+
 /// For each row of `rows` (rows of `width` codes one after another, a final partial row
-/// left out), its dot products with `a` and with `b` (each `width` codes long), appended to
-/// `out` in row order.
+/// left out), its dot products with `a` and with `b` (each `width` codes long; (0, 0) for
+/// every row otherwise), appended to `out` in row order.
 pub(crate) fn dot2_rows(rows: &[i8], width: usize, a: &Wide, b: &Wide, out: &mut Vec<(i32, i32)>) {
     if width == 0 || a.codes.len() != width || b.codes.len() != width {
         out.extend(std::iter::repeat_n((0, 0), rows.len().checked_div(width).unwrap_or(0)));
@@ -90,7 +91,12 @@ mod portable {
         b: &super::Wide,
         out: &mut Vec<(i32, i32)>,
     ) {
-        out.extend(rows.chunks_exact(width).map(|row| (dot(row, &a.codes), dot(row, &b.codes))));
+        out.extend(rows.chunks_exact(width).map(|row| dot2_row(row, a, b)));
+    }
+
+    /// [`super::dot2_row`] with the plain loop.
+    pub(super) fn dot2_row(row: &[i8], a: &super::Wide, b: &super::Wide) -> (i32, i32) {
+        (dot(row, &a.codes), dot(row, &b.codes))
     }
 
     /// The dot product of what is left after the whole chunks.
@@ -100,7 +106,7 @@ mod portable {
 }
 
 #[cfg(target_arch = "x86_64")]
-use avx2_kernels::{Dot, Dot2};
+use avx2_kernels::Dot;
 
 /// The AVX2 loops: 32 codes at a time, widened to 16-bit and multiplied pairwise into 32-bit
 /// sums (`vpmaddwd`), over two accumulators.
@@ -181,54 +187,49 @@ mod avx2_kernels {
         #[inline(always)]
         fn call(self) {
             let Dot2Rows { simd, rows, width, a, b, out } = self;
-            let whole = width - width % STEP;
             out.reserve(rows.len() / width);
+            // A plain loop, not a closure: a closure is compiled without the AVX2 the
+            // enclosing function is compiled with, and the intrinsics would not inline.
             for row in rows.chunks_exact(width) {
-                let (mut with_a, mut with_b) =
-                    (simd.avx._mm256_setzero_si256(), simd.avx._mm256_setzero_si256());
-                for start in (0..whole).step_by(STEP) {
-                    let end = start + STEP;
-                    let wide = widen(simd, &row[start..end]);
-                    with_a = accumulate(simd, with_a, wide, widened(&a.wide[start..end]));
-                    with_b = accumulate(simd, with_b, wide, widened(&b.wide[start..end]));
-                }
-                out.push((
-                    total(with_a) + tail(&row[whole..], &a.codes[whole..]),
-                    total(with_b) + tail(&row[whole..], &b.codes[whole..]),
-                ));
+                out.push(row_products(simd, row, a, b));
             }
         }
     }
 
-    /// `(x · a, x · b)`, run with the CPU's AVX2 enabled.
-    pub(super) struct Dot2<'a>(
+    /// `(row · a, row · b)`, run with the CPU's AVX2 enabled.
+    pub(super) struct Dot2Row<'a>(
         pub(super) V3,
         pub(super) &'a [i8],
-        pub(super) &'a [i8],
-        pub(super) &'a [i8],
+        pub(super) &'a super::Wide,
+        pub(super) &'a super::Wide,
     );
 
-    impl pulp::NullaryFnOnce for Dot2<'_> {
+    impl pulp::NullaryFnOnce for Dot2Row<'_> {
         type Output = (i32, i32);
 
         #[inline(always)]
         fn call(self) -> (i32, i32) {
-            let Dot2(simd, x, a, b) = self;
-            let n = x.len().min(a.len()).min(b.len());
-            let whole = n - n % STEP;
-            let (mut with_a, mut with_b) =
-                (simd.avx._mm256_setzero_si256(), simd.avx._mm256_setzero_si256());
-            for start in (0..whole).step_by(STEP) {
-                let end = start + STEP;
-                let wide = widen(simd, &x[start..end]);
-                with_a = accumulate(simd, with_a, wide, widen(simd, &a[start..end]));
-                with_b = accumulate(simd, with_b, wide, widen(simd, &b[start..end]));
-            }
-            (
-                total(with_a) + tail(&x[whole..], &a[whole..]),
-                total(with_b) + tail(&x[whole..], &b[whole..]),
-            )
+            let Dot2Row(simd, row, a, b) = self;
+            row_products(simd, row, a, b)
         }
+    }
+
+    /// A row's products with `a` and `b` (each as long as the row), widening only the row.
+    #[inline(always)]
+    fn row_products(simd: V3, row: &[i8], a: &super::Wide, b: &super::Wide) -> (i32, i32) {
+        let whole = row.len() - row.len() % STEP;
+        let (mut with_a, mut with_b) =
+            (simd.avx._mm256_setzero_si256(), simd.avx._mm256_setzero_si256());
+        for start in (0..whole).step_by(STEP) {
+            let end = start + STEP;
+            let wide = widen(simd, &row[start..end]);
+            with_a = accumulate(simd, with_a, wide, widened(&a.wide[start..end]));
+            with_b = accumulate(simd, with_b, wide, widened(&b.wide[start..end]));
+        }
+        (
+            total(with_a) + tail(&row[whole..], &a.codes[whole..]),
+            total(with_b) + tail(&row[whole..], &b.codes[whole..]),
+        )
     }
 }
 
@@ -263,11 +264,10 @@ mod tests {
             let (x, a, b) = (codes(len, 1), codes(len, 2), codes(len, 3));
             assert_eq!(dot(&x, &a), reference(&x, &a), "dot, {len} dims");
             assert_eq!(portable::dot(&x, &a), reference(&x, &a), "portable dot, {len} dims");
-            assert_eq!(
-                dot2(&x, &a, &b),
-                (reference(&x, &a), reference(&x, &b)),
-                "dot2, {len} dims"
-            );
+            let (wide_a, wide_b) = (Wide::new(&a), Wide::new(&b));
+            let expected = (reference(&x, &a), reference(&x, &b));
+            assert_eq!(dot2_row(&x, &wide_a, &wide_b), expected, "dot2_row, {len} dims");
+            assert_eq!(portable::dot2_row(&x, &wide_a, &wide_b), expected, "plain, {len} dims");
         }
     }
 
@@ -299,13 +299,17 @@ mod tests {
         let a = vec![-127i8; 4096];
         let b = vec![127i8; 4096];
         assert_eq!(dot(&x, &a), 127 * 127 * 4096);
-        assert_eq!(dot2(&x, &a, &b), (127 * 127 * 4096, -127 * 127 * 4096));
+        assert_eq!(
+            dot2_row(&x, &Wide::new(&a), &Wide::new(&b)),
+            (127 * 127 * 4096, -127 * 127 * 4096)
+        );
     }
 
     #[test]
     fn lengths_that_differ_use_the_shorter() {
         let (x, a) = (codes(100, 4), codes(70, 5));
         assert_eq!(dot(&x, &a), reference(&x[..70], &a));
-        assert_eq!(dot2(&x, &a, &x), (reference(&x[..70], &a), reference(&x[..70], &x[..70])));
+        // A row products only with codes of its own length.
+        assert_eq!(dot2_row(&x, &Wide::new(&a), &Wide::new(&x)), (0, 0));
     }
 }

@@ -20,7 +20,7 @@ use mnemo_core::ports::Ranked;
 use mnemo_core::retrieval::{Fused, Population, RowSignal, Signals};
 use mnemo_core::{Kind, Timestamp};
 
-use crate::kernels::{Wide, dot, dot2, dot2_rows};
+use crate::kernels::{Wide, dot, dot2_row, dot2_rows};
 use crate::lexical::{LexicalIndex, LexicalScores};
 use crate::lists::Lists;
 
@@ -234,20 +234,19 @@ impl UserIndex {
 
     /// A slot's full code dot products with two queries split the same way, reading the
     /// slot's codes once.
-    fn dot2_at(&self, slot: usize, a: &SplitQuery, b: &SplitQuery) -> (i32, i32) {
-        let head = dot2(self.head_of(slot), &a.head, &b.head);
-        let tail = dot2(self.tail_of(slot), &a.tail, &b.tail);
+    fn dot2_at(&self, slot: usize, a: &WideQuery, b: &WideQuery) -> (i32, i32) {
+        let head = dot2_row(self.head_of(slot), &a.head, &b.head);
+        let tail = dot2_row(self.tail_of(slot), &a.tail, &b.tail);
         (head.0 + tail.0, head.1 + tail.1)
     }
 
     /// Every slot's full code dot products with two queries split the same way, in slot
     /// order, in one pass over the codes.
-    fn dot2_all(&self, a: &SplitQuery, b: &SplitQuery) -> Vec<(i32, i32)> {
+    fn dot2_all(&self, a: &WideQuery, b: &WideQuery) -> Vec<(i32, i32)> {
         let mut all = Vec::with_capacity(self.entries.len());
-        dot2_rows(&self.head, self.head_dims, &Wide::new(&a.head), &Wide::new(&b.head), &mut all);
+        dot2_rows(&self.head, self.head_dims, &a.head, &b.head, &mut all);
         let mut tail = Vec::with_capacity(self.entries.len());
-        let t = self.tail_dims();
-        dot2_rows(&self.tail, t, &Wide::new(&a.tail), &Wide::new(&b.tail), &mut tail);
+        dot2_rows(&self.tail, self.tail_dims(), &a.tail, &b.tail, &mut tail);
         for (sum, (with_a, with_b)) in all.iter_mut().zip(tail) {
             sum.0 += with_a;
             sum.1 += with_b;
@@ -404,6 +403,18 @@ impl SplitQuery {
         let (mut codes, scale) = quantize(query);
         let tail = codes.split_off(vectors.head_dims);
         Some(Self { head: codes, tail, scale })
+    }
+}
+
+/// A split query widened for many records (see [`Wide`]).
+struct WideQuery {
+    head: Wide,
+    tail: Wide,
+}
+
+impl WideQuery {
+    fn new(query: &SplitQuery) -> Self {
+        Self { head: Wide::new(&query.head), tail: Wide::new(&query.tail) }
     }
 }
 
@@ -574,16 +585,20 @@ fn scan(
             Scored { slot, cosine, raw }
         }
     };
+    // The query and the direction (the query again without one), widened once per search.
+    let widened = query.map(|q| (WideQuery::new(q), common.map(|c| WideQuery::new(&c.direction))));
+    let widened = widened.as_ref().map(|(q, d)| (q, d.as_ref().unwrap_or(q)));
     // The same, for one slot.
-    let exact = |slot: usize| match (query, common) {
-        (None, _) => scored(slot, (0, 0)),
-        (Some(q), None) => scored(slot, (vectors.dot_at(slot, q), 0)),
-        (Some(q), Some(common)) => scored(slot, vectors.dot2_at(slot, q, &common.direction)),
+    let exact = |slot: usize| match widened {
+        None => scored(slot, (0, 0)),
+        Some((q, d)) => scored(slot, vectors.dot2_at(slot, q, d)),
     };
     let can_rank = |slot: usize| retrievable(&vectors.entries[slot]);
-    let Some(q) = query.filter(|_| n >= LISTS_MIN) else {
+    let Some(((q, wide_query), wide_direction)) =
+        query.zip(widened).map(|(q, (wq, wd))| ((q, wq), wd)).filter(|_| n >= LISTS_MIN)
+    else {
         // Every record's products in one pass over the codes.
-        let products = query.map(|q| vectors.dot2_all(q, common.map_or(q, |c| &c.direction)));
+        let products = widened.map(|(q, d)| vectors.dot2_all(q, d));
         let rows = (0..n)
             .filter(|&slot| can_rank(slot))
             .map(|slot| scored(slot, products.as_ref().map_or((0, 0), |p| p[slot])))
@@ -604,14 +619,12 @@ fn scan(
     // Each probed record's head cosine to the query, as ranking sees it.
     let at_least = (n / 16).max(PROBE_MIN);
     let mut by_head: Vec<(usize, f64)> = Vec::with_capacity(at_least + at_least / 2);
-    let query_head = Wide::new(&q.head);
-    let direction_head = common.map(|c| Wide::new(&c.direction.head));
     let mut products = Vec::new();
     // Records by slot (`None`: the slots in order), with their heads one after another.
     let mut visit = |slots: Option<&[u32]>, heads: &[i8], scales: &[f32]| {
         products.clear();
-        let along = direction_head.as_ref().unwrap_or(&query_head);
-        dot2_rows(heads, vectors.head_dims, &query_head, along, &mut products);
+        let (query_head, direction_head) = (&wide_query.head, &wide_direction.head);
+        dot2_rows(heads, vectors.head_dims, query_head, direction_head, &mut products);
         for (i, (&(with_query, along), &scale)) in products.iter().zip(scales).enumerate() {
             if scale == 0.0 {
                 continue;
