@@ -8,7 +8,7 @@
 //! back as plain arrays the search scan reads by position, without hashing.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use rust_stemmers::{Algorithm, Stemmer};
 use rustc_hash::FxHashMap;
@@ -68,12 +68,37 @@ fn general_weight(word: &str) -> f64 {
     }
 }
 
+/// Per-slot arrays of zeros kept between searches (at most [`SPARE_ARRAYS`]), so that a
+/// search of a large notebook neither allocates nor clears arrays of its size: a search
+/// takes them zeroed and gives them back zeroed, clearing only the cells it wrote.
+static SPARE: Mutex<Vec<Vec<f64>>> = Mutex::new(Vec::new());
+
+/// How many zeroed arrays [`SPARE`] keeps (two per search running at once).
+const SPARE_ARRAYS: usize = 16;
+
+/// An array of `n` zeros, from [`SPARE`] when one is there.
+fn zeros(n: usize) -> Vec<f64> {
+    let spare = SPARE.lock().unwrap_or_else(std::sync::PoisonError::into_inner).pop();
+    let mut array = spare.unwrap_or_default();
+    // Every cell of a spare array is 0, so shortening or lengthening it keeps it zeroed.
+    array.resize(n, 0.0);
+    array
+}
+
+/// Gives back an array whose cells are all 0.
+fn give_back(array: Vec<f64>) {
+    let mut spare = SPARE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if spare.len() < SPARE_ARRAYS {
+        spare.push(array);
+    }
+}
+
 /// BM25F scores of one query: by record slot, and by session number.
 #[derive(Debug, Default)]
 pub(crate) struct LexicalScores {
     /// BM25F of each slot's record with its context (0 when nothing matches).
     pub(crate) turns: Vec<f64>,
-    /// The slots whose `turns` score is not 0, in no order.
+    /// The slots whose `turns` score is not 0, in no order: every slot written.
     pub(crate) matched: Vec<u32>,
     /// BM25 of each session as one document, indexed by session number.
     pub(crate) sessions: Vec<f64>,
@@ -83,6 +108,16 @@ impl LexicalScores {
     /// The BM25 of a session (0 for none, or one without a match).
     pub(crate) fn session_score(&self, session: Option<u32>) -> f64 {
         session.and_then(|s| self.sessions.get(s as usize)).copied().unwrap_or(0.0)
+    }
+}
+
+impl Drop for LexicalScores {
+    fn drop(&mut self) {
+        let mut turns = std::mem::take(&mut self.turns);
+        for &slot in &self.matched {
+            turns[slot as usize] = 0.0;
+        }
+        give_back(turns);
     }
 }
 
@@ -249,7 +284,7 @@ impl LexicalIndex {
     pub(crate) fn score(&self, query: &[String]) -> LexicalScores {
         let n = self.docs.len();
         let mut scores = LexicalScores {
-            turns: vec![0.0; n],
+            turns: zeros(n),
             sessions: vec![0.0; self.session_len.len()],
             matched: Vec::new(),
         };
@@ -262,7 +297,7 @@ impl LexicalIndex {
         let ns = self.sessions.len() as f64;
         let avg_session = if ns > 0.0 { self.sessioned_len as f64 / ns } else { 1.0 };
         // Per-term scratch: term frequency by slot and by session, and which were touched.
-        let mut tf = vec![0.0_f64; n];
+        let mut tf = zeros(n);
         let mut touched: Vec<u32> = Vec::new();
         let mut per_session = vec![0.0_f64; self.session_len.len()];
         let mut touched_sessions: Vec<u32> = Vec::new();
@@ -290,11 +325,22 @@ impl LexicalIndex {
                 }
                 *cell += amount;
             };
+            let saturation =
+                |f: f64, dl: f64| idf * f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * dl / avgdl));
             for &(slot, count) in posting {
                 let count = f64::from(count);
-                add(slot, count);
-                let s = self.shapes[slot as usize].session;
-                if s != NO_SESSION {
+                let shape = self.shapes[slot as usize];
+                let s = shape.session;
+                if s == NO_SESSION {
+                    // Outside a session a record has no context: the term's frequency is
+                    // this count alone, and its score is final at once.
+                    let cell = &mut scores.turns[slot as usize];
+                    if *cell == 0.0 {
+                        scores.matched.push(slot);
+                    }
+                    *cell += saturation(count, f64::from(shape.len));
+                } else {
+                    add(slot, count);
                     let cell = &mut per_session[s as usize];
                     if *cell == 0.0 {
                         touched_sessions.push(s);
@@ -312,15 +358,12 @@ impl LexicalIndex {
                 if scores.turns[slot as usize] == 0.0 {
                     scores.matched.push(slot);
                 }
-                let shape = self.shapes[slot as usize];
-                let mut dl = f64::from(shape.len);
-                if shape.session != NO_SESSION {
-                    dl += W_PREV * self.len_of(self.neighbour(slot, -1))
-                        + W_PREV2 * self.len_of(self.neighbour(slot, -2))
-                        + W_NEXT * self.len_of(self.neighbour(slot, 1));
-                }
-                scores.turns[slot as usize] +=
-                    idf * f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * dl / avgdl));
+                // Only sessioned records are added here, so each has its context.
+                let dl = f64::from(self.shapes[slot as usize].len)
+                    + W_PREV * self.len_of(self.neighbour(slot, -1))
+                    + W_PREV2 * self.len_of(self.neighbour(slot, -2))
+                    + W_NEXT * self.len_of(self.neighbour(slot, 1));
+                scores.turns[slot as usize] += saturation(f, dl);
             }
             let sdf = touched_sessions.len() as f64;
             let sidf = general * (1.0 + (ns - sdf + 0.5) / (sdf + 0.5)).ln();
@@ -331,6 +374,7 @@ impl LexicalIndex {
                     sidf * g * (K1 + 1.0) / (g + K1 * (1.0 - B + B * sl / avg_session));
             }
         }
+        give_back(tf);
         scores
     }
 }
@@ -357,6 +401,30 @@ mod tests {
         assert!(scores.turns.iter().all(|s| *s == 0.0));
         assert!(index.score(&["pizza".into()]).turns[0] > 0.0);
         assert_eq!(terms("Running runs RAN"), ["run", "run", "ran"]);
+    }
+
+    #[test]
+    fn kept_arrays_come_back_zeroed_and_scores_do_not_leak_between_searches() {
+        let mut index = LexicalIndex::default();
+        for slot in 0..300u32 {
+            let session = (slot % 3 == 0).then_some(slot / 30);
+            index.set(slot, i64::from(slot), &format!("word{} common", slot % 7), session);
+        }
+        let first = index.score(&["word3".into(), "common".into()]);
+        let (turns, sessions) = (first.turns.clone(), first.sessions.clone());
+        drop(first);
+        for _ in 0..3 {
+            let narrow = index.score(&["word5".into()]);
+            for (slot, score) in narrow.turns.iter().enumerate() {
+                assert_eq!(*score > 0.0, narrow.matched.contains(&(slot as u32)), "slot {slot}");
+            }
+        }
+        // The same query gives the same scores with arrays that were used before.
+        let again = index.score(&["word3".into(), "common".into()]);
+        assert_eq!(again.turns, turns);
+        assert_eq!(again.sessions, sessions);
+        drop(again);
+        assert!(zeros(1_000).iter().all(|cell| *cell == 0.0));
     }
 
     #[test]

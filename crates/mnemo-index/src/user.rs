@@ -240,13 +240,21 @@ impl UserIndex {
         (head.0 + tail.0, head.1 + tail.1)
     }
 
-    /// Every slot's full code dot products with two queries split the same way, in slot
-    /// order, in one pass over the codes.
-    fn dot2_all(&self, a: &WideQuery, b: &WideQuery) -> Vec<(i32, i32)> {
-        let mut all = Vec::with_capacity(self.entries.len());
-        dot2_rows(&self.head, self.head_dims, &a.head, &b.head, &mut all);
-        let mut tail = Vec::with_capacity(self.entries.len());
-        dot2_rows(&self.tail, self.tail_dims(), &a.tail, &b.tail, &mut tail);
+    /// The full code dot products of the slots in `slots` with two queries split the same
+    /// way, in slot order, in one pass over their codes (which lie one after another).
+    fn dot2_range(
+        &self,
+        slots: std::ops::Range<usize>,
+        a: &WideQuery,
+        b: &WideQuery,
+    ) -> Vec<(i32, i32)> {
+        let (head_dims, tail_dims) = (self.head_dims, self.tail_dims());
+        let heads = &self.head[slots.start * head_dims..slots.end * head_dims];
+        let tails = &self.tail[slots.start * tail_dims..slots.end * tail_dims];
+        let mut all = Vec::with_capacity(slots.len());
+        dot2_rows(heads, head_dims, &a.head, &b.head, &mut all);
+        let mut tail = Vec::with_capacity(slots.len());
+        dot2_rows(tails, tail_dims, &a.tail, &b.tail, &mut tail);
         for (sum, (with_a, with_b)) in all.iter_mut().zip(tail) {
             sum.0 += with_a;
             sum.1 += with_b;
@@ -598,7 +606,7 @@ fn scan(
         query.zip(widened).map(|(q, (wq, wd))| ((q, wq), wd)).filter(|_| n >= LISTS_MIN)
     else {
         // Every record's products in one pass over the codes.
-        let products = widened.map(|(q, d)| vectors.dot2_all(q, d));
+        let products = widened.map(|(q, d)| vectors.dot2_range(0..n, q, d));
         let rows = (0..n)
             .filter(|&slot| can_rank(slot))
             .map(|slot| scored(slot, products.as_ref().map_or((0, 0), |p| p[slot])))
@@ -659,14 +667,17 @@ fn scan(
         ..Default::default()
     };
     let runs = crate::lists::sample(n - SAMPLE_RUN, POPULATION_SAMPLE / SAMPLE_RUN);
-    let sampled: Vec<usize> = runs.iter().flat_map(|&start| start..start + SAMPLE_RUN).collect();
-    for &slot in &sampled {
-        if !can_rank(slot) {
-            continue;
+    for &start in &runs {
+        // A run's codes lie one after another: one pass over them.
+        let run = start..start + SAMPLE_RUN;
+        let products = vectors.dot2_range(run.clone(), wide_query, wide_direction);
+        for (slot, product) in run.zip(products) {
+            if can_rank(slot) {
+                population.semantic.add(f64::from(scored(slot, product).cosine));
+            }
         }
-        population.semantic.add(f64::from(exact(slot).cosine));
     }
-    let factor = n as f64 / sampled.len().max(1) as f64;
+    let factor = n as f64 / (runs.len() * SAMPLE_RUN).max(1) as f64;
     population.semantic = population.semantic.scaled(factor);
     ScanScores { rows, lexical, population: Some(population) }
 }

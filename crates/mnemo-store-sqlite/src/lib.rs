@@ -599,12 +599,12 @@ fn query_memories(
 }
 
 fn read_settings(conn: &Connection, tenant: &str, user: &str) -> Result<UserSettings> {
+    // Read before every search and context: a cached statement, not a new one each time.
     let enabled: Option<bool> = conn
-        .query_row(
+        .prepare_cached(
             "SELECT memory_enabled FROM user_settings WHERE tenant = ?1 AND user_id = ?2",
-            [tenant, user],
-            |r| r.get(0),
-        )
+        )?
+        .query_row([tenant, user], |r| r.get(0))
         .optional()?;
     Ok(enabled.map(|memory_enabled| UserSettings { memory_enabled }).unwrap_or_default())
 }
