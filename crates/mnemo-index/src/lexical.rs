@@ -68,13 +68,18 @@ fn general_weight(word: &str) -> f64 {
     }
 }
 
-/// Per-slot arrays of zeros kept between searches (at most [`SPARE_ARRAYS`]), so that a
-/// search of a large notebook neither allocates nor clears arrays of its size: a search
-/// takes them zeroed and gives them back zeroed, clearing only the cells it wrote.
+/// Per-slot arrays of zeros kept between searches (at most [`SPARE_ARRAYS`], each of at
+/// most [`SPARE_CELLS`]), so that a search of a large notebook neither allocates nor clears
+/// arrays of its size: a search takes them zeroed and gives them back zeroed, clearing only
+/// the cells it wrote.
 static SPARE: Mutex<Vec<Vec<f64>>> = Mutex::new(Vec::new());
 
-/// How many zeroed arrays [`SPARE`] keeps (two per search running at once).
-const SPARE_ARRAYS: usize = 16;
+/// How many zeroed arrays [`SPARE`] keeps (up to two per search running at once).
+const SPARE_ARRAYS: usize = 8;
+
+/// The longest array [`SPARE`] keeps (8 MiB): a notebook of more records allocates its
+/// arrays at each search rather than hold that much memory between searches.
+const SPARE_CELLS: usize = 1 << 20;
 
 /// An array of `n` zeros, from [`SPARE`] when one is there.
 fn zeros(n: usize) -> Vec<f64> {
@@ -87,6 +92,9 @@ fn zeros(n: usize) -> Vec<f64> {
 
 /// Gives back an array whose cells are all 0.
 fn give_back(array: Vec<f64>) {
+    if array.capacity() == 0 || array.len() > SPARE_CELLS {
+        return;
+    }
     let mut spare = SPARE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     if spare.len() < SPARE_ARRAYS {
         spare.push(array);
@@ -297,7 +305,9 @@ impl LexicalIndex {
         let ns = self.sessions.len() as f64;
         let avg_session = if ns > 0.0 { self.sessioned_len as f64 / ns } else { 1.0 };
         // Per-term scratch: term frequency by slot and by session, and which were touched.
-        let mut tf = zeros(n);
+        // Term frequencies gathered with context, for sessioned records only (none without
+        // sessions).
+        let mut tf = if self.sessions.is_empty() { Vec::new() } else { zeros(n) };
         let mut touched: Vec<u32> = Vec::new();
         let mut per_session = vec![0.0_f64; self.session_len.len()];
         let mut touched_sessions: Vec<u32> = Vec::new();
