@@ -304,9 +304,8 @@ impl LexicalIndex {
         let avgdl = ((self.total_len + 2 * self.sessioned_len) as f64 / n as f64).max(1.0);
         let ns = self.sessions.len() as f64;
         let avg_session = if ns > 0.0 { self.sessioned_len as f64 / ns } else { 1.0 };
-        // Per-term scratch: term frequency by slot and by session, and which were touched.
-        // Term frequencies gathered with context, for sessioned records only (none without
-        // sessions).
+        // Per-term scratch: term frequency by slot (gathered with context, so for sessioned
+        // records only: none without sessions) and by session, and which were touched.
         let mut tf = if self.sessions.is_empty() { Vec::new() } else { zeros(n) };
         let mut touched: Vec<u32> = Vec::new();
         let mut per_session = vec![0.0_f64; self.session_len.len()];
