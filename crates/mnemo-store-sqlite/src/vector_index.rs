@@ -34,6 +34,14 @@ const ROW_SQL: &str = "SELECT m.rowid, m.kind, m.scope, m.status, m.sensitivity,
             v.vector, json_extract(m.metadata, '$.speaker'), m.session_id, m.valid_from, m.content
        FROM memories m LEFT JOIN memory_vectors v ON v.memory_rowid = m.rowid";
 
+/// [`ROW_SQL`] for one row, by rowid.
+static ONE_ROW_SQL: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| format!("{ROW_SQL} WHERE m.rowid = ?1"));
+
+/// Rows re-read one at a time through a kept statement, rather than through a statement
+/// prepared for their number.
+const FEW_ROWS: usize = 16;
+
 fn read_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<IndexRow> {
     let kind: String = row.get(1)?;
     let status: String = row.get(3)?;
@@ -118,11 +126,22 @@ impl Cached {
         let Some(cached) = self.users.get(&key) else { return Ok(()) };
         let mut cached = cached.write().unwrap_or_else(std::sync::PoisonError::into_inner);
         for chunk in rowids.chunks(500) {
-            let marks = vec!["?"; chunk.len()].join(",");
-            let sql = format!("{ROW_SQL} WHERE m.rowid IN ({marks})");
-            let mut stmt = conn.prepare(&sql)?;
-            let found: Vec<IndexRow> =
-                stmt.query_map(params_from_iter(chunk), read_row)?.collect::<Result<_, _>>()?;
+            // A write re-reads a row or two between neighbour queries: one kept statement
+            // serves those a row at a time.
+            let found: Vec<IndexRow> = if chunk.len() <= FEW_ROWS {
+                let mut stmt = conn.prepare_cached(&ONE_ROW_SQL)?;
+                let mut found = Vec::with_capacity(chunk.len());
+                for rowid in chunk {
+                    found
+                        .extend(stmt.query_map([rowid], read_row)?.collect::<Result<Vec<_>, _>>()?);
+                }
+                found
+            } else {
+                let marks = vec!["?"; chunk.len()].join(",");
+                let sql = format!("{ROW_SQL} WHERE m.rowid IN ({marks})");
+                let mut stmt = conn.prepare(&sql)?;
+                stmt.query_map(params_from_iter(chunk), read_row)?.collect::<Result<_, _>>()?
+            };
             for rowid in chunk {
                 if !found.iter().any(|row| row.rowid == *rowid) {
                     cached.remove(*rowid);

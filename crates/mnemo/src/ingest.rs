@@ -218,7 +218,27 @@ impl Mnemo {
         let mut model_deletes: Vec<(usize, MemoryId)> = Vec::new();
         let mut failures = Vec::new();
         let mut secrets_redacted = 0;
-        for (index, message) in messages.iter().enumerate() {
+        // Redaction and the offline extractor are pure: a long conversation is prepared on
+        // every core, then read in order.
+        let offline = self.chat.is_none() && !options.incognito;
+        let prepared = crate::parallel::in_runs(messages.iter().collect(), |_, run| {
+            Ok::<_, std::convert::Infallible>(
+                run.into_iter()
+                    .map(|message: &Message| {
+                        let (text, redacted) = redact(&message.content);
+                        let found = (offline && message.role == Role::User).then(|| {
+                            let p =
+                                self.disclosure.probability(&text, &disclosure_embedding(&text));
+                            extract(&text, message.ts.unwrap_or(now), self.disclosure.selects(p))
+                        });
+                        (text, redacted, found)
+                    })
+                    .collect(),
+            )
+        });
+        let Ok(prepared) = prepared;
+        for ((index, message), (text, redacted, found)) in messages.iter().enumerate().zip(prepared)
+        {
             if message.content.trim().is_empty() {
                 return Err(InvalidInput::new(
                     format!("messages[{index}].content"),
@@ -226,7 +246,6 @@ impl Mnemo {
                 )
                 .into());
             }
-            let (text, redacted) = redact(&message.content);
             secrets_redacted += redacted;
             let at = message.ts.unwrap_or(now);
             let reference = match &message.id {
@@ -274,10 +293,7 @@ impl Mnemo {
                 continue;
             }
             let (found, extractor) = match &self.chat {
-                None => {
-                    let p = self.disclosure.probability(&text, &disclosure_embedding(&text));
-                    (extract(&text, at, self.disclosure.selects(p)), RULESET.to_owned())
-                }
+                None => (found.unwrap_or_default(), RULESET.to_owned()),
                 Some(chat) => match self.llm_extract(who, chat.as_ref(), &text, at) {
                     Ok(list) => {
                         let mut adds = Vec::new();

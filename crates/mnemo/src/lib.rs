@@ -11,6 +11,7 @@ pub mod eval;
 mod ingest;
 mod keys;
 mod memory_tool;
+mod parallel;
 mod runs;
 mod sessions;
 mod spaces;
@@ -59,6 +60,7 @@ use mnemo_core::session::CompactionConfig;
 use mnemo_core::space;
 use mnemo_core::{Clock, Memory, MemoryId, Scope, Timestamp, UserRef};
 use mnemo_core::{Kind, Status};
+use parallel::side_by_side;
 pub use sessions::{CONSOLIDATOR, ConsolidationReport, SUMMARY_OF};
 use spaces::{Need, owner_of, presented};
 pub use spaces::{NewSpace, PRIVATE, origin};
@@ -414,18 +416,20 @@ impl Mnemo {
         rule: space::WriteRule,
     ) -> Result<Vec<Remembered>> {
         let now = self.now();
-        let candidates = batch
-            .into_iter()
-            .enumerate()
-            .map(|(index, fields)| {
-                Candidate::validate(fields, now).map_err(|e| {
-                    mnemo_core::error::InvalidInput::new(
-                        format!("[{index}].{}", e.field),
-                        e.problem,
-                    )
+        // Screening and embedding are pure: a large batch is prepared on every core.
+        let candidates = parallel::in_runs(batch, |first, run| {
+            run.into_iter()
+                .enumerate()
+                .map(|(k, fields)| {
+                    Candidate::validate(fields, now).map_err(|e| {
+                        mnemo_core::error::InvalidInput::new(
+                            format!("[{}].{}", first + k, e.field),
+                            e.problem,
+                        )
+                    })
                 })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+                .collect::<Result<Vec<_>, _>>()
+        })?;
         if !self.store.settings(who)?.memory_enabled {
             let refused = Remembered::refused(ReasonCode::MemoryDisabled);
             return Ok(vec![refused; candidates.len()]);
@@ -433,28 +437,30 @@ impl Mnemo {
         let vectors = match &self.embedder {
             Some(embedder) => {
                 let texts: Vec<&str> = candidates.iter().map(|c| c.content.as_str()).collect();
-                let vectors = embedder.embed(&texts)?;
-                if vectors.len() != texts.len() {
-                    return Err(Error::Port(mnemo_core::ports::PortError::new(
-                        mnemo_core::ErrorKind::Internal,
-                        format!(
-                            "embedder {} returned {} vectors for {} texts",
-                            embedder.id(),
-                            vectors.len(),
-                            texts.len()
-                        ),
-                    )));
-                }
-                vectors
-                    .into_iter()
-                    .map(|vector| {
-                        Some(Embedded {
-                            model: embedder.id().to_owned(),
-                            vector,
-                            calibration: self.calibration.clone(),
+                parallel::in_runs(texts, |_, run| {
+                    let vectors = embedder.embed(&run)?;
+                    if vectors.len() != run.len() {
+                        return Err(Error::Port(mnemo_core::ports::PortError::new(
+                            mnemo_core::ErrorKind::Internal,
+                            format!(
+                                "embedder {} returned {} vectors for {} texts",
+                                embedder.id(),
+                                vectors.len(),
+                                run.len()
+                            ),
+                        )));
+                    }
+                    Ok(vectors
+                        .into_iter()
+                        .map(|vector| {
+                            Some(Embedded {
+                                model: embedder.id().to_owned(),
+                                vector,
+                                calibration: self.calibration.clone(),
+                            })
                         })
-                    })
-                    .collect()
+                        .collect())
+                })?
             }
             None => vec![None; candidates.len()],
         };
@@ -1179,37 +1185,4 @@ pub use mnemo_embed::OpenAiConfig;
 /// A new, time-ordered record id.
 fn new_id() -> MemoryId {
     MemoryId(uuid::Uuid::now_v7().to_string())
-}
-
-/// `each` over every notebook, side by side: as many threads as there are cores (the calling
-/// one among them), each taking the next notebook not yet taken; the answers in notebook order.
-fn side_by_side<T: Send>(
-    notebooks: &[UserRef],
-    each: impl Fn(&UserRef) -> Result<T> + Sync,
-) -> Result<Vec<T>> {
-    if let [one] = notebooks {
-        return Ok(vec![each(one)?]);
-    }
-    let threads = std::thread::available_parallelism()
-        .map_or(1, std::num::NonZeroUsize::get)
-        .min(notebooks.len());
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let work = || -> Result<Vec<(usize, T)>> {
-        let mut done = Vec::new();
-        loop {
-            let at = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let Some(owner) = notebooks.get(at) else { return Ok(done) };
-            done.push((at, each(owner)?));
-        }
-    };
-    let mut done = std::thread::scope(|scope| {
-        let others: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
-        let mut done = work()?;
-        for other in others {
-            done.extend(other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?);
-        }
-        Ok::<_, Error>(done)
-    })?;
-    done.sort_by_key(|(at, _)| *at);
-    Ok(done.into_iter().map(|(_, answer)| answer).collect())
 }
