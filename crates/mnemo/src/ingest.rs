@@ -218,6 +218,25 @@ impl Mnemo {
         let mut model_deletes: Vec<(usize, MemoryId)> = Vec::new();
         let mut failures = Vec::new();
         let mut secrets_redacted = 0;
+        // Each message's checks come first, in order, so bad input is refused before any
+        // extraction runs.
+        let references = messages
+            .iter()
+            .enumerate()
+            .map(|(index, message)| {
+                if message.content.trim().is_empty() {
+                    return Err(InvalidInput::new(
+                        format!("messages[{index}].content"),
+                        "must not be empty",
+                    )
+                    .into());
+                }
+                Ok(match &message.id {
+                    Some(id) => validate_key(id, &format!("messages[{index}].id"))?,
+                    None => format!("{session}:{index}"),
+                })
+            })
+            .collect::<Result<Vec<String>>>()?;
         // Redaction and the offline extractor are pure: a long conversation is prepared on
         // every core, then read in order.
         let offline = self.chat.is_none() && !options.incognito;
@@ -237,21 +256,10 @@ impl Mnemo {
             )
         });
         let Ok(prepared) = prepared;
-        for ((index, message), (text, redacted, found)) in messages.iter().enumerate().zip(prepared)
-        {
-            if message.content.trim().is_empty() {
-                return Err(InvalidInput::new(
-                    format!("messages[{index}].content"),
-                    "must not be empty",
-                )
-                .into());
-            }
+        let read = messages.iter().enumerate().zip(references).zip(prepared);
+        for (((index, message), reference), (text, redacted, found)) in read {
             secrets_redacted += redacted;
             let at = message.ts.unwrap_or(now);
-            let reference = match &message.id {
-                Some(id) => validate_key(id, &format!("messages[{index}].id"))?,
-                None => format!("{session}:{index}"),
-            };
             let source_type =
                 message.source.as_ref().map_or(message.role.source_type(), |s| s.source_type);
             let source_ref =
