@@ -49,7 +49,14 @@ impl LedgerKey {
         mac.update(domain.as_bytes());
         mac.update(&[0]);
         mac.update(text.as_bytes());
-        mac.finalize().into_bytes().iter().map(|b| format!("{b:02x}")).collect()
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let bytes = mac.finalize().into_bytes();
+        let mut hex = String::with_capacity(2 * bytes.len());
+        for b in bytes {
+            hex.push(char::from(HEX[usize::from(b >> 4)]));
+            hex.push(char::from(HEX[usize::from(b & 15)]));
+        }
+        hex
     }
 
     /// The keyed hash of a statement, normalised by [`statement_form`]: equal for the same
@@ -66,12 +73,10 @@ impl LedgerKey {
 
 /// A statement reduced to its words: lower case, letters and digits only, single spaces.
 pub fn statement_form(content: &str) -> String {
-    content
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect::<Vec<_>>()
-        .join(" ")
+    let mut out = String::with_capacity(content.len());
+    let words = content.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty());
+    crate::lifecycle::lowercase_words(words, " ", |piece| out.push_str(piece));
+    out
 }
 
 /// What the ledger knows about a candidate's statement: it was forgotten.

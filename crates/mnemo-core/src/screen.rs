@@ -79,10 +79,13 @@ pub enum SensitiveCategory {
 
 /// Screens one text.
 pub fn screen(text: &str) -> Screening {
+    // The instruction and sensitivity rules read the same words: split once.
+    let w = words(text);
+    let flat = spaced(&w);
     Screening {
         secret: find_secret(text),
-        instruction_like: is_instruction_like(text),
-        sensitive: sensitive_category(text),
+        instruction_like: instruction_like_in(text, &w, &flat),
+        sensitive: sensitive_category_in(text, &w, &flat),
     }
 }
 
@@ -90,7 +93,7 @@ pub fn screen(text: &str) -> Screening {
 fn words(text: &str) -> Vec<String> {
     text.split(|c: char| !(c.is_alphanumeric() || c == '\''))
         .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
+        .map(|w| if w.is_ascii() { w.to_ascii_lowercase() } else { w.to_lowercase() })
         .collect()
 }
 
@@ -156,6 +159,45 @@ fn has_any_words(flat: &str, list: &AhoCorasick) -> bool {
     let bytes = flat.as_bytes();
     list.find_overlapping_iter(flat)
         .any(|m| m.start() > 0 && bytes[m.start() - 1] == b' ' && bytes.get(m.end()) == Some(&b' '))
+}
+
+/// Several fixed lists of phrases in one automaton, so that one pass over a text tells which
+/// of them occur in it as whole words.
+struct WordLists {
+    automaton: AhoCorasick,
+    /// For each pattern, the lists holding it, as bits.
+    lists_of: Vec<u32>,
+}
+
+impl WordLists {
+    /// The lists, at most 32; a phrase in several lists is one pattern.
+    fn new(lists: &[&[&str]]) -> Self {
+        let mut patterns: Vec<&str> = Vec::new();
+        let mut lists_of: Vec<u32> = Vec::new();
+        for (list, phrases) in lists.iter().enumerate() {
+            for phrase in *phrases {
+                match patterns.iter().position(|p| p == phrase) {
+                    Some(k) => lists_of[k] |= 1 << list,
+                    None => {
+                        patterns.push(phrase);
+                        lists_of.push(1 << list);
+                    }
+                }
+            }
+        }
+        Self { automaton: substrings(&patterns), lists_of }
+    }
+
+    /// Which lists have a phrase in `flat` (as [`has_any_words`] reads it), as bits.
+    fn found(&self, flat: &str) -> u32 {
+        let bytes = flat.as_bytes();
+        self.automaton
+            .find_overlapping_iter(flat)
+            .filter(|m| {
+                m.start() > 0 && bytes[m.start() - 1] == b' ' && bytes.get(m.end()) == Some(&b' ')
+            })
+            .fold(0, |found, m| found | self.lists_of[m.pattern().as_usize()])
+    }
 }
 
 /// Words joined by single spaces with a space at each end, as [`has_words`] reads them.
@@ -247,7 +289,7 @@ static PLACEHOLDER_WORDS: Substrings = Substrings::new(|| {
 /// Whether a token assigns a secret (`GITHUB_TOKEN=…`, `"password": "…"`) or embeds
 /// credentials in a URL (`postgres://user:pass@host`).
 fn secret_assignment(token: &str) -> bool {
-    if let Some(scheme) = token.find("://") {
+    if let Some(scheme) = token.contains(':').then(|| token.find("://")).flatten() {
         let rest = &token[scheme + 3..];
         if let Some(at) = rest.find('@')
             && let Some((_, password)) = rest[..at].split_once(':')
@@ -283,7 +325,10 @@ fn pieces(text: &str, blocked: &[(usize, usize)]) -> Vec<(usize, usize)> {
     let mut start = None;
     for (i, c) in text.char_indices().chain([(text.len(), ' ')]) {
         let split = c.is_whitespace()
-            || "\"'`,;()<>[]{}".contains(c)
+            || matches!(
+                c,
+                '"' | '\'' | '`' | ',' | ';' | '(' | ')' | '<' | '>' | '[' | ']' | '{' | '}'
+            )
             || blocked.iter().any(|&(s, e)| (s..e).contains(&i));
         match (split, start) {
             (false, None) => start = Some(i),
@@ -342,17 +387,24 @@ fn secret_spans(text: &str) -> Vec<(usize, usize, SecretKind)> {
             out.push((ns, ns + next.len(), SecretKind::BearerToken));
         }
     }
-    out.extend(webhook_spans(text).into_iter().map(|(s, e)| (s, e, SecretKind::WebhookUrl)));
+    // Every detector below reads the same whitespace-separated tokens.
+    let tokens = raw_tokens(text);
+    let lower = text.to_lowercase();
     out.extend(
-        recovery_phrase_spans(text)
+        webhook_spans(text, &tokens).into_iter().map(|(s, e)| (s, e, SecretKind::WebhookUrl)),
+    );
+    out.extend(
+        recovery_phrase_spans(text, &lower, &tokens)
             .into_iter()
-            .chain(recovery_code_spans(text))
+            .chain(recovery_code_spans(text, &lower, &tokens))
             .map(|(s, e)| (s, e, SecretKind::RecoveryPhrase)),
     );
     out.extend(jwt_spans(text).into_iter().map(|(s, e)| (s, e, SecretKind::Jwt)));
-    out.extend(key_spans(text).into_iter().map(|(s, e)| (s, e, SecretKind::ApiKey)));
+    out.extend(key_spans(text, &tokens).into_iter().map(|(s, e)| (s, e, SecretKind::ApiKey)));
     out.extend(card_spans(text).into_iter().map(|(s, e)| (s, e, SecretKind::CardNumber)));
-    out.extend(stated_credentials(text).into_iter().map(|(s, e)| (s, e, SecretKind::Password)));
+    out.extend(
+        stated_credentials(text, &tokens).into_iter().map(|(s, e)| (s, e, SecretKind::Password)),
+    );
     out
 }
 
@@ -506,7 +558,10 @@ const CREDENTIAL_HINTS: &[&str] = &[
 
 /// What a token names as a credential, if anything ("password", "DB_PASSWORD", "apiKey:",
 /// "パスワードは"; "code" only beside a word such as "door" or "unlock" in `around`).
-fn credential_word(token: &str, around: &[&str]) -> Option<Credential> {
+fn credential_word<'a>(
+    token: &str,
+    around: impl IntoIterator<Item = &'a str>,
+) -> Option<Credential> {
     let lower = token.to_lowercase();
     static HINTS: Substrings = Substrings::new(|| substrings(CREDENTIAL_HINTS));
     if !HINTS.is_match(&lower) {
@@ -549,7 +604,7 @@ fn credential_word(token: &str, around: &[&str]) -> Option<Credential> {
     if parts.iter().any(|p| CREDENTIAL_PARTS.contains(&p.as_str())) {
         return Some(Credential::Other);
     }
-    let qualified = around.iter().any(|w| {
+    let qualified = around.into_iter().any(|w| {
         let w = w.to_lowercase();
         CODE_QUALIFIERS.iter().any(|q| w.trim_matches(|c: char| !c.is_alphanumeric()) == *q)
     });
@@ -576,21 +631,21 @@ fn plain_value(credential: Credential, token: &str) -> bool {
 /// "PIN 7392"), or after a marker (`is`, `=`, `:`, `to`, a word ending in `:`) within six
 /// words ("the password for the family account = MickeyM0use!", "пароль от почты:
 /// Kotik2023"). A passphrase runs to the end of its clause.
-fn stated_credentials(text: &str) -> Vec<(usize, usize)> {
+fn stated_credentials(text: &str, tokens: &[(usize, usize)]) -> Vec<(usize, usize)> {
     let trim = |(s, e): (usize, usize)| {
         let span = &text[s..e];
         let start = span.len() - span.trim_start_matches(['"', '\'', '`', '(']).len();
         let end = span.trim_end_matches([',', '.', ';', ':', '"', '\'', '`', ')']).len();
         (s + start, s + end.max(start))
     };
-    stated_credential_tokens(text).into_iter().map(trim).filter(|(s, e)| e > s).collect()
+    stated_credential_tokens(text, tokens).into_iter().map(trim).filter(|(s, e)| e > s).collect()
 }
 
-/// The whole tokens that [`stated_credentials`] trims to their values.
-fn stated_credential_tokens(text: &str) -> Vec<(usize, usize)> {
+/// The whole tokens that [`stated_credentials`] trims to their values; `tokens` are the
+/// text's [`raw_tokens`].
+fn stated_credential_tokens(text: &str, tokens: &[(usize, usize)]) -> Vec<(usize, usize)> {
     const MARKERS: &[&str] =
         &["is", "=", ":", "to", "was", "es", "ist", "est", "é", "är", "are", "now", "-"];
-    let tokens = raw_tokens(text);
     let words: Vec<&str> = tokens.iter().map(|&(s, e)| &text[s..e]).collect();
     let mut out = Vec::new();
     for (i, word) in words.iter().enumerate() {
@@ -601,18 +656,22 @@ fn stated_credential_tokens(text: &str) -> Vec<(usize, usize)> {
         let previous = &words[i.saturating_sub(3)..i];
         // "key=value" and "key:value" in one token are name=value pairs.
         if let Some(split) = word.find(['=', ':']).filter(|&k| k > 0 && k + 1 < word.len())
-            && credential_word(&word[..split], previous).is_some()
+            && credential_word(&word[..split], previous.iter().copied()).is_some()
             && !word.contains("://")
             && value_like(&word[split + 1..], true)
         {
             out.push((tokens[i].0 + split + 1, tokens[i].1));
             continue;
         }
-        let phrase = i >= 2 && words[i - 2..=i].join(" ").to_lowercase() == "mot de passe";
-        let around: Vec<&str> =
-            previous.iter().chain(words.iter().skip(i + 1).take(5)).copied().collect();
+        // No character outside ASCII lowercases to one of these letters.
+        let phrase = i >= 2
+            && ["mot", "de", "passe"]
+                .iter()
+                .zip(&words[i - 2..=i])
+                .all(|(a, b)| b.eq_ignore_ascii_case(a));
+        let around = previous.iter().chain(words.iter().skip(i + 1).take(5)).copied();
         let credential =
-            if phrase { Some(Credential::Password) } else { credential_word(word, &around) };
+            if phrase { Some(Credential::Password) } else { credential_word(word, around) };
         let Some(credential) = credential else { continue };
         // "the word 'password'" mentions the word; a public key is not a secret.
         let quoted = word.trim_end_matches([',', '.', ';', ':']);
@@ -679,7 +738,7 @@ fn stated_credential_tokens(text: &str) -> Vec<(usize, usize)> {
 
 /// Byte ranges of provider keys inside any token (`npm_…`, `hf_…`, `whsec_…`, `SG.….…`, a
 /// Google key in a URL's query) and of 40-character AWS secret access keys.
-fn key_spans(text: &str) -> Vec<(usize, usize)> {
+fn key_spans(text: &str, tokens: &[(usize, usize)]) -> Vec<(usize, usize)> {
     // Provider key prefixes and the least number of letters and digits after them.
     const PREFIXES: &[(&str, usize)] = &[
         ("sk-", 16),
@@ -706,7 +765,7 @@ fn key_spans(text: &str) -> Vec<(usize, usize)> {
     static PREFIX_SET: Substrings =
         Substrings::new(|| substrings(&PREFIXES.iter().map(|(p, _)| *p).collect::<Vec<_>>()));
     let mut out = Vec::new();
-    for (s, e) in raw_tokens(text) {
+    for &(s, e) in tokens {
         let token = &text[s..e];
         // The shortest key (a prefix and 14 characters) is 19 bytes long.
         if token.len() < 19 {
@@ -751,7 +810,7 @@ fn key_spans(text: &str) -> Vec<(usize, usize)> {
 
 /// Byte ranges of webhook URLs whose path carries the token that lets anyone post to them
 /// (Slack, Discord, Microsoft Teams, Zapier, IFTTT, Mattermost-style `/hooks/<token>`).
-fn webhook_spans(text: &str) -> Vec<(usize, usize)> {
+fn webhook_spans(text: &str, tokens: &[(usize, usize)]) -> Vec<(usize, usize)> {
     const HOOKS: &[&str] = &[
         "hooks.slack.com/",
         "discord.com/api/webhooks/",
@@ -764,9 +823,9 @@ fn webhook_spans(text: &str) -> Vec<(usize, usize)> {
         "chat.googleapis.com/v1/spaces/",
     ];
     static HOOK_SET: Substrings = Substrings::new(|| substrings(HOOKS));
-    raw_tokens(text)
-        .into_iter()
-        .filter_map(|(s, e)| {
+    tokens
+        .iter()
+        .filter_map(|&(s, e)| {
             let token = text[s..e].trim_end_matches(['.', ',', ';', ')', '"', '\'']);
             if !HOOK_SET.is_match(token) {
                 return None;
@@ -787,7 +846,11 @@ fn webhook_spans(text: &str) -> Vec<(usize, usize)> {
 
 /// Byte ranges of recovery phrases: after "seed", "recovery phrase", "mnemonic", "backup
 /// phrase" or "secret phrase", a run of twelve or more short lower-case words.
-fn recovery_phrase_spans(text: &str) -> Vec<(usize, usize)> {
+fn recovery_phrase_spans(
+    text: &str,
+    lower: &str,
+    tokens: &[(usize, usize)],
+) -> Vec<(usize, usize)> {
     const MARKERS: &[&str] = &[
         "seed",
         "recovery phrase",
@@ -796,9 +859,8 @@ fn recovery_phrase_spans(text: &str) -> Vec<(usize, usize)> {
         "backup phrase",
         "secret phrase",
     ];
-    let lower = text.to_lowercase();
     static MARKER_SET: Substrings = Substrings::new(|| substrings(MARKERS));
-    if lower.len() != text.len() || !MARKER_SET.is_match(&lower) {
+    if lower.len() != text.len() || !MARKER_SET.is_match(lower) {
         return Vec::new();
     }
     // Runs of consecutive words of 3 to 8 lower-case ASCII letters.
@@ -819,7 +881,7 @@ fn recovery_phrase_spans(text: &str) -> Vec<(usize, usize)> {
         }
         run.clear();
     };
-    for (s, e) in raw_tokens(text) {
+    for &(s, e) in tokens {
         let word = text[s..e].trim_end_matches([',', '.', ';', ':', '!', '?']);
         if (3..=8).contains(&word.len()) && word.chars().all(|c| c.is_ascii_lowercase()) {
             run.push((s, s + word.len()));
@@ -840,10 +902,9 @@ fn recovery_phrase_spans(text: &str) -> Vec<(usize, usize)> {
 /// Byte ranges of recovery or backup codes: after "recovery code(s)", "backup code(s)" or
 /// "one-time code(s)", each token of six or more letters and digits (dashes allowed) that
 /// holds a digit.
-fn recovery_code_spans(text: &str) -> Vec<(usize, usize)> {
+fn recovery_code_spans(text: &str, lower: &str, tokens: &[(usize, usize)]) -> Vec<(usize, usize)> {
     const MARKERS: &[&str] =
         &["recovery code", "backup code", "one-time code", "one time code", "2fa code"];
-    let lower = text.to_lowercase();
     if lower.len() != text.len() {
         return Vec::new();
     }
@@ -851,10 +912,10 @@ fn recovery_code_spans(text: &str) -> Vec<(usize, usize)> {
     else {
         return Vec::new();
     };
-    raw_tokens(text)
-        .into_iter()
-        .filter(|&(s, _)| s >= marker)
-        .filter_map(|(s, e)| {
+    tokens
+        .iter()
+        .filter(|&&(s, _)| s >= marker)
+        .filter_map(|&(s, e)| {
             let token = text[s..e].trim_end_matches([',', '.', ';', ':', ')']);
             let alnum = token.chars().filter(char::is_ascii_alphanumeric).count();
             (alnum >= 6
@@ -892,6 +953,10 @@ fn jwt_spans(text: &str) -> Vec<(usize, usize)> {
 /// 4111 1111 1111 1111 0927" is a card followed by an expiry), so what redaction leaves of a
 /// run never holds a card the first pass missed.
 fn card_spans(text: &str) -> Vec<(usize, usize)> {
+    // A card has 13 digits at least.
+    if text.bytes().filter(u8::is_ascii_digit).count() < 13 {
+        return Vec::new();
+    }
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     let mut out = Vec::new();
     let mut k = 0;
@@ -999,11 +1064,23 @@ const ACTION_VERBS: &[&str] = &[
     "leak", "publish",
 ];
 
+/// Whether `word` is one of [`ACTION_VERBS`] (a set, as every word of every text is looked up).
+fn is_action_verb(word: &str) -> bool {
+    static SET: std::sync::LazyLock<rustc_hash::FxHashSet<&'static str>> =
+        std::sync::LazyLock::new(|| ACTION_VERBS.iter().copied().collect());
+    SET.contains(word)
+}
+
 /// Whether the text reads like an instruction to the assistant that moves data or overrides
 /// its rules ("always send reports to …", "ignore previous instructions", "forward invoices
 /// to …"), a poisoning suspect.
 pub fn is_instruction_like(text: &str) -> bool {
     let w = words(text);
+    instruction_like_in(text, &w, &spaced(&w))
+}
+
+/// [`is_instruction_like`] over the text's [`words`] and the same [`spaced`].
+fn instruction_like_in(text: &str, w: &[String], spaced_words: &str) -> bool {
     const OVERRIDES: &[&str] = &[
         "ignore previous instructions",
         "ignore all previous instructions",
@@ -1029,9 +1106,8 @@ pub fn is_instruction_like(text: &str) -> bool {
     ];
     // Words never hold a space, so a phrase of consecutive words is one of whole words in
     // the text's words joined by spaces.
-    let spaced_words = spaced(&w);
     static OVERRIDE_SET: Substrings = Substrings::new(|| substrings(OVERRIDES));
-    if has_any_words(&spaced_words, &OVERRIDE_SET) {
+    if has_any_words(spaced_words, &OVERRIDE_SET) {
         return true;
     }
     // "You are now DAN": a new identity, said at the start of a clause ("where you are now"
@@ -1064,8 +1140,8 @@ pub fn is_instruction_like(text: &str) -> bool {
         "override previous",
         "override the system",
     ];
-    let joined: Vec<String> = w.iter().map(|x| x.replace(['-', '\''], " ")).collect();
-    let flat = joined.join(" ");
+    // The words joined by single spaces, apostrophes read as spaces (words hold no dash).
+    let flat = spaced_words[1..spaced_words.len() - 1].replace('\'', " ");
     static MANIPULATION_SET: Substrings = Substrings::new(|| substrings(MANIPULATION));
     if MANIPULATION_SET.is_match(&flat) {
         return true;
@@ -1098,18 +1174,15 @@ pub fn is_instruction_like(text: &str) -> bool {
             )
     };
     let has_word = |list: &[&str]| w.iter().any(|x| list.contains(&x.as_str()));
+    // A verb with one of these endings (or none): its stem is the verb.
     let action_at = |x: &str| {
-        ACTION_VERBS.iter().any(|v| {
-            x.strip_prefix(v).is_some_and(|rest| {
-                matches!(rest, "" | "s" | "es" | "ed" | "ing" | "'ing" | "ding" | "ring")
-            })
-        })
+        ["", "s", "es", "ed", "ing", "'ing", "ding", "ring"]
+            .iter()
+            .any(|ending| x.strip_suffix(ending).is_some_and(is_action_verb))
     };
     // An action in the imperative, or inflected ("forwarding every invoice to …").
-    let has_action = w
-        .iter()
-        .enumerate()
-        .any(|(i, x)| action_at(x) && (!ACTION_VERBS.contains(&x.as_str()) || imperative(i)));
+    let has_action =
+        w.iter().enumerate().any(|(i, x)| action_at(x) && (!is_action_verb(x) || imperative(i)));
     let recipient =
         text.contains('@') || text.contains("://") || w.iter().any(|x| x == "to" || x == "with");
     // A message addressed to an AI that tells it to act, remember or drop its rules.
@@ -1211,7 +1284,7 @@ pub fn is_instruction_like(text: &str) -> bool {
     // An order is in the imperative: the verb's base form ("always back up your data before
     // installing" orders a backup, not an install).
     let consequential = w.iter().enumerate().any(|(i, x)| {
-        let verb = ACTION_VERBS.contains(&x.as_str()) || CONSEQUENTIAL.contains(&x.as_str());
+        let verb = is_action_verb(x) || CONSEQUENTIAL.contains(&x.as_str());
         verb && imperative(i)
             && !w.get(i + 1).is_some_and(|n| matches!(n.as_str(), "me" | "us" | "myself"))
     });
@@ -1263,7 +1336,7 @@ pub fn is_instruction_like(text: &str) -> bool {
         "sends", "emails", "messages", "calls", "texts",
     ];
     // Someone else's ask; "when I ask for X, give…" is the user's own.
-    let triggered = set_off(&w, &["if", "when", "whenever"], TRIGGERS, 7, true);
+    let triggered = set_off(w, &["if", "when", "whenever"], TRIGGERS, 7, true);
     let unchecked = unchecked || triggered;
     let addressed_to_assistant =
         !habit || w.iter().any(|x| matches!(x.as_str(), "you" | "your" | "you're"));
@@ -1271,7 +1344,7 @@ pub fn is_instruction_like(text: &str) -> bool {
         return true;
     }
     for (i, word) in w.iter().enumerate() {
-        let is_action = ACTION_VERBS.contains(&word.as_str());
+        let is_action = is_action_verb(word);
         if !is_action || !imperative(i) {
             continue;
         }
@@ -1288,7 +1361,7 @@ pub fn is_instruction_like(text: &str) -> bool {
             return true;
         }
     }
-    standing_order(text, &w, &spaced_words, &starts)
+    standing_order(text, w, spaced_words, &starts)
 }
 
 /// Whether a condition opened by one of `openers` is set off by one of `triggers` within
@@ -1683,28 +1756,54 @@ fn standing_order(text: &str, w: &[String], flat: &str, starts: &[bool]) -> bool
 
 /// The sensitive category the text falls in, if any.
 pub fn sensitive_category(text: &str) -> Option<SensitiveCategory> {
-    use SensitiveCategory::*;
     let w = words(text);
-    // A phrase of consecutive words is one of whole words in the words joined by spaces
-    // (words hold no space); each list is looked for in one pass.
-    let flat = spaced(&w);
-    let any = |list: &AhoCorasick| has_any_words(&flat, list);
-    static CRIMINAL_SET: Substrings = Substrings::new(|| substrings(CRIMINAL));
-    static FAITHS_SET: Substrings = Substrings::new(|| substrings(FAITHS));
-    static HARDSHIP_SET: Substrings = Substrings::new(|| substrings(HARDSHIP));
-    static HEALTH_SET: Substrings = Substrings::new(|| substrings(HEALTH));
-    static IDENTITY_SET: Substrings = Substrings::new(|| substrings(IDENTITY));
-    static IMMIGRATION_SET: Substrings = Substrings::new(|| substrings(IMMIGRATION));
-    static MORE_HARDSHIP_SET: Substrings = Substrings::new(|| substrings(MORE_HARDSHIP));
-    static MORE_HEALTH_SET: Substrings = Substrings::new(|| substrings(MORE_HEALTH));
-    static ORIENTATION_SET: Substrings = Substrings::new(|| substrings(ORIENTATION));
-    static POLITICS_SET: Substrings = Substrings::new(|| substrings(POLITICS));
-    static RELIGION_SET: Substrings = Substrings::new(|| substrings(RELIGION));
-    static STAY_SET: Substrings = Substrings::new(|| substrings(STAY));
-    static UNION_SET: Substrings = Substrings::new(|| substrings(UNION));
-    static WORKPLACE_SET: Substrings = Substrings::new(|| substrings(WORKPLACE));
-    static FIRST_PERSON: Substrings =
-        Substrings::new(|| substrings(&["i", "i'm", "i am", "my", "as a", "user", "user's"]));
+    sensitive_category_in(text, &w, &spaced(&w))
+}
+
+/// [`sensitive_category`] over the text's [`words`] and the same [`spaced`]: a phrase of
+/// consecutive words is one of whole words in `flat` (words hold no space), and each list is
+/// looked for in one pass.
+fn sensitive_category_in(text: &str, w: &[String], flat: &str) -> Option<SensitiveCategory> {
+    use SensitiveCategory::*;
+    // Every list below, in one automaton, searched in one pass: which lists occur.
+    const FIRST_PERSON: &[&str] = &["i", "i'm", "i am", "my", "as a", "user", "user's"];
+    static LISTS: std::sync::LazyLock<WordLists> = std::sync::LazyLock::new(|| {
+        WordLists::new(&[
+            CRIMINAL,
+            FAITHS,
+            HARDSHIP,
+            HEALTH,
+            IDENTITY,
+            IMMIGRATION,
+            MORE_HARDSHIP,
+            MORE_HEALTH,
+            ORIENTATION,
+            POLITICS,
+            RELIGION,
+            STAY,
+            UNION,
+            WORKPLACE,
+            FIRST_PERSON,
+        ])
+    });
+    let found = LISTS.found(flat);
+    let [
+        criminal,
+        faiths,
+        hardship,
+        health,
+        identity,
+        immigration,
+        more_hardship,
+        more_health,
+        orientation,
+        politics,
+        religion,
+        stay,
+        union,
+        workplace,
+        first_person,
+    ] = std::array::from_fn(|list| found & (1 << list) != 0);
     const HEALTH: &[&str] = &[
         "diagnosed",
         "diagnosis",
@@ -1888,8 +1987,7 @@ pub fn sensitive_category(text: &str) -> Option<SensitiveCategory> {
         "overdraft",
     ];
     // Rewritten statements speak of "User" ("User is a practising Hindu").
-    let first_person = any(&FIRST_PERSON);
-    if any(&MORE_HEALTH_SET) || medical_word(&w) {
+    if more_health || medical_word(w) {
         return Some(Health);
     }
     // A stay in hospital is health; a job at one, or a hospital as a customer, is not ("I
@@ -1912,13 +2010,13 @@ pub fn sensitive_category(text: &str) -> Option<SensitiveCategory> {
         "emergency room",
         "intensive care",
     ];
-    if any(&STAY_SET) && !any(&WORKPLACE_SET) {
+    if stay && !workplace {
         return Some(Health);
     }
-    if any(&IDENTITY_SET) {
+    if identity {
         return Some(SexualOrientation);
     }
-    if first_person && (any(&FAITHS_SET) || devotion(&w)) {
+    if first_person && (faiths || devotion(w)) {
         return Some(Religion);
     }
     const UNION: &[&str] = &[
@@ -1944,7 +2042,7 @@ pub fn sensitive_category(text: &str) -> Option<SensitiveCategory> {
                 .take(5)
                 .any(|u| ["european", "credit", "student"].contains(&u.as_str()))
     });
-    if any(&UNION_SET) || member_of_union {
+    if union || member_of_union {
         return Some(TradeUnion);
     }
     const IMMIGRATION: &[&str] = &[
@@ -1969,7 +2067,7 @@ pub fn sensitive_category(text: &str) -> Option<SensitiveCategory> {
         "illegal immigrant",
         "leave to remain",
     ];
-    if any(&IMMIGRATION_SET) {
+    if immigration {
         return Some(ImmigrationStatus);
     }
     const CRIMINAL: &[&str] = &[
@@ -2013,31 +2111,31 @@ pub fn sensitive_category(text: &str) -> Option<SensitiveCategory> {
     if served {
         return Some(CriminalRecord);
     }
-    if any(&CRIMINAL_SET) {
+    if criminal {
         return Some(CriminalRecord);
     }
-    if has_phrase(&w, "member of the") && w.iter().any(|x| x == "party") {
+    if has_phrase(w, "member of the") && w.iter().any(|x| x == "party") {
         return Some(Politics);
     }
-    if any(&MORE_HARDSHIP_SET) {
+    if more_hardship {
         return Some(FinancialHardship);
     }
-    if any(&HEALTH_SET) {
+    if health {
         return Some(Health);
     }
-    if any(&ORIENTATION_SET) {
+    if orientation {
         return Some(SexualOrientation);
     }
-    if any(&RELIGION_SET) {
+    if religion {
         return Some(Religion);
     }
-    if any(&POLITICS_SET) {
+    if politics {
         return Some(Politics);
     }
-    if any(&HARDSHIP_SET) {
+    if hardship {
         return Some(FinancialHardship);
     }
-    if has_precise_location(text, &w) {
+    if has_precise_location(text, w) {
         return Some(PreciseLocation);
     }
     None
@@ -2251,7 +2349,11 @@ fn medical_word(w: &[String]) -> bool {
         "insulin",
         "warfarin",
     ];
-    if w.iter().any(|x| BRANDS.contains(&x.as_str())) {
+    // Every word of every text is looked up: the lists as sets.
+    type Set = std::sync::LazyLock<rustc_hash::FxHashSet<&'static str>>;
+    static BRAND_SET: Set = Set::new(|| BRANDS.iter().copied().collect());
+    static CONDITION_SET: Set = Set::new(|| CONDITIONS.iter().copied().collect());
+    if w.iter().any(|x| BRAND_SET.contains(x.as_str())) {
         return true;
     }
     const CONDITIONS: &[&str] = &[
@@ -2341,7 +2443,7 @@ fn medical_word(w: &[String]) -> bool {
             }
             "stroke" => i > 0 && ["a", "had"].contains(&w[i - 1].as_str()),
             "disorder" | "disease" | "syndrome" => i > 0,
-            other => CONDITIONS.contains(&other),
+            other => CONDITION_SET.contains(other),
         };
         dose || condition || ends(DRUG_ENDINGS) || ends(CONDITION_ENDINGS)
     })
