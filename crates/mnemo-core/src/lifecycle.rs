@@ -555,6 +555,10 @@ fn contradicted<'a>(
         .filter(|(_, closeness)| *closeness >= nearest_bar)
         .map(|(m, _)| &m.id);
     let claims = crate::claims::claims(&candidate.content);
+    // A statement that claims nothing contradicts nothing: no stored text need be read.
+    if claims.is_empty() {
+        return Vec::new();
+    }
     live.iter()
         .filter(|(m, closeness)| {
             let near = crate::claims::Nearness {

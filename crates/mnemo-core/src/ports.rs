@@ -344,6 +344,20 @@ pub trait MemoryStore: Send + Sync {
         now: Timestamp,
         actor: &str,
         decide: &dyn Fn(&Candidate, &WriteContext) -> Decision,
+    ) -> Result<Vec<WriteReceipt>, PortError> {
+        self.write_stream(who, &mut records.into_iter().map(Ok), now, actor, decide)
+    }
+
+    /// [`MemoryStore::write_batch`] over records taken from `records` while the transaction
+    /// runs, so that whoever prepares them can go on beside it. The first `Err` it yields
+    /// ends the transaction with that error, and nothing of it is written.
+    fn write_stream(
+        &self,
+        who: &UserRef,
+        records: &mut dyn Iterator<Item = Result<NewRecord, PortError>>,
+        now: Timestamp,
+        actor: &str,
+        decide: &dyn Fn(&Candidate, &WriteContext) -> Decision,
     ) -> Result<Vec<WriteReceipt>, PortError>;
 
     /// One record by id, unless expired at `now`.

@@ -340,10 +340,10 @@ impl<B: Backend> MemoryStore for Engine<B> {
         self.backend.capabilities()
     }
 
-    fn write_batch(
+    fn write_stream(
         &self,
         who: &UserRef,
-        records: Vec<NewRecord>,
+        records: &mut dyn Iterator<Item = Result<NewRecord, PortError>>,
         now: Timestamp,
         actor: &str,
         decide: &dyn Fn(&Candidate, &WriteContext) -> Decision,
@@ -351,10 +351,11 @@ impl<B: Backend> MemoryStore for Engine<B> {
         self.backend.transaction(Owner::User(who), Commit::Write, &mut |tx| {
             // The transaction keeps the settings from changing during the batch.
             let settings = tx.settings()?;
-            records
-                .iter()
-                .map(|record| self.write_one(tx, who, settings, record, now, actor, decide))
-                .collect()
+            let mut receipts = Vec::new();
+            for record in &mut *records {
+                receipts.push(self.write_one(tx, who, settings, &record?, now, actor, decide)?);
+            }
+            Ok(receipts)
         })
     }
 

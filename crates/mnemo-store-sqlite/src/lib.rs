@@ -593,7 +593,16 @@ fn query_memories(
     params: &[&dyn rusqlite::ToSql],
 ) -> Result<Vec<(i64, Memory)>> {
     let sql = format!("SELECT {MEMORY_COLUMNS} FROM {MEMORY_FROM} WHERE {where_clause}");
-    let mut stmt = conn.prepare_cached(&sql)?;
+    select_memories(conn, &sql, params)
+}
+
+/// Records and their rowids selected by `sql`, a select of [`MEMORY_COLUMNS`].
+fn select_memories(
+    conn: &Connection,
+    sql: &str,
+    params: &[&dyn rusqlite::ToSql],
+) -> Result<Vec<(i64, Memory)>> {
+    let mut stmt = conn.prepare_cached(sql)?;
     let rows = stmt.query_map(params, memory_from_row)?;
     Ok(rows.collect::<Result<Vec<_>, _>>()?)
 }
@@ -629,8 +638,8 @@ fn check_vector(conn: &Connection, embedded: &Embedded) -> Result<()> {
     Ok(())
 }
 
+/// Writes a record's vector; the caller has checked it with [`check_vector`].
 fn put_vector(tx: &Connection, rowid: i64, embedded: &Embedded) -> Result<()> {
-    check_vector(tx, embedded)?;
     tx.prepare_cached(
         "INSERT OR REPLACE INTO memory_vectors (memory_rowid, model, dims, vector)
          VALUES (?1, ?2, ?3, ?4)",
@@ -650,7 +659,8 @@ static INSERT_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     format!("INSERT INTO memories ({}) VALUES ({})", RECORD_COLUMNS.join(", "), marks.join(", "))
 });
 
-/// Inserts the record row and its vector; returns the new rowid.
+/// Inserts the record row and its vector (checked by the caller with [`check_vector`]);
+/// returns the new rowid.
 fn insert_row(tx: &Connection, memory: &Memory, vector: Option<&Embedded>) -> Result<i64> {
     for source in &memory.derived_from {
         tx.prepare_cached(

@@ -15,8 +15,9 @@ use rusqlite::{Connection, OptionalExtension, params};
 use crate::codec::content_hash;
 use crate::vector_index::{IndexCache, Touched};
 use crate::{
-    Result, StoreError, chain, check_vector, insert_row, ledger, put_vector, query_memories,
-    read_run, read_settings, to_json, vector_of, versions,
+    MEMORY_COLUMNS, MEMORY_FROM, Result, StoreError, chain, check_vector, insert_row, ledger,
+    put_vector, query_memories, read_run, read_settings, select_memories, to_json, vector_of,
+    versions,
 };
 
 /// One transaction (or read) of an owner on a connection.
@@ -31,6 +32,31 @@ pub(crate) struct SqliteTx<'a> {
     pub(crate) unfollowed: Vec<i64>,
     /// Set when the changes reach a whole user or tenant.
     pub(crate) wide: Option<Touched>,
+    /// The embedder (model and dimensions) whose vectors this transaction found to match
+    /// the file's: later vectors of it need no new check.
+    vectors_checked: Option<(String, usize)>,
+}
+
+/// The select of [`SqliteTx::owned`] for one of the store's fixed conditions, written out
+/// once per condition: every write runs several, and the column list is long. The
+/// conditions are string literals of this file, so the texts kept are few; each is known by
+/// its address and length, which a literal keeps.
+fn owned_select(where_clause: &'static str) -> &'static str {
+    type Selects = std::sync::RwLock<std::collections::HashMap<(usize, usize), &'static str>>;
+    static SELECTS: std::sync::LazyLock<Selects> = std::sync::LazyLock::new(Default::default);
+    let key = (where_clause.as_ptr() as usize, where_clause.len());
+    let known =
+        SELECTS.read().unwrap_or_else(std::sync::PoisonError::into_inner).get(&key).copied();
+    known.unwrap_or_else(|| {
+        let mut selects = SELECTS.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        selects.entry(key).or_insert_with(|| {
+            let sql = format!(
+                "SELECT {MEMORY_COLUMNS} FROM {MEMORY_FROM} \
+                 WHERE m.tenant = ?1 AND m.user_id = ?2 AND {where_clause}"
+            );
+            Box::leak(sql.into_boxed_str())
+        })
+    })
 }
 
 impl<'a> SqliteTx<'a> {
@@ -40,7 +66,15 @@ impl<'a> SqliteTx<'a> {
         user: Option<&'a str>,
         index: Option<&'a IndexCache>,
     ) -> Self {
-        Self { conn, tenant, user, index, unfollowed: Vec::new(), wide: None }
+        Self {
+            conn,
+            tenant,
+            user,
+            index,
+            unfollowed: Vec::new(),
+            wide: None,
+            vectors_checked: None,
+        }
     }
 
     /// What the transaction changed, for the index to follow.
@@ -50,6 +84,20 @@ impl<'a> SqliteTx<'a> {
             None if self.unfollowed.is_empty() => Touched::Nothing,
             None => Touched::Rows(self.unfollowed),
         }
+    }
+
+    /// Checks that `embedded` comes from the embedder of the file's vectors, once per
+    /// transaction for each embedder: a vector of the embedder checked before still matches
+    /// (the file holds that embedder's vectors, or none).
+    fn check_vector(&mut self, embedded: &Embedded) -> Result<()> {
+        let same = |(model, dims): &(String, usize)| {
+            *model == embedded.model && *dims == embedded.vector.len()
+        };
+        if !self.vectors_checked.as_ref().is_some_and(same) {
+            check_vector(self.conn, embedded)?;
+            self.vectors_checked = Some((embedded.model.clone(), embedded.vector.len()));
+        }
+        Ok(())
     }
 
     fn user(&self) -> Result<&'a str> {
@@ -66,17 +114,13 @@ impl<'a> SqliteTx<'a> {
     /// `?1` tenant and `?2` user).
     fn owned(
         &self,
-        where_clause: &str,
+        where_clause: &'static str,
         extra: &[&dyn rusqlite::ToSql],
     ) -> Result<Vec<(i64, Memory)>> {
         let user = self.user()?;
         let mut bound: Vec<&dyn rusqlite::ToSql> = vec![&self.tenant, &user];
         bound.extend_from_slice(extra);
-        query_memories(
-            self.conn,
-            &format!("m.tenant = ?1 AND m.user_id = ?2 AND {where_clause}"),
-            &bound,
-        )
+        select_memories(self.conn, owned_select(where_clause), &bound)
     }
 
     /// The owner's records with the given rowids, in their order (missing ones left out).
@@ -129,7 +173,7 @@ impl<'a> SqliteTx<'a> {
             .map(|(_, m)| m)
             .collect();
         let Some(embedded) = embedding else { return Ok(found) };
-        check_vector(self.conn, embedded)?;
+        self.check_vector(embedded)?;
         match (&candidate.kind, &candidate.source.source_ref) {
             // An episode can only duplicate a record of the same message, so compare with
             // those alone rather than scanning every episode of the user.
@@ -265,6 +309,9 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn insert(&mut self, memory: &Memory, vector: Option<&Embedded>) -> Result<RowId, PortError> {
+        if let Some(embedded) = vector {
+            self.check_vector(embedded)?;
+        }
         let row = insert_row(self.conn, memory, vector)?;
         self.changed(row);
         Ok(row)
@@ -340,7 +387,10 @@ impl Tx for SqliteTx<'_> {
 
     fn put_vector(&mut self, row: RowId, vector: Option<&Embedded>) -> Result<(), PortError> {
         match vector {
-            Some(embedded) => put_vector(self.conn, row, embedded)?,
+            Some(embedded) => {
+                self.check_vector(embedded)?;
+                put_vector(self.conn, row, embedded)?;
+            }
             None => {
                 self.conn
                     .prepare_cached("DELETE FROM memory_vectors WHERE memory_rowid = ?1")

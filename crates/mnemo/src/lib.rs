@@ -416,28 +416,55 @@ impl Mnemo {
         rule: space::WriteRule,
     ) -> Result<Vec<Remembered>> {
         let now = self.now();
+        let decide = |c: &Candidate, ctx: &lifecycle::WriteContext| {
+            space::under_review(lifecycle::decide(c, ctx, now), rule)
+        };
+        // A large batch is screened, validated and embedded in chunks on the other cores
+        // while its transaction writes the chunks before; an invalid statement ends the
+        // transaction, so nothing of the batch is written.
+        if batch.len() >= parallel::SPLIT_AT && self.store.settings(who)?.memory_enabled {
+            let threads = parallel::cores().saturating_sub(1).max(1);
+            let receipts = parallel::beside(
+                batch,
+                PREPARED_CHUNK * threads,
+                |first, chunk| {
+                    let candidates = parallel::in_runs_on(threads, chunk, |at, run| {
+                        validated(first + at, run, now)
+                    })?;
+                    self.embedded(candidates, threads)
+                },
+                |records| {
+                    let mut records = records.map(|record| {
+                        record.map_err(|_| {
+                            mnemo_core::ports::PortError::new(
+                                mnemo_core::ErrorKind::Internal,
+                                "the batch's preparation stopped",
+                            )
+                        })
+                    });
+                    self.store.write_stream(owner, &mut records, now, &self.actor, &decide)
+                },
+            )??;
+            return Ok(receipts.into_iter().map(|r| (r.decision, r.id).into()).collect());
+        }
         // Screening and embedding are pure: a large batch is prepared on every core.
-        let candidates = parallel::in_runs(batch, |first, run| {
-            run.into_iter()
-                .enumerate()
-                .map(|(k, fields)| {
-                    Candidate::validate(fields, now).map_err(|e| {
-                        mnemo_core::error::InvalidInput::new(
-                            format!("[{}].{}", first + k, e.field),
-                            e.problem,
-                        )
-                    })
-                })
-                .collect::<Result<Vec<_>, _>>()
-        })?;
+        let candidates = parallel::in_runs(batch, |first, run| validated(first, run, now))?;
         if !self.store.settings(who)?.memory_enabled {
             let refused = Remembered::refused(ReasonCode::MemoryDisabled);
             return Ok(vec![refused; candidates.len()]);
         }
+        let records = self.embedded(candidates, parallel::cores())?;
+        let receipts = self.store.write_batch(owner, records, now, &self.actor, &decide)?;
+        Ok(receipts.into_iter().map(|r| (r.decision, r.id).into()).collect())
+    }
+
+    /// The candidates as records with new ids, each embedded (when an embedder is set), on
+    /// up to `threads` threads.
+    fn embedded(&self, candidates: Vec<Candidate>, threads: usize) -> Result<Vec<NewRecord>> {
         let vectors = match &self.embedder {
             Some(embedder) => {
                 let texts: Vec<&str> = candidates.iter().map(|c| c.content.as_str()).collect();
-                parallel::in_runs(texts, |_, run| {
+                parallel::in_runs_on(threads, texts, |_, run| {
                     let vectors = embedder.embed(&run)?;
                     if vectors.len() != run.len() {
                         return Err(Error::Port(mnemo_core::ports::PortError::new(
@@ -464,15 +491,11 @@ impl Mnemo {
             }
             None => vec![None; candidates.len()],
         };
-        let records = candidates
+        Ok(candidates
             .into_iter()
             .zip(vectors)
             .map(|(candidate, embedding)| NewRecord { id: new_id(), candidate, embedding })
-            .collect();
-        let receipts = self.store.write_batch(owner, records, now, &self.actor, &|c, ctx| {
-            space::under_review(lifecycle::decide(c, ctx, now), rule)
-        })?;
-        Ok(receipts.into_iter().map(|r| (r.decision, r.id).into()).collect())
+            .collect())
     }
 
     /// One record, unless it does not exist for `who` or has expired.
@@ -1183,6 +1206,27 @@ pub fn openai_embedder(config: mnemo_embed::OpenAiConfig) -> Result<Arc<dyn Embe
 pub use mnemo_embed::OpenAiConfig;
 
 /// A new, time-ordered record id.
+/// How many statements of a large batch are prepared at a time per preparing thread, while
+/// the transaction writes the ones before.
+const PREPARED_CHUNK: usize = 128;
+
+/// A run of a batch validated, each invalid field named by its statement's index in the
+/// batch (`first` is the run's first).
+fn validated(first: usize, run: Vec<CandidateFields>, now: Timestamp) -> Result<Vec<Candidate>> {
+    run.into_iter()
+        .enumerate()
+        .map(|(k, fields)| {
+            Candidate::validate(fields, now).map_err(|e| {
+                mnemo_core::error::InvalidInput::new(
+                    format!("[{}].{}", first + k, e.field),
+                    e.problem,
+                )
+                .into()
+            })
+        })
+        .collect()
+}
+
 fn new_id() -> MemoryId {
     MemoryId(uuid::Uuid::now_v7().to_string())
 }

@@ -1,5 +1,6 @@
-//! Work spread over the machine's cores: notebooks searched side by side, and the pure
-//! preparation of a large batch (screening, extraction, embedding) split into runs.
+//! Work spread over the machine's cores: notebooks searched side by side, the pure
+//! preparation of a large batch (screening, extraction, embedding) split into runs, and a
+//! batch prepared in chunks on other cores while its transaction writes the chunks before.
 
 use mnemo_core::UserRef;
 
@@ -10,7 +11,7 @@ use crate::{Error, Result};
 pub(crate) const SPLIT_AT: usize = 64;
 
 /// The threads to use: one per core, the calling one among them.
-fn cores() -> usize {
+pub(crate) fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
 }
 
@@ -50,10 +51,19 @@ pub(crate) fn side_by_side<T: Send>(
 /// the run's first item. A batch under [`SPLIT_AT`] items is one run. Of the runs that fail,
 /// the earliest one's error is returned, as a single pass in order would return it.
 pub(crate) fn in_runs<T: Send, U: Send, E: Send>(
+    items: Vec<T>,
+    each: impl Fn(usize, Vec<T>) -> std::result::Result<Vec<U>, E> + Sync,
+) -> std::result::Result<Vec<U>, E> {
+    in_runs_on(cores(), items, each)
+}
+
+/// [`in_runs`] on at most `threads` threads.
+pub(crate) fn in_runs_on<T: Send, U: Send, E: Send>(
+    threads: usize,
     mut items: Vec<T>,
     each: impl Fn(usize, Vec<T>) -> std::result::Result<Vec<U>, E> + Sync,
 ) -> std::result::Result<Vec<U>, E> {
-    let threads = if items.len() < SPLIT_AT { 1 } else { cores().min(items.len()) };
+    let threads = if items.len() < SPLIT_AT { 1 } else { threads.min(items.len()) };
     if threads <= 1 {
         return each(0, items);
     }
@@ -81,6 +91,105 @@ pub(crate) fn in_runs<T: Send, U: Send, E: Send>(
         joined.extend(output?);
     }
     Ok(joined)
+}
+
+/// How many prepared chunks may wait for the consumer at most.
+const WAITING_CHUNKS: usize = 4;
+
+/// `items` prepared in consecutive chunks of `chunk` items on another thread while the
+/// calling thread consumes what is ready: `prepare` gets each chunk and the index of its first
+/// item; `consume` takes the prepared items in order, as `Ok`, and an `Err(Stopped)` in place
+/// of any that could not be prepared (after which it should stop). The first chunk is
+/// prepared before `consume` is called, so a failure there never reaches it. A preparation
+/// failure is returned in place of what `consume` returned; the items after the failing
+/// chunk are not prepared.
+pub(crate) fn beside<T: Send, U: Send, E: Send, R>(
+    items: Vec<T>,
+    chunk: usize,
+    prepare: impl Fn(usize, Vec<T>) -> std::result::Result<Vec<U>, E> + Sync,
+    consume: impl FnOnce(&mut dyn Iterator<Item = std::result::Result<U, Stopped>>) -> R,
+) -> std::result::Result<R, E> {
+    let expected = items.len();
+    let chunk = chunk.max(1);
+    std::thread::scope(|scope| {
+        let (sender, receiver) = std::sync::mpsc::sync_channel(WAITING_CHUNKS);
+        let prepare = &prepare;
+        scope.spawn(move || {
+            let mut rest = items.into_iter();
+            let mut first = 0;
+            loop {
+                let next: Vec<T> = rest.by_ref().take(chunk).collect();
+                if next.is_empty() {
+                    return;
+                }
+                let count = next.len();
+                let prepared = prepare(first, next);
+                let failed = prepared.is_err();
+                // A consumer that stopped listening wants no more.
+                if sender.send(prepared).is_err() || failed {
+                    return;
+                }
+                first += count;
+            }
+        });
+        let mut ready =
+            Ready { receiver, current: Vec::new().into_iter(), expected, taken: 0, failure: None };
+        ready.refill();
+        if let Some(failure) = ready.failure.take() {
+            return Err(failure);
+        }
+        let consumed = consume(&mut ready);
+        match ready.failure.take() {
+            Some(failure) => Err(failure),
+            None => Ok(consumed),
+        }
+    })
+}
+
+/// What a consumer of [`beside`] gets in place of an item that could not be prepared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stopped;
+
+/// The prepared items of [`beside`], in order.
+struct Ready<U, E> {
+    receiver: std::sync::mpsc::Receiver<std::result::Result<Vec<U>, E>>,
+    current: std::vec::IntoIter<U>,
+    /// How many items there are in all, and how many were handed out.
+    expected: usize,
+    taken: usize,
+    failure: Option<E>,
+}
+
+impl<U, E> Ready<U, E> {
+    /// Waits for the next chunk once the current one is used up; a failure is kept.
+    fn refill(&mut self) {
+        if self.current.len() > 0 || self.failure.is_some() || self.taken == self.expected {
+            return;
+        }
+        match self.receiver.recv() {
+            Ok(Ok(chunk)) => self.current = chunk.into_iter(),
+            Ok(Err(failure)) => self.failure = Some(failure),
+            // The preparing thread ended early (it panicked): the scope re-raises that.
+            Err(_) => {}
+        }
+    }
+}
+
+impl<U, E> Iterator for Ready<U, E> {
+    type Item = std::result::Result<U, Stopped>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.refill();
+        match self.current.next() {
+            Some(item) => {
+                self.taken += 1;
+                Some(Ok(item))
+            }
+            // Short of the count: nothing more will come, and what came is not all.
+            None if self.taken < self.expected => Some(Err(Stopped)),
+            None => None,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -112,5 +221,50 @@ mod tests {
                 .collect::<std::result::Result<Vec<_>, _>>()
         });
         assert_eq!(out, Err(10));
+    }
+
+    #[test]
+    fn prepared_beside_arrives_whole_and_in_order() {
+        for n in [1, 9, 10, 11, 1000] {
+            let items: Vec<usize> = (0..n).collect();
+            let out = beside(
+                items,
+                10,
+                |first, chunk| {
+                    Ok::<_, ()>(chunk.iter().enumerate().map(|(k, x)| (first + k, *x)).collect())
+                },
+                |ready| ready.collect::<Vec<_>>(),
+            );
+            let expected: Vec<_> = (0..n).map(|i| Ok((i, i))).collect();
+            assert_eq!(out, Ok(expected), "n = {n}");
+        }
+    }
+
+    #[test]
+    fn a_failed_chunk_stops_the_consumer_and_is_returned() {
+        let items: Vec<usize> = (0..100).collect();
+        // Chunk 30..40 fails: the consumer gets 0..30, then `Stopped`, and the error wins.
+        let mut seen = Vec::new();
+        let out = beside(
+            items,
+            10,
+            |first, chunk| if first == 30 { Err(first) } else { Ok(chunk) },
+            |ready| {
+                for item in ready {
+                    match item {
+                        Ok(x) => seen.push(x),
+                        Err(stopped) => return Err(stopped),
+                    }
+                }
+                Ok(())
+            },
+        );
+        assert_eq!(out, Err(30));
+        assert_eq!(seen, (0..30).collect::<Vec<_>>());
+        // A failure in the first chunk never reaches the consumer.
+        let mut called = false;
+        let first = beside(vec![1, 2, 3], 10, |_, _| Err::<Vec<u8>, _>("bad"), |_| called = true);
+        assert_eq!(first, Err("bad"));
+        assert!(!called);
     }
 }

@@ -84,6 +84,50 @@ fn a_large_batch_names_its_earliest_invalid_candidate_and_writes_nothing() {
 }
 
 #[test]
+fn a_statement_invalid_late_in_a_large_batch_undoes_the_statements_written_before_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mnemo = open(&dir);
+    let who = UserRef::new("t", "u").unwrap();
+    // A large batch is written while its later statements are still being prepared: by the
+    // time statement 900 is found invalid, the ones before it are in the transaction.
+    let mut batch: Vec<CandidateFields> =
+        (0..1000).map(|i| stated(&format!("Note number {i} about the orchard"))).collect();
+    batch[950] = stated("");
+    batch[900] = stated(" ");
+    let err = mnemo.remember_batch(&who, batch).unwrap_err();
+    assert!(err.to_string().contains("[900].content"), "{err}");
+    assert!(mnemo.list(&who, &Default::default()).unwrap().is_empty());
+    assert!(mnemo.audit(&who, 10).unwrap().is_empty());
+    // The store is not left holding the failed transaction: the next batch is written whole.
+    let batch: Vec<CandidateFields> =
+        (0..1000).map(|i| stated(&format!("Note number {i} about the orchard"))).collect();
+    let written = mnemo.remember_batch(&who, batch).unwrap();
+    assert!(written.iter().all(|r| r.outcome == Outcome::Added), "{written:?}");
+    assert_eq!(mnemo.list(&who, &Default::default()).unwrap().len(), 1000);
+}
+
+#[test]
+fn a_large_batch_with_memory_switched_off_is_checked_then_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mnemo = open(&dir);
+    let who = UserRef::new("t", "u").unwrap();
+    let mut settings = mnemo.settings(&who).unwrap();
+    settings.memory_enabled = false;
+    mnemo.set_settings(&who, settings).unwrap();
+    let batch = || -> Vec<CandidateFields> {
+        (0..500).map(|i| stated(&format!("Note number {i} about the orchard"))).collect()
+    };
+    let mut invalid = batch();
+    invalid[400] = stated("");
+    let err = mnemo.remember_batch(&who, invalid).unwrap_err();
+    assert!(err.to_string().contains("[400].content"), "{err}");
+    let refused = mnemo.remember_batch(&who, batch()).unwrap();
+    assert_eq!(refused.len(), 500);
+    assert!(refused.iter().all(|r| r.reason == ReasonCode::MemoryDisabled), "{refused:?}");
+    assert!(mnemo.list(&who, &Default::default()).unwrap().is_empty());
+}
+
+#[test]
 fn a_large_batch_decides_as_the_same_statements_one_by_one() {
     let texts: Vec<String> = (0..300)
         .map(|i| match i % 5 {
