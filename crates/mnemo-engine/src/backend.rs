@@ -183,6 +183,10 @@ pub trait Tx {
         source: Option<&str>,
     ) -> Result<Option<ForgottenMatch>, PortError>;
 
+    /// Whether the user has any tombstone at all: a write of a user who never asked to
+    /// forget anything need not look its statement up.
+    fn has_tombstones(&mut self) -> Result<bool, PortError>;
+
     /// Whether the user has a tombstone with this id or this statement digest.
     fn tombstoned(&mut self, id: &MemoryId, statement: &str) -> Result<bool, PortError>;
 

@@ -172,7 +172,7 @@ impl<B: Backend> Engine<B> {
     fn write_context(
         &self,
         tx: &mut dyn Tx,
-        settings: UserSettings,
+        state: WriteState,
         record: &NewRecord,
         now: Timestamp,
     ) -> Result<WriteContext, PortError> {
@@ -197,13 +197,14 @@ impl<B: Backend> Engine<B> {
             }
             similar.push((memory, near.cosine));
         }
+        let forgotten = if state.has_tombstones { self.forgotten(tx, candidate)? } else { None };
         Ok(WriteContext {
-            settings,
+            settings: state.settings,
             same_key: neighbours.same_key,
             same_content,
             similar,
             related,
-            forgotten: self.forgotten(tx, candidate)?,
+            forgotten,
         })
     }
 
@@ -213,13 +214,13 @@ impl<B: Backend> Engine<B> {
         &self,
         tx: &mut dyn Tx,
         who: &UserRef,
-        settings: UserSettings,
+        state: WriteState,
         record: &NewRecord,
         now: Timestamp,
         actor: &str,
         decide: &dyn Fn(&Candidate, &WriteContext) -> Decision,
     ) -> Result<WriteReceipt, PortError> {
-        let context = self.write_context(tx, settings, record, now)?;
+        let context = self.write_context(tx, state, record, now)?;
         let decision = decide(&record.candidate, &context);
         let (action, reason) = audit_action_for(&decision);
         let log = Auditor::new(who, now, actor);
@@ -289,6 +290,16 @@ impl<B: Backend> Engine<B> {
     }
 }
 
+/// What a write transaction reads once for all its records: the user's settings (the
+/// transaction keeps them from changing) and whether the user has any tombstone (no record
+/// written adds one, so a user who never asked to forget anything has no statement to look
+/// up in the ledger).
+#[derive(Debug, Clone, Copy)]
+struct WriteState {
+    settings: UserSettings,
+    has_tombstones: bool,
+}
+
 /// The records of a search's ranking, in its order, with their signals; a ranked record
 /// missing from `memories` (changed or gone since the index ranked it) is left out.
 pub fn found_in_order(
@@ -349,11 +360,11 @@ impl<B: Backend> MemoryStore for Engine<B> {
         decide: &dyn Fn(&Candidate, &WriteContext) -> Decision,
     ) -> Result<Vec<WriteReceipt>, PortError> {
         self.backend.transaction(Owner::User(who), Commit::Write, &mut |tx| {
-            // The transaction keeps the settings from changing during the batch.
-            let settings = tx.settings()?;
+            let state =
+                WriteState { settings: tx.settings()?, has_tombstones: tx.has_tombstones()? };
             let mut receipts = Vec::new();
             for record in &mut *records {
-                receipts.push(self.write_one(tx, who, settings, &record?, now, actor, decide)?);
+                receipts.push(self.write_one(tx, who, state, &record?, now, actor, decide)?);
             }
             Ok(receipts)
         })

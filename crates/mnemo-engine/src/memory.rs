@@ -514,6 +514,11 @@ impl Tx for MemoryTx<'_> {
         Ok(found)
     }
 
+    fn has_tombstones(&mut self) -> Result<bool, PortError> {
+        let user = self.user()?;
+        Ok(self.state.tombstones.iter().any(|b| b.tenant == self.tenant && b.user == user))
+    }
+
     fn tombstoned(&mut self, id: &MemoryId, statement: &str) -> Result<bool, PortError> {
         let user = self.user()?;
         Ok(self.state.tombstones.iter().any(|b| {

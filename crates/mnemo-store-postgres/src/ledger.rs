@@ -36,6 +36,18 @@ pub(crate) fn tombstone(
     }))
 }
 
+/// Whether the user has any tombstone.
+pub(crate) fn has_tombstones(
+    client: &mut impl GenericClient,
+    (tenant, user): (&str, &str),
+) -> Result<bool> {
+    let row = client.query_one(
+        "SELECT EXISTS (SELECT 1 FROM ledger_tombstones WHERE tenant = $1 AND user_id = $2)",
+        &[&tenant, &user],
+    )?;
+    Ok(row.try_get(0)?)
+}
+
 /// Whether the user has a tombstone with this id or this statement digest.
 pub(crate) fn tombstoned(
     client: &mut impl GenericClient,

@@ -551,6 +551,11 @@ impl Tx for PgTx<'_, '_> {
         Ok(ledger::tombstone(self.tx, owner, statement, source)?)
     }
 
+    fn has_tombstones(&mut self) -> Result<bool, PortError> {
+        let owner = (self.tenant, self.user()?);
+        Ok(ledger::has_tombstones(self.tx, owner)?)
+    }
+
     fn tombstoned(&mut self, id: &MemoryId, statement: &str) -> Result<bool, PortError> {
         let owner = (self.tenant, self.user()?);
         Ok(ledger::tombstoned(self.tx, owner, id, statement)?)

@@ -37,6 +37,15 @@ pub(crate) fn tombstone(
     }))
 }
 
+/// Whether the user has any tombstone.
+pub(crate) fn has_tombstones(conn: &Connection, tenant: &str, user: &str) -> Result<bool> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM ledger_tombstones WHERE tenant = ?1 AND user_id = ?2)",
+        )?
+        .query_row(params![tenant, user], |r| r.get(0))?)
+}
+
 /// Whether the user has a tombstone with this id or this statement digest.
 pub(crate) fn tombstoned(
     conn: &Connection,

@@ -118,7 +118,8 @@ impl<'a> SqliteTx<'a> {
         extra: &[&dyn rusqlite::ToSql],
     ) -> Result<Vec<(i64, Memory)>> {
         let user = self.user()?;
-        let mut bound: Vec<&dyn rusqlite::ToSql> = vec![&self.tenant, &user];
+        let mut bound: Vec<&dyn rusqlite::ToSql> = Vec::with_capacity(2 + extra.len());
+        bound.extend_from_slice(&[&self.tenant, &user]);
         bound.extend_from_slice(extra);
         select_memories(self.conn, owned_select(where_clause), &bound)
     }
@@ -488,6 +489,10 @@ impl Tx for SqliteTx<'_> {
         source: Option<&str>,
     ) -> Result<Option<ForgottenMatch>, PortError> {
         Ok(ledger::tombstone(self.conn, self.tenant, self.user()?, statement, source)?)
+    }
+
+    fn has_tombstones(&mut self) -> Result<bool, PortError> {
+        Ok(ledger::has_tombstones(self.conn, self.tenant, self.user()?)?)
     }
 
     fn tombstoned(&mut self, id: &MemoryId, statement: &str) -> Result<bool, PortError> {
