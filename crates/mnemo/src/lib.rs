@@ -1205,7 +1205,6 @@ pub fn openai_embedder(config: mnemo_embed::OpenAiConfig) -> Result<Arc<dyn Embe
 #[cfg(feature = "openai-embedder")]
 pub use mnemo_embed::OpenAiConfig;
 
-/// A new, time-ordered record id.
 /// How many statements of a large batch are prepared at a time per preparing thread, while
 /// the transaction writes the ones before.
 const PREPARED_CHUNK: usize = 128;
@@ -1227,6 +1226,7 @@ fn validated(first: usize, run: Vec<CandidateFields>, now: Timestamp) -> Result<
         .collect()
 }
 
+/// A new, time-ordered record id.
 fn new_id() -> MemoryId {
     MemoryId(uuid::Uuid::now_v7().to_string())
 }

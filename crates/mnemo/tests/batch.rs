@@ -19,6 +19,11 @@ fn stated(content: &str) -> CandidateFields {
     CandidateFields { content: content.into(), ..Default::default() }
 }
 
+/// `count` distinct statements about one topic.
+fn notes(count: usize, about: &str) -> Vec<CandidateFields> {
+    (0..count).map(|i| stated(&format!("Note number {i} about the {about}"))).collect()
+}
+
 fn keyed(content: &str) -> CandidateFields {
     CandidateFields {
         content: content.into(),
@@ -74,8 +79,7 @@ fn a_large_batch_names_its_earliest_invalid_candidate_and_writes_nothing() {
     let mnemo = open(&dir);
     let who = UserRef::new("t", "u").unwrap();
     // Large enough to be prepared on every core; invalid items in its first and last runs.
-    let mut batch: Vec<CandidateFields> =
-        (0..1000).map(|i| stated(&format!("Note number {i} about the garden"))).collect();
+    let mut batch = notes(1000, "garden");
     batch[700] = stated("   ");
     batch[123] = stated("");
     let err = mnemo.remember_batch(&who, batch).unwrap_err();
@@ -90,8 +94,7 @@ fn a_statement_invalid_late_in_a_large_batch_undoes_the_statements_written_befor
     let who = UserRef::new("t", "u").unwrap();
     // A large batch is written while its later statements are still being prepared: by the
     // time statement 900 is found invalid, the ones before it are in the transaction.
-    let mut batch: Vec<CandidateFields> =
-        (0..1000).map(|i| stated(&format!("Note number {i} about the orchard"))).collect();
+    let mut batch = notes(1000, "orchard");
     batch[950] = stated("");
     batch[900] = stated(" ");
     let err = mnemo.remember_batch(&who, batch).unwrap_err();
@@ -99,9 +102,7 @@ fn a_statement_invalid_late_in_a_large_batch_undoes_the_statements_written_befor
     assert!(mnemo.list(&who, &Default::default()).unwrap().is_empty());
     assert!(mnemo.audit(&who, 10).unwrap().is_empty());
     // The store is not left holding the failed transaction: the next batch is written whole.
-    let batch: Vec<CandidateFields> =
-        (0..1000).map(|i| stated(&format!("Note number {i} about the orchard"))).collect();
-    let written = mnemo.remember_batch(&who, batch).unwrap();
+    let written = mnemo.remember_batch(&who, notes(1000, "orchard")).unwrap();
     assert!(written.iter().all(|r| r.outcome == Outcome::Added), "{written:?}");
     assert_eq!(mnemo.list(&who, &Default::default()).unwrap().len(), 1000);
 }
@@ -114,14 +115,11 @@ fn a_large_batch_with_memory_switched_off_is_checked_then_refused() {
     let mut settings = mnemo.settings(&who).unwrap();
     settings.memory_enabled = false;
     mnemo.set_settings(&who, settings).unwrap();
-    let batch = || -> Vec<CandidateFields> {
-        (0..500).map(|i| stated(&format!("Note number {i} about the orchard"))).collect()
-    };
-    let mut invalid = batch();
+    let mut invalid = notes(500, "orchard");
     invalid[400] = stated("");
     let err = mnemo.remember_batch(&who, invalid).unwrap_err();
     assert!(err.to_string().contains("[400].content"), "{err}");
-    let refused = mnemo.remember_batch(&who, batch()).unwrap();
+    let refused = mnemo.remember_batch(&who, notes(500, "orchard")).unwrap();
     assert_eq!(refused.len(), 500);
     assert!(refused.iter().all(|r| r.reason == ReasonCode::MemoryDisabled), "{refused:?}");
     assert!(mnemo.list(&who, &Default::default()).unwrap().is_empty());
