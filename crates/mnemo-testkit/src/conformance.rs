@@ -62,6 +62,7 @@ macro_rules! conformance_tests {
             memory_off_writes_nothing,
             audit_never_copies_content,
             vectors_from_another_embedder_are_rejected,
+            a_batch_mixing_embedders_is_rejected_whole,
             isolation_property,
             export_import_property,
             forgetting_a_source_forgets_what_was_derived_from_it,
@@ -779,6 +780,44 @@ pub fn audit_never_copies_content(h: &dyn Harness) {
     );
     let json = serde_json::to_string(&entries).unwrap();
     assert!(!json.contains("Zeta") && !json.contains("Omega"), "{json}");
+}
+
+/// Within one batch too: once a record's vector has matched the file's embedder, a later
+/// record of another embedder (or of other dimensions) still fails, and the whole batch with
+/// it.
+pub fn a_batch_mixing_embedders_is_rejected_whole(h: &dyn Harness) {
+    use mnemo_core::ports::{Embedded, Embedder, NewRecord};
+    let store = h.store();
+    let alice = who("acme", "alice");
+    write(&*store, &alice, "m1", stated("First"), T0);
+    let embedder = crate::fakes::FakeEmbedder::new(64);
+    let record = |name: &str, text: &str, model: &str, dims: usize| {
+        let candidate = mnemo_core::lifecycle::Candidate::validate(stated(text), T0).unwrap();
+        let mut vector = embedder.embed(&[text]).unwrap().remove(0);
+        vector.resize(dims, 0.5);
+        NewRecord {
+            id: id(name),
+            candidate,
+            embedding: Some(Embedded { model: model.into(), vector, calibration: None }),
+        }
+    };
+    for (model, dims) in [("other", 64), (embedder.id(), 32)] {
+        let batch = vec![
+            record("m2", "Second", embedder.id(), 64),
+            record("m3", "Third", embedder.id(), 64),
+            record("m4", "Fourth", model, dims),
+        ];
+        let err = store
+            .write_batch(&alice, batch, T0, "test", &|c, ctx| {
+                mnemo_core::lifecycle::decide(c, ctx, T0)
+            })
+            .unwrap_err();
+        assert_eq!(err.kind, mnemo_core::ErrorKind::InvalidInput, "{model}/{dims}");
+        assert!(err.message.contains("embedder mismatch"), "{}", err.message);
+        for name in ["m2", "m3", "m4"] {
+            assert!(store.get(&alice, &id(name), T0).unwrap().is_none(), "{name}: {model}/{dims}");
+        }
+    }
 }
 
 /// A vector from a different embedder (or of other dimensions) is an error, never mixed in.
