@@ -156,9 +156,19 @@ fn has_words(flat: &str, phrase: &str) -> bool {
 /// Whether any phrase of `list` occurs in `flat` (as for [`has_words`]) as whole words:
 /// every occurrence of every phrase is looked at, in one pass.
 fn has_any_words(flat: &str, list: &AhoCorasick) -> bool {
+    whole_words(flat, list).next().is_some()
+}
+
+/// Every occurrence in `flat` of a phrase of `list` that stands as whole words (as
+/// [`has_words`] reads them).
+fn whole_words<'a>(
+    flat: &'a str,
+    list: &'a AhoCorasick,
+) -> impl Iterator<Item = aho_corasick::Match> + 'a {
     let bytes = flat.as_bytes();
-    list.find_overlapping_iter(flat)
-        .any(|m| m.start() > 0 && bytes[m.start() - 1] == b' ' && bytes.get(m.end()) == Some(&b' '))
+    list.find_overlapping_iter(flat).filter(|m| {
+        m.start() > 0 && bytes[m.start() - 1] == b' ' && bytes.get(m.end()) == Some(&b' ')
+    })
 }
 
 /// Several fixed lists of phrases in one automaton, so that one pass over a text tells which
@@ -190,12 +200,7 @@ impl WordLists {
 
     /// Which lists have a phrase in `flat` (as [`has_any_words`] reads it), as bits.
     fn found(&self, flat: &str) -> u32 {
-        let bytes = flat.as_bytes();
-        self.automaton
-            .find_overlapping_iter(flat)
-            .filter(|m| {
-                m.start() > 0 && bytes[m.start() - 1] == b' ' && bytes.get(m.end()) == Some(&b' ')
-            })
+        whole_words(flat, &self.automaton)
             .fold(0, |found, m| found | self.lists_of[m.pattern().as_usize()])
     }
 }
