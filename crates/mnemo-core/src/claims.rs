@@ -1003,6 +1003,29 @@ pub fn contradicts_claims(old: &str, new: &[Claim], near: Nearness) -> bool {
     contradicts_read(&claims(old), new, near)
 }
 
+/// Stored statements' claims, each read once: a batch compares each candidate with its
+/// nearest stored statements, and neighbouring candidates share most of them.
+#[derive(Debug, Default)]
+pub struct ClaimsMemo {
+    read: std::collections::HashMap<String, Vec<Claim>>,
+}
+
+impl ClaimsMemo {
+    /// Statements kept at most; past it the memo starts again empty.
+    const KEPT: usize = 4096;
+
+    /// The claims of `statement`, read on first use.
+    pub fn claims(&mut self, statement: &str) -> &[Claim] {
+        if !self.read.contains_key(statement) {
+            if self.read.len() >= Self::KEPT {
+                self.read.clear();
+            }
+            self.read.insert(statement.to_owned(), claims(statement));
+        }
+        self.read.get(statement).map_or(&[], Vec::as_slice)
+    }
+}
+
 /// [`contradicts`] with both statements' claims already read, for comparing many
 /// statements with many.
 pub fn contradicts_read(old: &[Claim], new: &[Claim], near: Nearness) -> bool {
@@ -1015,6 +1038,23 @@ mod tests {
 
     const NEAREST: Nearness = Nearness { related: true, nearest: true };
     const UNRELATED: Nearness = Nearness { related: false, nearest: false };
+
+    #[test]
+    fn the_memo_gives_what_reading_gives_and_stays_bounded() {
+        let mut memo = ClaimsMemo::default();
+        let said = ["My favourite fruit is papaya.", "I moved to Lyon.", "Nothing here."];
+        for _ in 0..2 {
+            for statement in said {
+                assert_eq!(memo.claims(statement), claims(statement).as_slice());
+            }
+        }
+        assert_eq!(memo.read.len(), said.len());
+        for n in 0..ClaimsMemo::KEPT + 10 {
+            memo.claims(&format!("My favourite number is {n}."));
+        }
+        assert!(memo.read.len() <= ClaimsMemo::KEPT);
+        assert_eq!(memo.claims(said[0]), claims(said[0]).as_slice());
+    }
 
     #[test]
     fn slots_are_read_from_structure_in_either_person() {

@@ -420,6 +420,17 @@ fn same_occurrence(candidate: &Candidate, stored: &Memory) -> bool {
 /// candidate that is less trusted or less confident than a stored value of its key waits as
 /// `pending` instead of replacing it.
 pub fn decide(candidate: &Candidate, context: &WriteContext, now: Timestamp) -> Decision {
+    decide_with(candidate, context, now, &mut crate::claims::ClaimsMemo::default())
+}
+
+/// [`decide`], reading stored statements' claims through `memo`, which a run of decisions
+/// (a batch) shares.
+pub fn decide_with(
+    candidate: &Candidate,
+    context: &WriteContext,
+    now: Timestamp,
+    memo: &mut crate::claims::ClaimsMemo,
+) -> Decision {
     let mut verdict = gate(GateInput {
         settings: context.settings,
         source: candidate.source.source_type,
@@ -450,7 +461,7 @@ pub fn decide(candidate: &Candidate, context: &WriteContext, now: Timestamp) -> 
         return Decision::Skip { existing: existing.id.clone(), reason: ReasonCode::Duplicate };
     }
     let live_same_key = context.same_key.iter().any(|m| !m.is_expired(now));
-    let contradicted = contradicted(candidate, context, now);
+    let contradicted = contradicted(candidate, context, now, memo);
     // A keyed statement is settled by its key: a different value is an update, however
     // similar its wording, so the near-duplicate rule applies only without a live key match.
     if !live_same_key
@@ -516,6 +527,7 @@ fn contradicted<'a>(
     candidate: &Candidate,
     context: &'a WriteContext,
     now: Timestamp,
+    memo: &mut crate::claims::ClaimsMemo,
 ) -> Vec<&'a Memory> {
     if candidate.key.is_some() || candidate.kind == Kind::Episodic || candidate.transcript {
         return Vec::new();
@@ -565,7 +577,7 @@ fn contradicted<'a>(
                 related: *closeness >= related_bar,
                 nearest: nearest == Some(&m.id),
             };
-            crate::claims::contradicts_claims(&m.content, &claims, near)
+            crate::claims::contradicts_read(memo.claims(&m.content), &claims, near)
         })
         .map(|(m, _)| *m)
         .collect()

@@ -414,7 +414,12 @@ impl SqliteBackend {
         if scrub && cap > 0 {
             set_max_pages(conn, cap + DELETION_RESERVE_PAGES)?;
         }
-        let outcome = alone_in_transaction(conn, body).map(|(value, touched)| {
+        let outcome = alone_in_transaction(conn, body);
+        if outcome.is_err() {
+            // Inserts are followed as they are written: a rolled-back one must not stay.
+            self.index.drop_user(tenant, user);
+        }
+        let outcome = outcome.map(|(value, touched)| {
             let change = Change {
                 tenant: tenant.to_owned(),
                 user: user.map(str::to_owned),
@@ -805,6 +810,9 @@ impl SqliteBackend {
         set_synchronous(conn, "NORMAL")?;
         let outcome = alone_in_transaction(conn, body);
         set_synchronous(conn, "FULL")?;
+        if outcome.is_err() {
+            self.index.clear();
+        }
         self.index.follow_commit(conn, &[]);
         Ok(outcome?.0)
     }
@@ -833,7 +841,7 @@ impl Backend for SqliteBackend {
         let mut run = |conn: &Connection| -> Result<(T, Touched)> {
             let mut tx = SqliteTx::new(conn, tenant, user, Some(&self.index));
             let value = body(&mut tx).map_err(StoreError::Port)?;
-            Ok((value, tx.touched()))
+            Ok((value, tx.finish()?))
         };
         Ok(match commit {
             Commit::Write => self.write_tx(tenant, user, run)?,
@@ -1107,6 +1115,92 @@ mod tests {
         let stmt = conn.prepare_cached(&sql).unwrap();
         let recompiled = stmt.get_status(rusqlite::StatementStatus::RePrepare);
         assert!(recompiled <= 1, "the duplicate lookup was compiled again {recompiled} times");
+    }
+
+    /// A new user's first batch is followed into the index as it is written rather than read
+    /// back: the cached index answers as one loaded from the committed file does, and a batch
+    /// that fails leaves nothing of itself in it.
+    #[test]
+    fn a_new_users_index_follows_its_first_batch_as_written() {
+        use mnemo_core::ports::Embedder;
+        use mnemo_testkit::fakes::FakeEmbedder;
+        use mnemo_testkit::{T0, stated, who};
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(&dir.path().join("m.db"), T0).unwrap();
+        let embedder = FakeEmbedder::new(64);
+        let record = |id: &str, text: &str, dims: usize| {
+            let mut fields = stated(text);
+            fields.session_id = Some("s1".into());
+            fields.metadata.insert("speaker".into(), "user".into());
+            let vector = embedder.embed(&[text]).unwrap().remove(0);
+            NewRecord {
+                id: MemoryId(id.into()),
+                candidate: lifecycle::Candidate::validate(fields, T0).unwrap(),
+                embedding: Some(Embedded {
+                    model: embedder.id().into(),
+                    vector: vector[..dims].to_vec(),
+                    calibration: None,
+                }),
+            }
+        };
+        let decide =
+            |c: &lifecycle::Candidate, ctx: &lifecycle::WriteContext| lifecycle::decide(c, ctx, T0);
+        let topics = ["garden", "bicycle", "piano", "kitchen", "passport", "holiday"];
+        let texts: Vec<String> = (0..60)
+            .map(|i| format!("Note {i} about the {} and the {}", topics[i % 6], topics[i % 5]))
+            .collect();
+        let alice = who("acme", "alice");
+        let batch = texts.iter().enumerate().map(|(i, t)| record(&format!("a{i}"), t, 64));
+        store.write_batch(&alice, batch.collect(), T0, "test", &decide).unwrap();
+        // What a search and a neighbour query see in an index, in rowid order (ties among
+        // equal scores are broken by the index's own order, which loading may change).
+        let seen = |index: &mnemo_index::UserIndex| {
+            let filter = |kind| mnemo_index::ScanFilter {
+                now: T0.as_millis(),
+                kind,
+                scope: None,
+                exclude_sensitive: false,
+            };
+            let mut seen = Vec::new();
+            for text in &texts[..12] {
+                let query = embedder.embed(&[text]).unwrap().remove(0);
+                let semantic = filter(Some(mnemo_core::Kind::Semantic));
+                let mut near: Vec<(i64, f32, Option<f32>)> = index
+                    .nearest(&query, None, semantic, 100)
+                    .iter()
+                    .map(|n| (n.rowid, n.cosine, n.related))
+                    .collect();
+                near.sort_by_key(|n| n.0);
+                let terms = mnemo_core::retrieval::query_terms(text);
+                let every = |signals: &mnemo_core::retrieval::Signals<'_>| {
+                    let every = 0..signals.rows.len();
+                    every.map(|index| Fused { index, score: 0.0, evidence: 0.0 }).collect()
+                };
+                let mut ranked: Vec<(i64, f64, f64)> = index
+                    .search(&terms, Some(&query), None, filter(None), &every)
+                    .iter()
+                    .map(|r| (r.row, r.bm25, r.cosine))
+                    .collect();
+                ranked.sort_by_key(|r| r.0);
+                seen.push((near, ranked));
+            }
+            seen
+        };
+        let loaded =
+            |user: &str| vector_index::load(&store.writer.exclusive().conn, "acme", user).unwrap();
+        let followed = store.user_index(&alice).unwrap();
+        let followed = seen(&followed.read().unwrap());
+        assert!(followed.iter().all(|(near, rows)| near.len() == 60 && rows.len() == 60));
+        assert_eq!(followed, seen(&loaded("alice")));
+        // A new user's batch whose third vector has other dimensions fails whole.
+        let bob = who("acme", "bob");
+        let batch =
+            (0..3).map(|i| record(&format!("b{i}"), &texts[i], if i == 2 { 8 } else { 64 }));
+        assert!(store.write_batch(&bob, batch.collect(), T0, "test", &decide).is_err());
+        let after = store.user_index(&bob).unwrap();
+        let after = seen(&after.read().unwrap());
+        assert!(after.iter().all(|(near, rows)| near.is_empty() && rows.is_empty()));
+        assert_eq!(after, seen(&loaded("bob")));
     }
 
     /// Concurrent writes share commits, every acknowledged one is stored, and a write that

@@ -9,11 +9,11 @@ use mnemo_core::ports::{AuditEntry, Embedded, ListFilter, PortError};
 use mnemo_core::run::Run;
 use mnemo_core::{Kind, Memory, MemoryId, MemoryVersion, Timestamp};
 use mnemo_engine::{NEIGHBOURS, Neighbours, RowId, Tx};
-use mnemo_index::ScanFilter;
+use mnemo_index::{IndexRow, ScanFilter};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::codec::content_hash;
-use crate::vector_index::{IndexCache, Touched};
+use crate::vector_index::{IndexCache, SharedUserIndex, Touched};
 use crate::{
     MEMORY_COLUMNS, MEMORY_FROM, Result, StoreError, chain, check_vector, insert_row, ledger,
     put_vector, query_memories, read_run, read_settings, select_memories, to_json, vector_of,
@@ -32,6 +32,13 @@ pub(crate) struct SqliteTx<'a> {
     pub(crate) unfollowed: Vec<i64>,
     /// Set when the changes reach a whole user or tenant.
     pub(crate) wide: Option<Touched>,
+    /// Rows inserted that the index has not followed yet, as the records themselves: the
+    /// index takes them without reading them back.
+    unindexed: Vec<IndexRow>,
+    /// Whether the user held no record when the transaction first inserted one (asked once):
+    /// then the user's index is exactly what the transaction wrote, and starts empty rather
+    /// than being read back from the file.
+    new_user: Option<bool>,
     /// The embedder (model and dimensions) whose vectors this transaction found to match
     /// the file's: later vectors of it need no new check.
     vectors_checked: Option<(String, usize)>,
@@ -73,12 +80,14 @@ impl<'a> SqliteTx<'a> {
             index,
             unfollowed: Vec::new(),
             wide: None,
+            unindexed: Vec::new(),
+            new_user: None,
             vectors_checked: None,
         }
     }
 
     /// What the transaction changed, for the index to follow.
-    pub(crate) fn touched(self) -> Touched {
+    fn touched(self) -> Touched {
         match self.wide {
             Some(wide) => wide,
             None if self.unfollowed.is_empty() => Touched::Nothing,
@@ -102,6 +111,42 @@ impl<'a> SqliteTx<'a> {
 
     fn user(&self) -> Result<&'a str> {
         self.user.ok_or_else(|| StoreError::Conflict("a tenant-wide job has no user".into()))
+    }
+
+    /// The user's index with every row this transaction wrote, for a neighbour query: the
+    /// cached entry (or a new user's empty one) takes the inserted records as they are, and
+    /// re-reads the rows changed otherwise; an index not cached is loaded with all of them.
+    fn followed_index(&mut self, index: &IndexCache, user: &str) -> Result<SharedUserIndex> {
+        let create = self.new_user == Some(true);
+        let entry = match index.for_following(self.conn, self.tenant, user, create)? {
+            Some(entry) => {
+                let mut writing = entry.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+                self.unindexed.drain(..).for_each(|row| writing.upsert_row(row));
+                drop(writing);
+                entry
+            }
+            None => {
+                self.unindexed.clear();
+                index.for_writer(self.conn, self.tenant, user)?
+            }
+        };
+        if !self.unfollowed.is_empty() {
+            let rows = Touched::Rows(std::mem::take(&mut self.unfollowed));
+            index.follow_uncommitted(self.conn, self.tenant, Some(user), &rows)?;
+        }
+        Ok(entry)
+    }
+
+    /// What the transaction changed, for the index to follow, once the records it inserted
+    /// are in the user's index if that is cached (else its next load reads them).
+    pub(crate) fn finish(mut self) -> Result<Touched> {
+        if let (Some(index), Some(user), false) = (self.index, self.user, self.unindexed.is_empty())
+            && let Some(entry) = index.for_following(self.conn, self.tenant, user, false)?
+        {
+            let mut writing = entry.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+            self.unindexed.drain(..).for_each(|row| writing.upsert_row(row));
+        }
+        Ok(self.touched())
     }
 
     fn changed(&mut self, row: i64) {
@@ -191,18 +236,14 @@ impl<'a> SqliteTx<'a> {
             }
             _ => {
                 let (Some(index), user) = (self.index, self.user()?) else { return Ok(found) };
-                // Rows this transaction wrote are neighbours of what it writes next.
-                if !self.unfollowed.is_empty() {
-                    let rows = Touched::Rows(std::mem::take(&mut self.unfollowed));
-                    index.follow_uncommitted(self.conn, self.tenant, Some(user), &rows)?;
-                }
                 let filter = ScanFilter {
                     now: now.as_millis(),
                     kind: Some(candidate.kind),
                     scope: Some(&scope),
                     exclude_sensitive: false,
                 };
-                let cached = index.for_writer(self.conn, self.tenant, user)?;
+                // Rows this transaction wrote are neighbours of what it writes next.
+                let cached = self.followed_index(index, user)?;
                 let nearest = cached
                     .read()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -313,8 +354,23 @@ impl Tx for SqliteTx<'_> {
         if let Some(embedded) = vector {
             self.check_vector(embedded)?;
         }
+        let follows = self.index.is_some() && self.user.is_some();
+        if follows && self.new_user.is_none() {
+            let any: bool = self
+                .conn
+                .prepare_cached(
+                    "SELECT EXISTS (SELECT 1 FROM memories WHERE tenant = ?1 AND user_id = ?2)",
+                )
+                .and_then(|mut s| s.query_row(params![self.tenant, self.user], |r| r.get(0)))
+                .map_err(StoreError::from)?;
+            self.new_user = Some(!any);
+        }
         let row = insert_row(self.conn, memory, vector)?;
-        self.changed(row);
+        if follows {
+            self.unindexed.push(IndexRow::of(row, memory, vector.map(|v| &*v.vector)));
+        } else {
+            self.changed(row);
+        }
         Ok(row)
     }
 

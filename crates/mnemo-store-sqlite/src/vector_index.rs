@@ -64,7 +64,7 @@ fn read_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<IndexRow> {
 }
 
 /// Reads a user's whole index through `conn`.
-fn load(conn: &Connection, tenant: &str, user: &str) -> Result<UserIndex, StoreError> {
+pub(crate) fn load(conn: &Connection, tenant: &str, user: &str) -> Result<UserIndex, StoreError> {
     let mut loaded = UserIndex::default();
     let sql = format!("{ROW_SQL} WHERE m.tenant = ?1 AND m.user_id = ?2");
     let mut stmt = conn.prepare_cached(&sql)?;
@@ -267,6 +267,34 @@ impl IndexCache {
             }
         }
         Ok(None)
+    }
+
+    /// The user's index for the writer to follow its own inserts into, from the records
+    /// themselves rather than by reading them back: the cached entry, or with `create` (the
+    /// user holds no record but those the writer is adding) an empty one cached now; `None`
+    /// when neither, leaving the rows to the next load. Until the commit is followed,
+    /// readers do not cache the user.
+    pub(crate) fn for_following(
+        &self,
+        writer: &Connection,
+        tenant: &str,
+        user: &str,
+        create: bool,
+    ) -> Result<Option<SharedUserIndex>, StoreError> {
+        let watch = self.watch();
+        let mut cached = self.cached();
+        cached.account(writer, &watch)?;
+        cached.pending.insert((tenant.to_owned(), Some(user.to_owned())));
+        let key = (tenant.to_owned(), user.to_owned());
+        if let Some(found) = cached.users.get(&key) {
+            return Ok(Some(found.clone()));
+        }
+        if !create {
+            return Ok(None);
+        }
+        let empty = SharedUserIndex::default();
+        cached.users.insert(key, empty.clone());
+        Ok(Some(empty))
     }
 
     /// Follows a write before its transaction commits, so later writes of the same

@@ -416,8 +416,11 @@ impl Mnemo {
         rule: space::WriteRule,
     ) -> Result<Vec<Remembered>> {
         let now = self.now();
+        // The batch's candidates are compared with many of the same stored statements.
+        let memo = std::cell::RefCell::new(mnemo_core::claims::ClaimsMemo::default());
         let decide = |c: &Candidate, ctx: &lifecycle::WriteContext| {
-            space::under_review(lifecycle::decide(c, ctx, now), rule)
+            let decided = lifecycle::decide_with(c, ctx, now, &mut memo.borrow_mut());
+            space::under_review(decided, rule)
         };
         // A large batch is screened, validated and embedded in chunks on the other cores
         // while its transaction writes the chunks before; an invalid statement ends the
