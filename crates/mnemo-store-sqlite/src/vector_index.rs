@@ -1,7 +1,10 @@
 //! The SQLite store's cache of [`UserIndex`]es, shared by the writer and every reader.
 //!
 //! A user's entry is loaded from the file on first use and kept in step by this process's
-//! writes: each write reports the rowids it touched, and they are re-read after it commits.
+//! writes: the records a write inserts are taken as they are and the other rows it touched
+//! are re-read, before its next neighbour query or its commit (a user not cached is left to
+//! its next load); a user with no record yet starts from an empty entry rather than reading
+//! back what the write just inserted.
 //! Searches read an entry under its own read lock, so they run in parallel with each other
 //! and with writes of other users.
 //!
