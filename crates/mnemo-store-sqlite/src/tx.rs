@@ -138,15 +138,21 @@ impl<'a> SqliteTx<'a> {
     }
 
     /// What the transaction changed, for the index to follow, once the records it inserted
-    /// are in the user's index if that is cached (else its next load reads them).
+    /// are in the user's index if that is cached (else its next load reads them). Inserts
+    /// alone still count as a change of the user's rows.
     pub(crate) fn finish(mut self) -> Result<Touched> {
+        // Asked at the first insert of a user's transaction.
+        let inserted = self.new_user.is_some();
         if let (Some(index), Some(user), false) = (self.index, self.user, self.unindexed.is_empty())
             && let Some(entry) = index.for_following(self.conn, self.tenant, user, false)?
         {
             let mut writing = entry.write().unwrap_or_else(std::sync::PoisonError::into_inner);
             self.unindexed.drain(..).for_each(|row| writing.upsert_row(row));
         }
-        Ok(self.touched())
+        Ok(match self.touched() {
+            Touched::Nothing if inserted => Touched::Rows(Vec::new()),
+            touched => touched,
+        })
     }
 
     fn changed(&mut self, row: i64) {

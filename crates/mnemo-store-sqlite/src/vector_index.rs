@@ -85,15 +85,42 @@ struct Cached {
     writer_version: Option<i64>,
     /// The watch connection's `data_version` after the last commit accounted for.
     watch_version: Option<i64>,
-    /// Moves whenever committed rows were re-read: a load that read its rows before then
-    /// may have missed them and is not kept.
+    /// Moves whenever every entry is dropped; with `changed`, it tells a load whether what
+    /// it read may have changed meanwhile (then it is used but not kept).
     generation: u64,
+    /// For each user (or, with no user, whole tenant) whose rows were written, the `ticks`
+    /// when the last such write was followed: a load of one user is not made stale by
+    /// another user's commit.
+    changed: HashMap<(String, Option<String>), u64>,
+    ticks: u64,
     /// Users (or, with no user, whole tenants) with changes written but not yet committed:
     /// a reader's load of them would miss those changes, so it is used but not kept.
     pending: HashSet<(String, Option<String>)>,
 }
 
+/// Users whose last write is remembered at most; past it the marks start again (and every
+/// load in flight is judged stale).
+const CHANGED_KEPT: usize = 100_000;
+
 impl Cached {
+    /// What a load of the user is checked against: it is kept only if this has not moved
+    /// by the time it is done.
+    fn stamp(&self, tenant: &str, user: &str) -> (u64, u64, u64) {
+        let at = |key: (String, Option<String>)| self.changed.get(&key).copied().unwrap_or(0);
+        let user = at((tenant.to_owned(), Some(user.to_owned())));
+        (self.generation, user, at((tenant.to_owned(), None)))
+    }
+
+    /// Notes that rows of the user (or with no user, of the whole tenant) were written.
+    fn mark_changed(&mut self, tenant: &str, user: Option<&str>) {
+        if self.changed.len() >= CHANGED_KEPT {
+            self.changed.clear();
+            self.generation += 1;
+        }
+        self.ticks += 1;
+        self.changed.insert((tenant.to_owned(), user.map(str::to_owned)), self.ticks);
+    }
+
     fn is_pending(&self, tenant: &str, user: &str) -> bool {
         self.pending.contains(&(tenant.to_owned(), Some(user.to_owned())))
             || self.pending.contains(&(tenant.to_owned(), None))
@@ -247,12 +274,12 @@ impl IndexCache {
     ) -> Result<Option<SharedUserIndex>, StoreError> {
         let key = (tenant.to_owned(), user.to_owned());
         for _ in 0..3 {
-            let generation = {
+            let stamp = {
                 let cached = self.cached();
                 if let Some(found) = cached.users.get(&key) {
                     return Ok(Some(found.clone()));
                 }
-                cached.generation
+                cached.stamp(tenant, user)
             };
             let loaded = load(reader, tenant, user)?;
             let mut cached = self.cached();
@@ -263,7 +290,7 @@ impl IndexCache {
                 // Right for this read (what is committed), but about to change.
                 return Ok(Some(Arc::new(RwLock::new(loaded))));
             }
-            if cached.generation == generation {
+            if cached.stamp(tenant, user) == stamp {
                 let loaded = Arc::new(RwLock::new(loaded));
                 cached.users.insert(key, loaded.clone());
                 return Ok(Some(loaded));
@@ -339,6 +366,9 @@ impl IndexCache {
         let followed = (|| -> Result<(), StoreError> {
             cached.account(writer, &watch)?;
             for change in changes {
+                if change.touched != Touched::Nothing {
+                    cached.mark_changed(&change.tenant, change.user.as_deref());
+                }
                 match (&change.touched, &change.user) {
                     (Touched::Nothing, _) => {}
                     (Touched::Rows(_), Some(_)) if change.followed => {}
@@ -355,10 +385,10 @@ impl IndexCache {
             }
             Ok(())
         })();
-        cached.generation += 1;
         cached.pending.clear();
         if followed.is_err() {
             cached.users.clear();
+            cached.generation += 1;
         }
     }
 
@@ -372,7 +402,7 @@ impl IndexCache {
             }
             None => cached.users.retain(|(t, _), _| t != tenant),
         }
-        cached.generation += 1;
+        cached.mark_changed(tenant, user);
     }
 
     /// Drops every entry (a commit failed after writes had been followed).
@@ -381,5 +411,32 @@ impl IndexCache {
         cached.users.clear();
         cached.pending.clear();
         cached.generation += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A load of one user is judged stale by writes of that user, of its whole tenant, or a
+    /// drop of every entry, and not by another user's writes.
+    #[test]
+    fn a_load_is_stale_only_after_writes_that_reach_its_user() {
+        let mut cached = Cached::default();
+        let alice = cached.stamp("acme", "alice");
+        cached.mark_changed("acme", Some("bob"));
+        cached.mark_changed("other", None);
+        assert_eq!(cached.stamp("acme", "alice"), alice, "others' writes made it stale");
+        cached.mark_changed("acme", Some("alice"));
+        assert_ne!(cached.stamp("acme", "alice"), alice);
+        let alice = cached.stamp("acme", "alice");
+        cached.mark_changed("acme", None);
+        assert_ne!(cached.stamp("acme", "alice"), alice, "a tenant-wide write left it current");
+        let alice = cached.stamp("acme", "alice");
+        for n in 0..CHANGED_KEPT {
+            cached.mark_changed("acme", Some(&format!("user-{n}")));
+        }
+        assert_ne!(cached.stamp("acme", "alice"), alice, "forgetting the marks left it current");
+        assert!(cached.changed.len() <= CHANGED_KEPT);
     }
 }
