@@ -1092,6 +1092,32 @@ mod tests {
 
     use super::*;
 
+    /// Every record a search of `index` offers to ranking (for `terms` and `query`), in
+    /// rowid order, with its BM25F and cosine.
+    fn offered(
+        index: &mnemo_index::UserIndex,
+        terms: &[String],
+        query: Option<&[f32]>,
+    ) -> Vec<(i64, f64, f64)> {
+        let filter = mnemo_index::ScanFilter {
+            now: mnemo_testkit::T0.as_millis(),
+            kind: None,
+            scope: None,
+            exclude_sensitive: false,
+        };
+        let every = |signals: &mnemo_core::retrieval::Signals<'_>| {
+            let every = 0..signals.rows.len();
+            every.map(|index| Fused { index, score: 0.0, evidence: 0.0 }).collect()
+        };
+        let mut offered: Vec<(i64, f64, f64)> = index
+            .search(terms, query, None, filter, &every)
+            .iter()
+            .map(|r| (r.row, r.bm25, r.cosine))
+            .collect();
+        offered.sort_by_key(|r| r.0);
+        offered
+    }
+
     /// A cached statement must not be compiled again for each new set of bound values: the
     /// write path runs its duplicate lookup once per record.
     #[test]
@@ -1172,17 +1198,7 @@ mod tests {
                     .collect();
                 near.sort_by_key(|n| n.0);
                 let terms = mnemo_core::retrieval::query_terms(text);
-                let every = |signals: &mnemo_core::retrieval::Signals<'_>| {
-                    let every = 0..signals.rows.len();
-                    every.map(|index| Fused { index, score: 0.0, evidence: 0.0 }).collect()
-                };
-                let mut ranked: Vec<(i64, f64, f64)> = index
-                    .search(&terms, Some(&query), None, filter(None), &every)
-                    .iter()
-                    .map(|r| (r.row, r.bm25, r.cosine))
-                    .collect();
-                ranked.sort_by_key(|r| r.0);
-                seen.push((near, ranked));
+                seen.push((near, offered(index, &terms, Some(&query))));
             }
             seen
         };
@@ -1201,6 +1217,69 @@ mod tests {
         let after = seen(&after.read().unwrap());
         assert!(after.iter().all(|(near, rows)| near.is_empty() && rows.is_empty()));
         assert_eq!(after, seen(&loaded("bob")));
+    }
+
+    /// A reader that loads a user while a write of that user is open keeps the load (what
+    /// is committed), and the write's commit brings it up to date; a neighbour query of the
+    /// open transaction loads the user again, with what the transaction wrote.
+    #[test]
+    fn a_load_taken_while_a_write_is_open_is_brought_up_to_date_by_its_commit() {
+        use std::sync::{Arc, RwLock};
+
+        use mnemo_engine::Tx as _;
+        use mnemo_testkit::{T0, stated, who, write};
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(&dir.path().join("m.db"), T0).unwrap();
+        let alice = who("acme", "alice");
+        write(&store, &alice, "first", stated("The garden shed needs a new roof"), T0);
+        let rows = |index: &vector_index::SharedUserIndex| {
+            let offered = offered(&index.read().unwrap(), &[], None);
+            offered.into_iter().map(|(row, _, _)| row).collect::<Vec<i64>>()
+        };
+        // Alice's index is not cached when the write begins.
+        store.index.drop_user("acme", Some("alice"));
+        let writer = store.writer.exclusive();
+        let conn = &writer.conn;
+        conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let mut tx = tx::SqliteTx::new(conn, "acme", Some("alice"), Some(&store.index));
+        let candidate = lifecycle::Candidate::validate(stated("The bicycle has a flat tyre"), T0);
+        let memory = candidate.unwrap().into_memory(
+            MemoryId("second".into()),
+            "acme",
+            "alice",
+            mnemo_core::Status::Active,
+            T0,
+        );
+        let second = tx.insert(&memory, None).unwrap();
+        let touched = tx.finish().unwrap();
+        store.index.follow_uncommitted(conn, "acme", Some("alice"), &touched).unwrap();
+        // A search now: what is committed, kept for the searches after it.
+        let read = store.index.for_reader(&store.reader(), "acme", "alice").unwrap().unwrap();
+        assert_eq!(rows(&read).len(), 1);
+        let again = store.index.for_reader(&store.reader(), "acme", "alice").unwrap().unwrap();
+        assert!(Arc::ptr_eq(&read, &again), "the load was not kept");
+        // The open transaction's own neighbour query sees its row.
+        let writing = store.index.for_writer(conn, "acme", "alice").unwrap();
+        assert!(rows(&writing).contains(&second));
+        // A reader's load kept again, then the commit.
+        store.index.drop_user("acme", Some("alice"));
+        let read = store.index.for_reader(&store.reader(), "acme", "alice").unwrap().unwrap();
+        assert_eq!(rows(&read).len(), 1);
+        conn.execute_batch("COMMIT").unwrap();
+        let change = vector_index::Change {
+            tenant: "acme".into(),
+            user: Some("alice".into()),
+            touched,
+            followed: true,
+        };
+        store.index.follow_commit(conn, &[change]);
+        let after = store.index.for_reader(&store.reader(), "acme", "alice").unwrap().unwrap();
+        assert!(Arc::ptr_eq(&read, &after));
+        assert_eq!(
+            rows(&after),
+            rows(&Arc::new(RwLock::new(vector_index::load(conn, "acme", "alice").unwrap())))
+        );
+        assert!(rows(&after).contains(&second));
     }
 
     /// Concurrent writes share commits, every acknowledged one is stored, and a write that

@@ -35,6 +35,8 @@ pub(crate) struct SqliteTx<'a> {
     /// Rows inserted that the index has not followed yet, as the records themselves: the
     /// index takes them without reading them back.
     unindexed: Vec<IndexRow>,
+    /// Every row inserted or changed, for an index entry a reader loads before the commit.
+    written: Vec<i64>,
     /// Whether the user held no record when the transaction first inserted one (asked once):
     /// then the user's index is exactly what the transaction wrote, and starts empty rather
     /// than being read back from the file.
@@ -81,6 +83,7 @@ impl<'a> SqliteTx<'a> {
             unfollowed: Vec::new(),
             wide: None,
             unindexed: Vec::new(),
+            written: Vec::new(),
             new_user: None,
             vectors_checked: None,
         }
@@ -143,6 +146,9 @@ impl<'a> SqliteTx<'a> {
     pub(crate) fn finish(mut self) -> Result<Touched> {
         // Asked at the first insert of a user's transaction.
         let inserted = self.new_user.is_some();
+        if let (Some(index), Some(user), false) = (self.index, self.user, self.written.is_empty()) {
+            index.note_written(self.tenant, user, &self.written);
+        }
         if let (Some(index), Some(user), false) = (self.index, self.user, self.unindexed.is_empty())
             && let Some(entry) = index.for_following(self.conn, self.tenant, user, false)?
         {
@@ -156,6 +162,7 @@ impl<'a> SqliteTx<'a> {
     }
 
     fn changed(&mut self, row: i64) {
+        self.written.push(row);
         if !self.unfollowed.contains(&row) {
             self.unfollowed.push(row);
         }
@@ -372,6 +379,7 @@ impl Tx for SqliteTx<'_> {
             self.new_user = Some(!any);
         }
         let row = insert_row(self.conn, memory, vector)?;
+        self.written.push(row);
         if follows {
             self.unindexed.push(IndexRow::of(row, memory, vector.map(|v| &*v.vector)));
         } else {

@@ -94,8 +94,14 @@ struct Cached {
     changed: HashMap<(String, Option<String>), u64>,
     ticks: u64,
     /// Users (or, with no user, whole tenants) with changes written but not yet committed:
-    /// a reader's load of them would miss those changes, so it is used but not kept.
+    /// a reader's load of them misses those changes, so it is kept as `behind`.
     pending: HashSet<(String, Option<String>)>,
+    /// Users whose entry a reader loaded while they had changes not yet committed: the entry
+    /// lacks those rows until the commit re-reads every row written since (`in_flight`), and
+    /// a writer's neighbour query, which needs them, loads the user again instead.
+    behind: HashSet<(String, String)>,
+    /// The rows each user's writes wrote since the last commit, for `behind` entries.
+    in_flight: HashMap<(String, String), Vec<i64>>,
 }
 
 /// Users whose last write is remembered at most; past it the marks start again (and every
@@ -136,6 +142,7 @@ impl Cached {
         let written = data_version(writer)?;
         if self.writer_version != Some(written) {
             self.users.clear();
+            self.behind.clear();
             self.generation += 1;
             self.writer_version = Some(written);
         }
@@ -256,6 +263,10 @@ impl IndexCache {
         let mut cached = self.cached();
         cached.account(writer, &watch)?;
         let key = (tenant.to_owned(), user.to_owned());
+        // An entry a reader loaded lacks what the open transaction wrote.
+        if cached.behind.remove(&key) {
+            cached.users.remove(&key);
+        }
         if let Some(found) = cached.users.get(&key) {
             return Ok(found.clone());
         }
@@ -286,11 +297,12 @@ impl IndexCache {
             if let Some(found) = cached.users.get(&key) {
                 return Ok(Some(found.clone()));
             }
-            if cached.is_pending(tenant, user) {
-                // Right for this read (what is committed), but about to change.
-                return Ok(Some(Arc::new(RwLock::new(loaded))));
-            }
             if cached.stamp(tenant, user) == stamp {
+                // Right for this read (what is committed); with changes not yet committed,
+                // their commit brings it up to date.
+                if cached.is_pending(tenant, user) {
+                    cached.behind.insert(key.clone());
+                }
                 let loaded = Arc::new(RwLock::new(loaded));
                 cached.users.insert(key, loaded.clone());
                 return Ok(Some(loaded));
@@ -316,6 +328,14 @@ impl IndexCache {
         cached.account(writer, &watch)?;
         cached.pending.insert((tenant.to_owned(), Some(user.to_owned())));
         let key = (tenant.to_owned(), user.to_owned());
+        if cached.behind.contains(&key) {
+            // A reader's entry, which the commit brings up to date; a new user's is empty.
+            if !create {
+                return Ok(None);
+            }
+            cached.behind.remove(&key);
+            cached.users.remove(&key);
+        }
         if let Some(found) = cached.users.get(&key) {
             return Ok(Some(found.clone()));
         }
@@ -325,6 +345,14 @@ impl IndexCache {
         let empty = SharedUserIndex::default();
         cached.users.insert(key, empty.clone());
         Ok(Some(empty))
+    }
+
+    /// Notes the rows a write of the user wrote, for an entry a reader loads before the
+    /// commit ([`Cached::behind`]).
+    pub(crate) fn note_written(&self, tenant: &str, user: &str, rows: &[i64]) {
+        let mut cached = self.cached();
+        let key = (tenant.to_owned(), user.to_owned());
+        cached.in_flight.entry(key).or_default().extend_from_slice(rows);
     }
 
     /// Follows a write before its transaction commits, so later writes of the same
@@ -383,8 +411,15 @@ impl IndexCache {
                     }
                 }
             }
+            // Entries readers loaded before this commit take every row written since.
+            for (tenant, user) in std::mem::take(&mut cached.behind) {
+                let rows = cached.in_flight.remove(&(tenant.clone(), user.clone()));
+                cached.refresh(writer, &tenant, &user, rows.as_deref().unwrap_or_default())?;
+            }
             Ok(())
         })();
+        cached.behind.clear();
+        cached.in_flight.clear();
         cached.pending.clear();
         if followed.is_err() {
             cached.users.clear();
@@ -398,9 +433,14 @@ impl IndexCache {
         let mut cached = self.cached();
         match user {
             Some(user) => {
-                cached.users.remove(&(tenant.to_owned(), user.to_owned()));
+                let key = (tenant.to_owned(), user.to_owned());
+                cached.users.remove(&key);
+                cached.behind.remove(&key);
             }
-            None => cached.users.retain(|(t, _), _| t != tenant),
+            None => {
+                cached.users.retain(|(t, _), _| t != tenant);
+                cached.behind.retain(|(t, _)| t != tenant);
+            }
         }
         cached.mark_changed(tenant, user);
     }
@@ -410,6 +450,8 @@ impl IndexCache {
         let mut cached = self.cached();
         cached.users.clear();
         cached.pending.clear();
+        cached.behind.clear();
+        cached.in_flight.clear();
         cached.generation += 1;
     }
 }
