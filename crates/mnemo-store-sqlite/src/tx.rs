@@ -123,9 +123,7 @@ impl<'a> SqliteTx<'a> {
         let create = self.new_user == Some(true);
         let entry = match index.for_following(self.conn, self.tenant, user, create)? {
             Some(entry) => {
-                let mut writing = entry.write().unwrap_or_else(std::sync::PoisonError::into_inner);
-                self.unindexed.drain(..).for_each(|row| writing.upsert_row(row));
-                drop(writing);
+                self.index_inserted(&entry);
                 entry
             }
             None => {
@@ -140,6 +138,12 @@ impl<'a> SqliteTx<'a> {
         Ok(entry)
     }
 
+    /// Adds the records inserted since the last call to the user's index `entry`.
+    fn index_inserted(&mut self, entry: &SharedUserIndex) {
+        let mut writing = entry.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        self.unindexed.drain(..).for_each(|row| writing.upsert_row(row));
+    }
+
     /// What the transaction changed, for the index to follow, once the records it inserted
     /// are in the user's index if that is cached (else its next load reads them). Inserts
     /// alone still count as a change of the user's rows.
@@ -152,8 +156,7 @@ impl<'a> SqliteTx<'a> {
         if let (Some(index), Some(user), false) = (self.index, self.user, self.unindexed.is_empty())
             && let Some(entry) = index.for_following(self.conn, self.tenant, user, false)?
         {
-            let mut writing = entry.write().unwrap_or_else(std::sync::PoisonError::into_inner);
-            self.unindexed.drain(..).for_each(|row| writing.upsert_row(row));
+            self.index_inserted(&entry);
         }
         Ok(match self.touched() {
             Touched::Nothing if inserted => Touched::Rows(Vec::new()),
@@ -379,8 +382,8 @@ impl Tx for SqliteTx<'_> {
             self.new_user = Some(!any);
         }
         let row = insert_row(self.conn, memory, vector)?;
-        self.written.push(row);
         if follows {
+            self.written.push(row);
             self.unindexed.push(IndexRow::of(row, memory, vector.map(|v| &*v.vector)));
         } else {
             self.changed(row);

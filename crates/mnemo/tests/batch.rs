@@ -82,9 +82,14 @@ fn a_large_batch_names_its_earliest_invalid_candidate_and_writes_nothing() {
     let mut batch = notes(1000, "garden");
     batch[700] = stated("   ");
     batch[123] = stated("");
-    let err = mnemo.remember_batch(&who, batch).unwrap_err();
-    assert!(err.to_string().contains("[123].content"), "{err}");
-    assert!(mnemo.list(&who, &Default::default()).unwrap().is_empty());
+    refused_whole(&mnemo, &who, batch, "[123].content");
+}
+
+/// Writes `batch`, which must fail naming `field`, and checks nothing of it was kept.
+fn refused_whole(mnemo: &Mnemo, who: &UserRef, batch: Vec<CandidateFields>, field: &str) {
+    let err = mnemo.remember_batch(who, batch).unwrap_err();
+    assert!(err.to_string().contains(field), "{err}");
+    assert!(mnemo.list(who, &Default::default()).unwrap().is_empty());
 }
 
 #[test]
@@ -97,9 +102,7 @@ fn a_statement_invalid_late_in_a_large_batch_undoes_the_statements_written_befor
     let mut batch = notes(1000, "orchard");
     batch[950] = stated("");
     batch[900] = stated(" ");
-    let err = mnemo.remember_batch(&who, batch).unwrap_err();
-    assert!(err.to_string().contains("[900].content"), "{err}");
-    assert!(mnemo.list(&who, &Default::default()).unwrap().is_empty());
+    refused_whole(&mnemo, &who, batch, "[900].content");
     assert!(mnemo.audit(&who, 10).unwrap().is_empty());
     // The store is not left holding the failed transaction: the next batch is written whole.
     let written = mnemo.remember_batch(&who, notes(1000, "orchard")).unwrap();
