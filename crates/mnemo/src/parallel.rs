@@ -2,48 +2,75 @@
 //! preparation of a large batch (screening, extraction, embedding) split into runs, and a
 //! batch prepared in chunks on other cores while its transaction writes the chunks before.
 
+use std::num::NonZeroUsize;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock, PoisonError};
+
 use mnemo_core::UserRef;
 
-use crate::{Error, Result};
+use crate::Result;
 
 /// A batch of fewer items than this is prepared on the calling thread alone: a thread would
 /// cost more than it saves.
 pub(crate) const SPLIT_AT: usize = 64;
 
-/// The threads to use: one per core, the calling one among them.
+/// The threads to use: one per core, the calling one among them (asked of the system once).
 pub(crate) fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, NonZeroUsize::get))
 }
 
-/// `each` over every notebook, side by side: as many threads as there are cores (the calling
-/// one among them), each taking the next notebook not yet taken; the answers in notebook order.
+/// Threads that help a search with its notebooks, one per core besides the caller's, started
+/// once and parked between searches. A parked thread takes up a notebook within microseconds;
+/// a thread spawned for each search is placed on the caller's busy core and often waits
+/// hundreds of microseconds for the scheduler to move it. `None` on one core, or where the
+/// system refuses threads: the caller then searches every notebook itself.
+fn search_helpers() -> Option<&'static rayon_core::ThreadPool> {
+    static HELPERS: OnceLock<Option<rayon_core::ThreadPool>> = OnceLock::new();
+    HELPERS
+        .get_or_init(|| {
+            let helpers = cores().saturating_sub(1);
+            (helpers > 0)
+                .then(|| {
+                    rayon_core::ThreadPoolBuilder::new()
+                        .num_threads(helpers)
+                        .thread_name(|i| format!("mnemo-search-{i}"))
+                        .build()
+                        .ok()
+                })
+                .flatten()
+        })
+        .as_ref()
+}
+
+/// `each` over every notebook, side by side: the calling thread and the search helpers each
+/// take the next notebook not yet taken; the answers in notebook order. Of the notebooks that
+/// fail, the first one's error is returned.
 pub(crate) fn side_by_side<T: Send>(
     notebooks: &[UserRef],
     each: impl Fn(&UserRef) -> Result<T> + Sync,
 ) -> Result<Vec<T>> {
-    if let [one] = notebooks {
-        return Ok(vec![each(one)?]);
-    }
-    let threads = cores().min(notebooks.len());
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let work = || -> Result<Vec<(usize, T)>> {
-        let mut done = Vec::new();
-        loop {
-            let at = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let Some(owner) = notebooks.get(at) else { return Ok(done) };
-            done.push((at, each(owner)?));
-        }
+    let ([_, _, ..], Some(helpers)) = (notebooks, search_helpers()) else {
+        return notebooks.iter().map(each).collect();
     };
-    let mut done = std::thread::scope(|scope| {
-        let others: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
-        let mut done = work()?;
-        for other in others {
-            done.extend(other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?);
+    let next = AtomicUsize::new(0);
+    let answers: Mutex<Vec<(usize, Result<T>)>> = Mutex::new(Vec::with_capacity(notebooks.len()));
+    let work = || loop {
+        let at = next.fetch_add(1, Ordering::Relaxed);
+        let Some(owner) = notebooks.get(at) else { return };
+        let answer = each(owner);
+        answers.lock().unwrap_or_else(PoisonError::into_inner).push((at, answer));
+    };
+    // A helper's panic is raised again here when the scope ends.
+    helpers.in_place_scope(|scope| {
+        for _ in 1..cores().min(notebooks.len()) {
+            scope.spawn(|_| work());
         }
-        Ok::<_, Error>(done)
-    })?;
-    done.sort_by_key(|(at, _)| *at);
-    Ok(done.into_iter().map(|(_, answer)| answer).collect())
+        work();
+    });
+    let mut answers = answers.into_inner().unwrap_or_else(PoisonError::into_inner);
+    answers.sort_by_key(|(at, _)| *at);
+    answers.into_iter().map(|(_, answer)| answer).collect()
 }
 
 /// `each` over consecutive runs of `items`, one run per core (the calling thread takes the
@@ -195,6 +222,33 @@ impl<U, E> Iterator for Ready<U, E> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Error;
+
+    #[test]
+    fn notebooks_side_by_side_answer_in_order_and_the_first_failure_wins() {
+        let notebooks: Vec<UserRef> =
+            (0..7).map(|i| UserRef::new("t", &format!("u{i}")).expect("valid")).collect();
+        for n in 0..=notebooks.len() {
+            let answers = side_by_side(&notebooks[..n], |who| Ok(who.user_id().to_owned()));
+            let expected: Vec<String> = (0..n).map(|i| format!("u{i}")).collect();
+            assert_eq!(answers.ok(), Some(expected), "n = {n}");
+        }
+        // Notebooks 2 and 5 fail: whichever thread reaches its notebook first, 2's error
+        // comes back.
+        let failed = side_by_side(&notebooks, |who| match who.user_id() {
+            "u2" | "u5" => Err(Error::NotFound(mnemo_core::MemoryId(who.user_id().to_owned()))),
+            _ => Ok(()),
+        });
+        assert!(matches!(failed, Err(Error::NotFound(id)) if id.0 == "u2"));
+        // A helper's panic reaches the caller.
+        let panicked = std::panic::catch_unwind(|| {
+            side_by_side(&notebooks, |who| {
+                assert_ne!(who.user_id(), "u6", "a notebook's search panicked");
+                Ok(())
+            })
+        });
+        assert!(panicked.is_err());
+    }
 
     #[test]
     fn runs_keep_the_items_order_and_their_first_indexes() {
