@@ -870,14 +870,21 @@ impl Mnemo {
                 // ranking, and the next `k` only while too few of them may be shown.
                 let mut admitted = Vec::new();
                 for page in merged.chunks(request.k) {
-                    let mut read = Vec::new();
+                    // Each notebook's rows of the page, read side by side.
+                    let mut wanted: Vec<(&UserRef, Vec<Ranked>)> = Vec::new();
                     for (at, owner) in notebooks.iter().enumerate() {
                         let mine: Vec<Ranked> =
                             page.iter().filter(|(n, _)| *n == at).map(|(_, r)| *r).collect();
                         if !mine.is_empty() {
-                            read.extend(self.store.read_ranked(owner, &mine, now)?);
+                            wanted.push((owner, mine));
                         }
                     }
+                    let mut read: Vec<Found> = side_by_side(&wanted, |(owner, mine)| {
+                        Ok(self.store.read_ranked(owner, mine, now)?)
+                    })?
+                    .into_iter()
+                    .flatten()
+                    .collect();
                     read.sort_by(|a, b| b.fused.score.total_cmp(&a.fused.score));
                     admitted.extend(read.into_iter().filter(admissible));
                     if admitted.len() >= request.k {

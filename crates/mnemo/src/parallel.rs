@@ -6,8 +6,6 @@ use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
-use mnemo_core::UserRef;
-
 use crate::Result;
 
 /// A batch of fewer items than this is prepared on the calling thread alone: a thread would
@@ -43,12 +41,12 @@ fn search_helpers() -> Option<&'static rayon_core::ThreadPool> {
         .as_ref()
 }
 
-/// `each` over every notebook, side by side: the calling thread and the search helpers each
-/// take the next notebook not yet taken; the answers in notebook order. Of the notebooks that
-/// fail, the first one's error is returned.
-pub(crate) fn side_by_side<T: Send>(
-    notebooks: &[UserRef],
-    each: impl Fn(&UserRef) -> Result<T> + Sync,
+/// `each` over every notebook (or every notebook's part of a search), side by side: the
+/// calling thread and the search helpers each take the next one not yet taken; the answers in
+/// the notebooks' order. Of the notebooks that fail, the first one's error is returned.
+pub(crate) fn side_by_side<N: Sync, T: Send>(
+    notebooks: &[N],
+    each: impl Fn(&N) -> Result<T> + Sync,
 ) -> Result<Vec<T>> {
     let ([_, _, ..], Some(helpers)) = (notebooks, search_helpers()) else {
         return notebooks.iter().map(each).collect();
@@ -223,6 +221,7 @@ impl<U, E> Iterator for Ready<U, E> {
 mod tests {
     use super::*;
     use crate::Error;
+    use mnemo_core::UserRef;
 
     #[test]
     fn notebooks_side_by_side_answer_in_order_and_the_first_failure_wins() {
