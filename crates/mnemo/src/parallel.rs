@@ -52,9 +52,12 @@ pub(crate) fn side_by_side<N: Sync, T: Send>(
         return notebooks.iter().map(each).collect();
     };
     let next = AtomicUsize::new(0);
+    // Notebooks taken and not yet answered.
+    let taken = AtomicUsize::new(0);
     let answers: Mutex<Vec<(usize, Result<T>)>> = Mutex::new(Vec::with_capacity(notebooks.len()));
     let work = || loop {
-        let at = next.fetch_add(1, Ordering::Relaxed);
+        let _taking = Taking::one(&taken);
+        let at = next.fetch_add(1, Ordering::AcqRel);
         let Some(owner) = notebooks.get(at) else { return };
         let answer = each(owner);
         answers.lock().unwrap_or_else(PoisonError::into_inner).push((at, answer));
@@ -65,10 +68,33 @@ pub(crate) fn side_by_side<N: Sync, T: Send>(
             scope.spawn(|_| work());
         }
         work();
+        // Every notebook is taken: wait awake for the helpers' last ones, giving way to any
+        // other thread, since a caller that sleeps takes up to hundreds of microseconds to be
+        // woken. A helper that has not started yet finds nothing left and ends at once.
+        while taken.load(Ordering::Acquire) > 0 {
+            std::thread::yield_now();
+        }
     });
     let mut answers = answers.into_inner().unwrap_or_else(PoisonError::into_inner);
     answers.sort_by_key(|(at, _)| *at);
     answers.into_iter().map(|(_, answer)| answer).collect()
+}
+
+/// One notebook taken by a thread of [`side_by_side`], counted in `taken` until its answer is
+/// in (or its thread found nothing left, or panicked).
+struct Taking<'a>(&'a AtomicUsize);
+
+impl<'a> Taking<'a> {
+    fn one(taken: &'a AtomicUsize) -> Self {
+        taken.fetch_add(1, Ordering::AcqRel);
+        Taking(taken)
+    }
+}
+
+impl Drop for Taking<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// `each` over consecutive runs of `items`, one run per core (the calling thread takes the
@@ -239,10 +265,12 @@ mod tests {
             _ => Ok(()),
         });
         assert!(matches!(failed, Err(Error::NotFound(id)) if id.0 == "u2"));
-        // A helper's panic reaches the caller.
+        // A helper's panic reaches the caller, which does not wait for that helper forever.
+        // (Each notebook takes long enough that the helper takes some of them.)
         let panicked = std::panic::catch_unwind(|| {
-            side_by_side(&notebooks, |who| {
-                assert_ne!(who.user_id(), "u6", "a notebook's search panicked");
+            side_by_side(&notebooks, |_| {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+                assert!(rayon_core::current_thread_index().is_none(), "a helper panicked");
                 Ok(())
             })
         });
