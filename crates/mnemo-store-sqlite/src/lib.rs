@@ -1219,6 +1219,41 @@ mod tests {
         assert_eq!(after, seen(&loaded("bob")));
     }
 
+    /// Searches of a user who is not cached, side by side (as after a start), read the
+    /// user's rows once: the others wait for that load and share it.
+    #[test]
+    fn readers_of_an_uncached_user_share_one_load() {
+        use std::sync::{Arc, Barrier};
+
+        use mnemo_testkit::{T0, stated, who, write};
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(&dir.path().join("m.db"), T0).unwrap();
+        let alice = who("acme", "alice");
+        for n in 0..200 {
+            write(&store, &alice, &format!("m{n}"), stated(&format!("Shed note {n}")), T0);
+        }
+        for round in 0..3 {
+            store.index.drop_user("acme", Some("alice"));
+            let before = store.index.reader_loads();
+            let start = Barrier::new(READERS);
+            let loaded: Vec<vector_index::SharedUserIndex> = std::thread::scope(|scope| {
+                let searches: Vec<_> = (0..READERS)
+                    .map(|_| {
+                        scope.spawn(|| {
+                            let reader = store.reader();
+                            start.wait();
+                            store.index.for_reader(&reader, "acme", "alice").unwrap().unwrap()
+                        })
+                    })
+                    .collect();
+                searches.into_iter().map(|search| search.join().unwrap()).collect()
+            });
+            assert_eq!(store.index.reader_loads() - before, 1, "round {round}");
+            assert!(loaded.iter().all(|index| Arc::ptr_eq(index, &loaded[0])), "round {round}");
+            assert_eq!(offered(&loaded[0].read().unwrap(), &[], None).len(), 200);
+        }
+    }
+
     /// A reader that loads a user while a write of that user is open keeps the load (what
     /// is committed), and the write's commit brings it up to date; a neighbour query of the
     /// open transaction loads the user again, with what the transaction wrote.

@@ -16,7 +16,7 @@
 //! has been committed and uses the cache without touching the writer.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, RwLock};
 
 use mnemo_core::Kind;
 use mnemo_index::{IndexRow, UserIndex};
@@ -102,6 +102,12 @@ struct Cached {
     behind: HashSet<(String, String)>,
     /// The rows each user's writes wrote since the last commit, for `behind` entries.
     in_flight: HashMap<(String, String), Vec<i64>>,
+    /// Users a reader is loading: other readers of the user wait for that load (see
+    /// [`IndexCache::for_reader`]) instead of reading the same rows beside it.
+    loading: HashSet<(String, String)>,
+    /// How many loads readers have read from the file.
+    #[cfg(test)]
+    reader_loads: u64,
 }
 
 /// Users whose last write is remembered at most; past it the marks start again (and every
@@ -220,6 +226,8 @@ pub(crate) struct Change {
 #[derive(Debug)]
 pub(crate) struct IndexCache {
     cached: Mutex<Cached>,
+    /// Signalled whenever a reader's load ends (kept or not, or failed).
+    load_ended: Condvar,
     /// A connection that only reads `data_version` (lock order: after the writer, before
     /// `cached`).
     watch: Mutex<Connection>,
@@ -228,7 +236,11 @@ pub(crate) struct IndexCache {
 impl IndexCache {
     /// A cache watching the file through `watch`, a connection of its own.
     pub(crate) fn new(watch: Connection) -> Self {
-        Self { cached: Mutex::new(Cached::default()), watch: Mutex::new(watch) }
+        Self {
+            cached: Mutex::new(Cached::default()),
+            load_ended: Condvar::new(),
+            watch: Mutex::new(watch),
+        }
     }
 
     fn cached(&self) -> MutexGuard<'_, Cached> {
@@ -275,8 +287,9 @@ impl IndexCache {
         Ok(loaded)
     }
 
-    /// The user's index for a reader, loading it through `reader` if missing. `None` when
-    /// commits kept landing while it was read: the caller loads it through the writer.
+    /// The user's index for a reader, loading it through `reader` if missing; readers that
+    /// find another reader loading the user wait for that load. `None` when commits kept
+    /// landing while it was read: the caller loads it through the writer.
     pub(crate) fn for_reader(
         &self,
         reader: &Connection,
@@ -286,12 +299,24 @@ impl IndexCache {
         let key = (tenant.to_owned(), user.to_owned());
         for _ in 0..3 {
             let stamp = {
-                let cached = self.cached();
+                let mut cached = self.cached();
+                // Another reader is loading the user (many searches of a user who is not
+                // cached, as after a start): wait for its load rather than read it again.
+                while cached.loading.contains(&key) {
+                    cached = self.load_ended.wait(cached).unwrap_or_else(PoisonError::into_inner);
+                }
                 if let Some(found) = cached.users.get(&key) {
                     return Ok(Some(found.clone()));
                 }
+                cached.loading.insert(key.clone());
+                #[cfg(test)]
+                {
+                    cached.reader_loads += 1;
+                }
                 cached.stamp(tenant, user)
             };
+            // Declared before the cache's guard below, so dropped after it.
+            let _loading = Loading { cache: self, key: key.clone() };
             let loaded = load(reader, tenant, user)?;
             let mut cached = self.cached();
             if let Some(found) = cached.users.get(&key) {
@@ -309,6 +334,12 @@ impl IndexCache {
             }
         }
         Ok(None)
+    }
+
+    /// How many loads readers have read from the file.
+    #[cfg(test)]
+    pub(crate) fn reader_loads(&self) -> u64 {
+        self.cached().reader_loads
     }
 
     /// The user's index for the writer to follow its own inserts into, from the records
@@ -453,6 +484,20 @@ impl IndexCache {
         cached.behind.clear();
         cached.in_flight.clear();
         cached.generation += 1;
+    }
+}
+
+/// A reader's load of one user in progress: when it ends, however it ends, the user is no
+/// longer being loaded and the readers waiting for it look again.
+struct Loading<'a> {
+    cache: &'a IndexCache,
+    key: (String, String),
+}
+
+impl Drop for Loading<'_> {
+    fn drop(&mut self) {
+        self.cache.cached().loading.remove(&self.key);
+        self.cache.load_ended.notify_all();
     }
 }
 
