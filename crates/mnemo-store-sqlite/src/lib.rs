@@ -1219,16 +1219,22 @@ mod tests {
         assert_eq!(after, seen(&loaded("bob")));
     }
 
+    /// A store in a new directory (kept while the directory lives), and the user "alice" of
+    /// tenant "acme", who holds nothing yet.
+    fn alices_store() -> (tempfile::TempDir, SqliteStore, mnemo_core::UserRef) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(&dir.path().join("m.db"), mnemo_testkit::T0).unwrap();
+        (dir, store, mnemo_testkit::who("acme", "alice"))
+    }
+
     /// Searches of a user who is not cached, side by side (as after a start), read the
     /// user's rows once: the others wait for that load and share it.
     #[test]
     fn readers_of_an_uncached_user_share_one_load() {
         use std::sync::{Arc, Barrier};
 
-        use mnemo_testkit::{T0, stated, who, write};
-        let dir = tempfile::tempdir().unwrap();
-        let store = open(&dir.path().join("m.db"), T0).unwrap();
-        let alice = who("acme", "alice");
+        use mnemo_testkit::{T0, stated, write};
+        let (_dir, store, alice) = alices_store();
         for n in 0..200 {
             write(&store, &alice, &format!("m{n}"), stated(&format!("Shed note {n}")), T0);
         }
@@ -1262,10 +1268,8 @@ mod tests {
         use std::sync::{Arc, RwLock};
 
         use mnemo_engine::Tx as _;
-        use mnemo_testkit::{T0, stated, who, write};
-        let dir = tempfile::tempdir().unwrap();
-        let store = open(&dir.path().join("m.db"), T0).unwrap();
-        let alice = who("acme", "alice");
+        use mnemo_testkit::{T0, stated, write};
+        let (_dir, store, alice) = alices_store();
         write(&store, &alice, "first", stated("The garden shed needs a new roof"), T0);
         let rows = |index: &vector_index::SharedUserIndex| {
             let offered = offered(&index.read().unwrap(), &[], None);
@@ -1321,10 +1325,8 @@ mod tests {
     /// fails inside a shared transaction fails alone.
     #[test]
     fn concurrent_writes_share_commits_and_a_failing_one_fails_alone() {
-        use mnemo_testkit::{T0, stated, who, write};
-        let dir = tempfile::tempdir().unwrap();
-        let store = open(&dir.path().join("m.db"), T0).unwrap();
-        let alice = who("acme", "alice");
+        use mnemo_testkit::{T0, stated, write};
+        let (_dir, store, alice) = alices_store();
         // The file's vectors are 64-dimensional from here on.
         write(&store, &alice, "first", stated("The first statement"), T0);
         let before = store.writer.commits();

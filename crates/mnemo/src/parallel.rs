@@ -27,16 +27,12 @@ fn search_helpers() -> Option<&'static rayon_core::ThreadPool> {
     static HELPERS: OnceLock<Option<rayon_core::ThreadPool>> = OnceLock::new();
     HELPERS
         .get_or_init(|| {
-            let helpers = cores().saturating_sub(1);
-            (helpers > 0)
-                .then(|| {
-                    rayon_core::ThreadPoolBuilder::new()
-                        .num_threads(helpers)
-                        .thread_name(|i| format!("mnemo-search-{i}"))
-                        .build()
-                        .ok()
-                })
-                .flatten()
+            let helpers = cores().checked_sub(1).filter(|&n| n > 0)?;
+            rayon_core::ThreadPoolBuilder::new()
+                .num_threads(helpers)
+                .thread_name(|i| format!("mnemo-search-{i}"))
+                .build()
+                .ok()
         })
         .as_ref()
 }
