@@ -507,6 +507,12 @@ pub fn speaks_of_self(text: &str) -> bool {
         .filter(|w| !w.is_empty());
     let mut after_the = false;
     for (i, word) in words.enumerate() {
+        // Every self word, and "user", opens with one of these letters: the rest are passed
+        // over after one comparison.
+        if !matches!(word.as_bytes()[0].to_ascii_lowercase(), b'i' | b'm' | b'w' | b'o' | b'u') {
+            after_the = word.eq_ignore_ascii_case("the");
+            continue;
+        }
         // Only a word opening with "user" is normalised, so most words cost no allocation.
         let user = || {
             word.get(..4).is_some_and(|head| head.eq_ignore_ascii_case("user"))
@@ -547,48 +553,56 @@ const QUESTION_AUXILIARIES: &[&str] = &[
 pub fn only_asks(text: &str) -> bool {
     let mut sentences = 0;
     let mut start = 0;
-    let bytes: Vec<(usize, char)> = text.char_indices().collect();
-    let mut ends = Vec::new();
-    for (at, c) in &bytes {
-        if matches!(c, '.' | '!' | '?' | '\n') {
-            ends.push((start, *at, *c));
-            start = at + c.len_utf8();
-        }
-    }
-    if start < text.len() {
-        ends.push((start, text.len(), ' '));
-    }
-    for (from, to, end) in ends {
+    // Whether the sentence `from..to`, ended by `end`, leaves the text asking only: `false`
+    // for one that states or exclaims something.
+    let mut asks_only = |from: usize, to: usize, end: char| {
         let sentence = text[from..to].trim();
-        if sentence.chars().filter(|c| c.is_alphanumeric()).count() < 2 {
-            continue;
+        if sentence.chars().filter(|c| c.is_alphanumeric()).take(2).count() < 2 {
+            return true;
         }
         sentences += 1;
         if end == '?' {
-            continue;
+            return true;
         }
         if end == '!' {
             return false;
         }
-        let words: Vec<String> = sentence
+        let mut words = sentence
             .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '\u{2019}'))
             .filter(|w| !w.is_empty())
-            .take(2)
-            .map(|w| w.to_lowercase().replace('\u{2019}', "'"))
-            .collect();
-        let first = words.first().map_or("", String::as_str);
-        let second = words.get(1).map_or("", String::as_str);
+            .map(plain_lowercase);
+        let first = words.next().unwrap_or_default();
+        let second = words.next().unwrap_or_default();
+        let (first, second) = (first.as_ref(), second.as_ref());
         // "how does it work", "what's the time", "can you help": a statement may open with
         // the same words ("when I'm thirsty I reach for water", "what I love is hiking").
-        let asks = (QUESTION_OPENERS.contains(&first)
+        (QUESTION_OPENERS.contains(&first)
             && (first.contains('\'') || QUESTION_AUXILIARIES.contains(&second)))
             || (QUESTION_AUXILIARIES.contains(&first)
-                && matches!(second, "you" | "i" | "it" | "there" | "we" | "they" | "he" | "she"));
-        if !asks {
-            return false;
+                && matches!(second, "you" | "i" | "it" | "there" | "we" | "they" | "he" | "she"))
+    };
+    for (at, c) in text.char_indices() {
+        if matches!(c, '.' | '!' | '?' | '\n') {
+            if !asks_only(start, at, c) {
+                return false;
+            }
+            start = at + c.len_utf8();
         }
     }
+    if start < text.len() && !asks_only(start, text.len(), ' ') {
+        return false;
+    }
     sentences > 0
+}
+
+/// A word in lowercase with a typographic apostrophe read as a plain one, copied only when
+/// that changes it.
+fn plain_lowercase(word: &str) -> std::borrow::Cow<'_, str> {
+    if word.bytes().all(|b| b.is_ascii() && !b.is_ascii_uppercase()) {
+        std::borrow::Cow::Borrowed(word)
+    } else {
+        std::borrow::Cow::Owned(word.to_lowercase().replace('\u{2019}', "'"))
+    }
 }
 
 /// A query as the user would say it: an agent asking about "the user" asks about what the

@@ -7,6 +7,7 @@
 //! Records are addressed by the slot their owner gives them (dense, `0..len`), so scores come
 //! back as plain arrays the search scan reads by position, without hashing.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Mutex, OnceLock};
 
@@ -150,16 +151,16 @@ const NO_SESSION: u32 = u32::MAX;
 /// One user's lexical index over slots `0..len`.
 #[derive(Debug, Default)]
 pub(crate) struct LexicalIndex {
-    dictionary: HashMap<Box<str>, u32>,
+    dictionary: foldhash::HashMap<Box<str>, u32>,
     /// Each lowercase word met by [`Self::set`] to its term's id in `dictionary`, so a word
     /// is stemmed once per index rather than once per record that holds it.
-    surface: HashMap<Box<str>, u32>,
+    surface: foldhash::HashMap<Box<str>, u32>,
     docs: Vec<Doc>,
     /// Per slot, the record's length and session.
     shapes: Vec<Shape>,
-    /// Term id → the slots whose own text holds the term, in slot order, with its count
+    /// By term id, the slots whose own text holds the term, in slot order, with its count
     /// there: a search reads each posting front to back, and so the scores by slot.
-    postings: FxHashMap<u32, Vec<(u32, u16)>>,
+    postings: Vec<Vec<(u32, u16)>>,
     /// Session number → its records in rowid (conversation) order, with their slots.
     sessions: FxHashMap<u32, BTreeMap<i64, u32>>,
     /// Session number → total length of its records; sized to the highest session number.
@@ -171,16 +172,18 @@ pub(crate) struct LexicalIndex {
 impl LexicalIndex {
     /// Sets the record at `slot`, which is either an existing slot or the next one (`len`).
     pub(crate) fn set(&mut self, slot: u32, rowid: i64, text: &str, session: Option<u32>) {
-        let mut counts: HashMap<u32, u16> = HashMap::new();
-        // The terms of [`terms`], each looked up by its lowercase form first.
-        let mut len = 0u32;
-        for word in tokens(text) {
-            let id = self.term_id(word);
-            let count = counts.entry(id).or_insert(0);
-            *count = count.saturating_add(1);
-            len += 1;
+        // The terms of [`terms`], each looked up by its lowercase form first, then counted.
+        let mut ids: Vec<u32> = tokens(text).map(|word| self.term_id(word)).collect();
+        let len = u32::try_from(ids.len()).unwrap_or(u32::MAX);
+        ids.sort_unstable();
+        let mut counts: Vec<(u32, u16)> = Vec::with_capacity(ids.len());
+        for id in ids {
+            match counts.last_mut() {
+                Some((last, count)) if *last == id => *count = count.saturating_add(1),
+                _ => counts.push((id, 1)),
+            }
         }
-        let doc = Doc { rowid, terms: counts.into_iter().collect(), len, session };
+        let doc = Doc { rowid, terms: counts.into_boxed_slice(), len, session };
         let shape = Shape { len: doc.len, session: session.unwrap_or(NO_SESSION) };
         if (slot as usize) < self.docs.len() {
             self.unlink(slot);
@@ -195,13 +198,21 @@ impl LexicalIndex {
 
     /// The id of a word's term (its lowercase stem), numbering a new term.
     fn term_id(&mut self, word: &str) -> u32 {
-        let lower = word.to_lowercase();
-        if let Some(&id) = self.surface.get(lower.as_str()) {
+        // Most words are lowercase ASCII already: looked up as written, with no copy.
+        let lower = if word.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()) {
+            Cow::Borrowed(word)
+        } else {
+            Cow::Owned(word.to_lowercase())
+        };
+        if let Some(&id) = self.surface.get(lower.as_ref()) {
             return id;
         }
         let stem = stemmer().stem(&lower).into_owned();
         let next = self.dictionary.len() as u32;
         let id = *self.dictionary.entry(stem.into()).or_insert(next);
+        if id == next {
+            self.postings.push(Vec::new());
+        }
         self.surface.insert(lower.into(), id);
         id
     }
@@ -224,10 +235,14 @@ impl LexicalIndex {
     fn link(&mut self, slot: u32) {
         let doc = &self.docs[slot as usize];
         for (id, count) in doc.terms.iter() {
-            let posting = self.postings.entry(*id).or_default();
+            let posting = &mut self.postings[*id as usize];
             // New records take the next slot, so most links append.
-            let at = posting.partition_point(|(s, _)| *s < slot);
-            posting.insert(at, (slot, *count));
+            if posting.last().is_none_or(|(last, _)| *last < slot) {
+                posting.push((slot, *count));
+            } else {
+                let at = posting.partition_point(|(s, _)| *s < slot);
+                posting.insert(at, (slot, *count));
+            }
         }
         let len = u64::from(doc.len);
         self.total_len += len;
@@ -245,13 +260,9 @@ impl LexicalIndex {
     fn unlink(&mut self, slot: u32) {
         let doc = &self.docs[slot as usize];
         for (id, _) in doc.terms.iter() {
-            if let Some(posting) = self.postings.get_mut(id) {
-                if let Ok(at) = posting.binary_search_by_key(&slot, |(s, _)| *s) {
-                    posting.remove(at);
-                }
-                if posting.is_empty() {
-                    self.postings.remove(id);
-                }
+            let posting = &mut self.postings[*id as usize];
+            if let Ok(at) = posting.binary_search_by_key(&slot, |(s, _)| *s) {
+                posting.remove(at);
             }
         }
         let len = u64::from(doc.len);
@@ -320,7 +331,9 @@ impl LexicalIndex {
                 continue;
             }
             let Some(id) = self.dictionary.get(term.as_str()) else { continue };
-            let Some(posting) = self.postings.get(id) else { continue };
+            let Some(posting) = self.postings.get(*id as usize).filter(|p| !p.is_empty()) else {
+                continue;
+            };
             let df = posting.len() as f64;
             // Robertson's IDF over the records plus a background of documents without the
             // term, so a match means as much in a small notebook as in a large one, scaled by

@@ -269,13 +269,11 @@ impl UserIndex {
             return;
         }
         let (h, t) = (self.head_dims, self.tail_dims());
-        let codes =
-            self.head[slot * h..(slot + 1) * h].iter().chain(&self.tail[slot * t..(slot + 1) * t]);
         // In f64, so the order records were added in changes the sum by far less than any
         // score difference that matters (stores and nodes index in different orders).
-        for (sum, &code) in self.sum.iter_mut().zip(codes) {
-            *sum += f64::from(code) * f64::from(scale);
-        }
+        let (head_sum, tail_sum) = self.sum.split_at_mut(h);
+        add_scaled(head_sum, &self.head[slot * h..(slot + 1) * h], scale);
+        add_scaled(tail_sum, &self.tail[slot * t..(slot + 1) * t], scale);
     }
 
     /// The lists, when trained, to keep in step with a change.
@@ -476,17 +474,44 @@ impl Common {
     }
 }
 
+/// Adds `codes` times `scale` to `sums`, element by element (a loop of its own, which the
+/// compiler vectorises).
+fn add_scaled(sums: &mut [f64], codes: &[i8], scale: f32) {
+    for (sum, &code) in sums.iter_mut().zip(codes) {
+        *sum += f64::from(code) * f64::from(scale);
+    }
+}
+
 /// Quantises a vector to int8 codes of its unit-length version; returns the scale that
 /// turns a code dot product back into a cosine.
 pub fn quantize(vector: &[f32]) -> (Vec<i8>, f32) {
     let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
-    let max = vector.iter().fold(0.0_f32, |m, x| m.max(x.abs()));
+    // The largest magnitude, over eight lanes (a maximum does not depend on the order).
+    let mut lanes = [0.0_f32; 8];
+    let mut chunks = vector.chunks_exact(8);
+    for chunk in &mut chunks {
+        for (lane, x) in lanes.iter_mut().zip(chunk) {
+            *lane = lane.max(x.abs());
+        }
+    }
+    let max = chunks.remainder().iter().chain(&lanes).fold(0.0_f32, |m, x| m.max(x.abs()));
     if norm == 0.0 || max == 0.0 {
         return (vec![0; vector.len()], 0.0);
     }
     let scale = max / 127.0;
-    let codes = vector.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8).collect();
+    let codes = vector.iter().map(|x| round_to_code(x / scale)).collect();
     (codes, scale / norm)
+}
+
+/// `y.round().clamp(-127.0, 127.0) as i8` (halves away from zero) for `|y|` up to about 127,
+/// without the call to the C library's `roundf` that `f32::round` compiles to on a baseline
+/// x86-64 target: one of these runs for every dimension of every vector an index loads.
+fn round_to_code(y: f32) -> i8 {
+    let whole = y as i32;
+    // Exact: `y` and its whole part are within 2^23 of each other.
+    let fraction = y - whole as f32;
+    let rounded = whole + i32::from(fraction >= 0.5) - i32::from(fraction <= -0.5);
+    rounded.clamp(-127, 127) as i8
 }
 
 /// The cosine of two quantised vectors.
@@ -818,6 +843,20 @@ impl UserIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn codes_round_as_f32_round_does() {
+        let mut next = numbers(7);
+        let halves = (-260..=260).map(|n| n as f32 * 0.5);
+        let near_halves = (-254..=254).flat_map(|n| {
+            let half = n as f32 * 0.5;
+            [half.next_down(), half.next_up()]
+        });
+        let random = (0..10_000).map(|_| next() * 140.0);
+        for y in halves.chain(near_halves).chain(random) {
+            assert_eq!(round_to_code(y), y.round().clamp(-127.0, 127.0) as i8, "{y}");
+        }
+    }
 
     #[test]
     fn quantized_cosine_is_close_to_exact() {

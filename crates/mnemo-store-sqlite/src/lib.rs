@@ -1227,6 +1227,54 @@ mod tests {
         (dir, store, mnemo_testkit::who("acme", "alice"))
     }
 
+    /// A load reads exactly the user's rows wherever they lie among others' in the table: in
+    /// a block, alternating with another user's, and scattered among many rows of another
+    /// user and of the same user id in another tenant.
+    #[test]
+    fn a_load_reads_its_users_rows_wherever_they_lie() {
+        use mnemo_testkit::{T0, stated, who, write};
+        let (_dir, store, alice) = alices_store();
+        let (bob, other_alice) = (who("acme", "bob"), who("other", "alice"));
+        let mut n = 0;
+        let mut put = |whom: &mnemo_core::UserRef| {
+            write(&store, whom, &format!("m{n}"), stated(&format!("Shed note {n}")), T0);
+            n += 1;
+        };
+        for _ in 0..50 {
+            put(&alice);
+        }
+        for _ in 0..50 {
+            put(&bob);
+            put(&alice);
+        }
+        for _ in 0..5 {
+            for _ in 0..40 {
+                put(&bob);
+                put(&other_alice);
+            }
+            put(&alice);
+        }
+        let writer = store.writer.exclusive();
+        let conn = &writer.conn;
+        let terms = mnemo_core::retrieval::query_terms("shed note");
+        for (tenant, user, count) in
+            [("acme", "alice", 105), ("acme", "bob", 250), ("other", "alice", 200)]
+        {
+            let loaded = vector_index::load(conn, tenant, user).unwrap();
+            let loaded: Vec<i64> = offered(&loaded, &terms, None).iter().map(|r| r.0).collect();
+            let mut stored: Vec<i64> = conn
+                .prepare("SELECT rowid FROM memories WHERE tenant = ?1 AND user_id = ?2")
+                .unwrap()
+                .query_map([tenant, user], |r| r.get(0))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            stored.sort_unstable();
+            assert_eq!(stored.len(), count);
+            assert_eq!(loaded, stored, "{tenant}/{user}");
+        }
+    }
+
     /// Searches of a user who is not cached, side by side (as after a start), read the
     /// user's rows once: the others wait for that load and share it.
     #[test]

@@ -66,15 +66,76 @@ fn read_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<IndexRow> {
     })
 }
 
+/// [`ROW_SQL`] for the rows of one user within a range of rowids, read forward through the
+/// table (the unary `+` keeps the planner off the owner indexes, whose order is not the
+/// table's).
+static RANGE_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!("{ROW_SQL} WHERE m.rowid BETWEEN ?1 AND ?2 AND +m.tenant = ?3 AND +m.user_id = ?4")
+});
+
 /// Reads a user's whole index through `conn`.
+///
+/// The user's rowids come from the owner index alone; their rows are then read in rowid
+/// order, a run of close rowids by one forward pass over the table, so the table's pages are
+/// visited once each rather than once per row in the index's (content hash) order.
 pub(crate) fn load(conn: &Connection, tenant: &str, user: &str) -> Result<UserIndex, StoreError> {
+    // One read snapshot for every statement below (a savepoint nests in a transaction the
+    // caller holds, and begins one otherwise).
+    let _snapshot = Snapshot::begin(conn)?;
+    let mut rowids: Vec<i64> = conn
+        .prepare_cached("SELECT rowid FROM memories WHERE tenant = ?1 AND user_id = ?2")?
+        .query_map([tenant, user], |row| row.get(0))?
+        .collect::<Result<_, _>>()?;
+    rowids.sort_unstable();
     let mut loaded = UserIndex::default();
-    let sql = format!("{ROW_SQL} WHERE m.tenant = ?1 AND m.user_id = ?2");
-    let mut stmt = conn.prepare_cached(&sql)?;
-    for row in stmt.query_map([tenant, user], read_row)? {
-        loaded.upsert_row(row?);
+    let mut range = conn.prepare_cached(&RANGE_SQL)?;
+    for (first, last) in dense_runs(&rowids) {
+        for row in range.query_map(rusqlite::params![first, last, tenant, user], read_row)? {
+            loaded.upsert_row(row?);
+        }
     }
     Ok(loaded)
+}
+
+/// A savepoint held while a load reads, released when dropped.
+struct Snapshot<'c>(&'c Connection);
+
+impl<'c> Snapshot<'c> {
+    fn begin(conn: &'c Connection) -> Result<Self, StoreError> {
+        conn.execute_batch("SAVEPOINT index_load")?;
+        Ok(Self(conn))
+    }
+}
+
+impl Drop for Snapshot<'_> {
+    fn drop(&mut self) {
+        // Nothing was written under it: releasing only ends the read (or, nested, merges
+        // nothing into the caller's transaction). A failure leaves the connection as the
+        // caller's next statement finds it, which reports any problem there.
+        let _ = self.0.execute_batch("RELEASE index_load");
+    }
+}
+
+/// Rowids a run may skip (other users' rows) besides one per rowid it holds.
+const RUN_SLACK: i64 = 32;
+
+/// `sorted` rowids as inclusive ranges, each at most twice as wide as the rowids it holds
+/// (plus [`RUN_SLACK`]), so a range's pass over the table reads mostly the user's own rows.
+fn dense_runs(sorted: &[i64]) -> Vec<(i64, i64)> {
+    let mut runs = Vec::new();
+    let mut rest = sorted;
+    while let Some(&first) = rest.first() {
+        let mut held = 1;
+        while let Some(&next) = rest.get(held) {
+            if next - first >= 2 * (held as i64 + 1) + RUN_SLACK {
+                break;
+            }
+            held += 1;
+        }
+        runs.push((first, rest[held - 1]));
+        rest = &rest[held..];
+    }
+    runs
 }
 
 /// What the cache holds and how far it has followed the file.
@@ -504,6 +565,30 @@ impl Drop for Loading<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Runs cover every rowid once, in order, and none is more than twice as wide as the
+    /// rowids it holds (plus the slack).
+    #[test]
+    fn dense_runs_cover_every_rowid_and_stay_dense() {
+        let block: Vec<i64> = (1..=100).collect();
+        assert_eq!(dense_runs(&block), vec![(1, 100)]);
+        let every_other: Vec<i64> = (1..=100).map(|n| 2 * n).collect();
+        assert_eq!(dense_runs(&every_other), vec![(2, 200)]);
+        let scattered: Vec<i64> = (0..10).map(|n| 1 + 1000 * n).collect();
+        assert_eq!(dense_runs(&scattered).len(), 10);
+        assert!(dense_runs(&[]).is_empty());
+        for rowids in [block, every_other, scattered, vec![5, 6, 7, 90, 91, 400, 401, 402, 9000]] {
+            let runs = dense_runs(&rowids);
+            let mut covered = Vec::new();
+            for &(first, last) in &runs {
+                let held: Vec<i64> =
+                    rowids.iter().copied().filter(|r| (first..=last).contains(r)).collect();
+                assert!(last - first < 2 * held.len() as i64 + RUN_SLACK, "{runs:?}");
+                covered.extend(held);
+            }
+            assert_eq!(covered, rowids);
+        }
+    }
 
     /// A load of one user is judged stale by writes of that user, of its whole tenant, or a
     /// drop of every entry, and not by another user's writes.
