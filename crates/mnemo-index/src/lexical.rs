@@ -159,7 +159,8 @@ pub(crate) struct LexicalIndex {
     /// Per slot, the record's length and session.
     shapes: Vec<Shape>,
     /// By term id, the slots whose own text holds the term, in slot order, with its count
-    /// there: a search reads each posting front to back, and so the scores by slot.
+    /// there (empty once no record holds it): a search reads each posting front to back,
+    /// and so the scores by slot.
     postings: Vec<Vec<(u32, u16)>>,
     /// Session number → its records in rowid (conversation) order, with their slots.
     sessions: FxHashMap<u32, BTreeMap<i64, u32>>,

@@ -503,12 +503,14 @@ pub fn quantize(vector: &[f32]) -> (Vec<i8>, f32) {
     (codes, scale / norm)
 }
 
-/// `y.round().clamp(-127.0, 127.0) as i8` (halves away from zero) for `|y|` up to about 127,
-/// without the call to the C library's `roundf` that `f32::round` compiles to on a baseline
-/// x86-64 target: one of these runs for every dimension of every vector an index loads.
+/// `y.round().clamp(-127.0, 127.0) as i8` (halves away from zero), without the call to the
+/// C library's `roundf` that `f32::round` compiles to on a baseline x86-64 target: one of
+/// these runs for every dimension of every vector an index loads.
 fn round_to_code(y: f32) -> i8 {
+    // Past ±128 the code is ±127 either way; within it the integer conversion cannot overflow.
+    let y = y.clamp(-128.0, 128.0);
     let whole = y as i32;
-    // Exact: `y` and its whole part are within 2^23 of each other.
+    // Exact, as `|y| < 2^23`.
     let fraction = y - whole as f32;
     let rounded = whole + i32::from(fraction >= 0.5) - i32::from(fraction <= -0.5);
     rounded.clamp(-127, 127) as i8
@@ -853,7 +855,8 @@ mod tests {
             [half.next_down(), half.next_up()]
         });
         let random = (0..10_000).map(|_| next() * 140.0);
-        for y in halves.chain(near_halves).chain(random) {
+        let extremes = [1e9, -1e9, f32::INFINITY, f32::NEG_INFINITY, f32::MAX, f32::MIN, f32::NAN];
+        for y in halves.chain(near_halves).chain(random).chain(extremes) {
             assert_eq!(round_to_code(y), y.round().clamp(-127.0, 127.0) as i8, "{y}");
         }
     }

@@ -98,21 +98,29 @@ pub(crate) fn load(conn: &Connection, tenant: &str, user: &str) -> Result<UserIn
 }
 
 /// A savepoint held while a load reads, released when dropped.
-struct Snapshot<'c>(&'c Connection);
+struct Snapshot<'c> {
+    conn: &'c Connection,
+    /// Whether the savepoint began the connection's transaction (no caller held one).
+    began: bool,
+}
 
 impl<'c> Snapshot<'c> {
     fn begin(conn: &'c Connection) -> Result<Self, StoreError> {
+        let began = conn.is_autocommit();
         conn.execute_batch("SAVEPOINT index_load")?;
-        Ok(Self(conn))
+        Ok(Self { conn, began })
     }
 }
 
 impl Drop for Snapshot<'_> {
     fn drop(&mut self) {
-        // Nothing was written under it: releasing only ends the read (or, nested, merges
-        // nothing into the caller's transaction). A failure leaves the connection as the
-        // caller's next statement finds it, which reports any problem there.
-        let _ = self.0.execute_batch("RELEASE index_load");
+        // Nothing was written under it: releasing ends the read, or, nested in the caller's
+        // transaction, leaves that transaction as it was. Should the release of a read the
+        // savepoint began fail, the read is rolled back instead, so the connection is never
+        // left holding an old snapshot (or, on the writer, an open transaction).
+        if self.conn.execute_batch("RELEASE index_load").is_err() && self.began {
+            let _ = self.conn.execute_batch("ROLLBACK");
+        }
     }
 }
 
@@ -127,7 +135,7 @@ fn dense_runs(sorted: &[i64]) -> Vec<(i64, i64)> {
     while let Some(&first) = rest.first() {
         let mut held = 1;
         while let Some(&next) = rest.get(held) {
-            if next - first >= 2 * (held as i64 + 1) + RUN_SLACK {
+            if next.saturating_sub(first) >= 2 * (held as i64 + 1) + RUN_SLACK {
                 break;
             }
             held += 1;
