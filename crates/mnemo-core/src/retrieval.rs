@@ -487,6 +487,9 @@ const SELF_WORDS: &[&str] = &[
     "we'll",
 ];
 
+/// The letters every [`SELF_WORDS`] word and "user" open with (a test holds them to it).
+const SELF_INITIALS: &[u8] = b"imwou";
+
 /// Whether a text speaks of its author (or, written by an agent, of its user): it holds a
 /// first-person word ("I", "my", "we", "our"...), or "the user" ("user" opening the text).
 /// A question about the user is answered by what the user said of themselves ("I'm learning
@@ -507,9 +510,8 @@ pub fn speaks_of_self(text: &str) -> bool {
         .filter(|w| !w.is_empty());
     let mut after_the = false;
     for (i, word) in words.enumerate() {
-        // Every self word, and "user", opens with one of these letters: the rest are passed
-        // over after one comparison.
-        if !matches!(word.as_bytes()[0].to_ascii_lowercase(), b'i' | b'm' | b'w' | b'o' | b'u') {
+        // Words that cannot open a self word, nor "user", are passed over after one lookup.
+        if !SELF_INITIALS.contains(&word.as_bytes()[0].to_ascii_lowercase()) {
             after_the = word.eq_ignore_ascii_case("the");
             continue;
         }
@@ -1085,6 +1087,13 @@ mod question_tests {
             "?",
         ] {
             assert!(!only_asks(states), "{states}");
+        }
+    }
+
+    #[test]
+    fn every_self_word_opens_with_a_self_initial() {
+        for word in super::SELF_WORDS.iter().chain(&["user"]) {
+            assert!(super::SELF_INITIALS.contains(&word.as_bytes()[0]), "{word}");
         }
     }
 
