@@ -8,8 +8,10 @@
 //! with a busy timeout, so several processes can share one file; reads and searches use a
 //! pool of reader connections beside it. Deletion is
 //! complete: `secure_delete` zeroes freed pages, and the write-ahead log is checkpointed and
-//! truncated once a deletion commits.
+//! truncated once a deletion commits. The log is copied into the file by a checkpointing
+//! thread of its own (`checkpoint.rs`), off the writer.
 
+mod checkpoint;
 mod codec;
 mod encryption;
 mod ledger;
@@ -39,6 +41,7 @@ use mnemo_core::{
 use mnemo_engine::{Backend, Commit, Engine, Owner, Tx};
 use rusqlite::{Connection, OptionalExtension, params};
 
+use checkpoint::Checkpointer;
 use codec::{
     Bound, MEMORY_COLUMNS, MEMORY_FROM, blob_to_vector, memory_from_row, to_json, vector_to_blob,
 };
@@ -174,7 +177,8 @@ type Result<T, E = StoreError> = std::result::Result<T, E>;
 /// reader connections, so searches and reads run beside writes; other processes may open
 /// the same file concurrently.
 pub struct SqliteBackend {
-    /// Lock order: the writer, then the readers (in pool order), then the index cache.
+    /// Lock order: the writer, then the readers (in pool order), then the index cache; a
+    /// deletion's scrub then takes the checkpointer's (its running checkpoint, then state).
     writer: Writer,
     readers: Vec<Mutex<Connection>>,
     /// Where the next read looks for a free reader first.
@@ -189,6 +193,8 @@ pub struct SqliteBackend {
     /// searches check their query vector against it without a query of their own, and read
     /// the file again only when it disagrees (the file's vectors may all have gone since).
     embedder: Mutex<Option<(String, usize)>>,
+    /// Copies the write-ahead log into the file off the writer.
+    checkpointer: Checkpointer,
 }
 
 /// Reader connections per store: searches and reads run in parallel up to this many.
@@ -288,6 +294,8 @@ impl SqliteBackend {
         migrate::migrate(&mut conn, now.as_millis())?;
         keep_reserve(path);
         tune(&conn)?;
+        let checkpointer = Checkpointer::new(Some(open_checkpointer(path, unlock.as_ref())?));
+        checkpointer.attach(&mut conn)?;
         let ledger = ledger::read_key(&conn)?;
         let readers = (0..READERS)
             .map(|_| open_reader(path, unlock.as_ref()).map(Mutex::new))
@@ -301,6 +309,7 @@ impl SqliteBackend {
             ledger,
             max_pages: AtomicI64::new(0),
             embedder: Mutex::new(None),
+            checkpointer,
         })
     }
 
@@ -433,6 +442,7 @@ impl SqliteBackend {
         // the deletion's reserve. This process's readers wait for it.
         let scrubbed = if scrub && outcome.is_ok() {
             let _idle = self.all_readers();
+            let _no_other_checkpoint = self.checkpointer.pause();
             scrub_wal(conn)
         } else {
             Ok(())
@@ -472,6 +482,18 @@ fn tune(conn: &Connection) -> Result<()> {
     conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
     conn.set_prepared_statement_cache_capacity(64);
     Ok(())
+}
+
+/// Opens the checkpointing thread's connection to the file the writer just opened (it
+/// runs passive checkpoints alone, so it needs no busy timeout).
+fn open_checkpointer(path: &Path, unlock: Option<&Unlock>) -> Result<Connection> {
+    let flags = rusqlite::OpenFlags::default() - rusqlite::OpenFlags::SQLITE_OPEN_CREATE;
+    let conn = Connection::open_with_flags(path, flags)
+        .map_err(|source| StoreError::Open { path: path.to_owned(), source })?;
+    if let Some(unlock) = unlock {
+        unlock.apply(&conn)?;
+    }
+    Ok(conn)
 }
 
 /// Opens a connection of the store's pool that only reads.
@@ -517,15 +539,28 @@ fn set_max_pages(conn: &Connection, pages: i64) -> Result<()> {
 
 /// Copies every WAL frame into the main file and truncates the WAL to zero bytes.
 fn scrub_wal(conn: &Connection) -> Result<()> {
-    let (busy, _log, _checkpointed): (i64, i64, i64) =
-        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-        })?;
-    if busy != 0 {
-        return Err(StoreError::ScrubIncomplete);
+    // Another process's checkpoint makes SQLite refuse this one at once rather than wait:
+    // a few tries, a moment apart, before the scrub is reported incomplete. A try that
+    // waited out the busy timeout (for readers) is not repeated.
+    for attempt in 1..=SCRUB_TRIES {
+        let started = std::time::Instant::now();
+        let (busy, _log, _checkpointed): (i64, i64, i64) =
+            conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })?;
+        if busy == 0 {
+            return Ok(());
+        }
+        if attempt == SCRUB_TRIES || started.elapsed() > Duration::from_millis(100) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
-    Ok(())
+    Err(StoreError::ScrubIncomplete)
 }
+
+/// How many times a deletion tries to checkpoint and truncate the log.
+const SCRUB_TRIES: u32 = 5;
 
 /// Switches the connection's sync level between transactions (statement cached).
 fn set_synchronous(conn: &Connection, level: &str) -> Result<()> {

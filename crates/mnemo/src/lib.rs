@@ -434,16 +434,24 @@ impl Mnemo {
                     let candidates = parallel::in_runs_on(threads, chunk, |at, run| {
                         validated(first + at, run, now)
                     })?;
-                    self.embedded(candidates, threads)
+                    self.embeddings(candidates, threads)
                 },
-                |records| {
-                    let mut records = records.map(|record| {
-                        record.map_err(|_| {
-                            mnemo_core::ports::PortError::new(
-                                mnemo_core::ErrorKind::Internal,
-                                "the batch's preparation stopped",
-                            )
-                        })
+                |prepared| {
+                    // Ids are drawn as the transaction takes the records, so they follow the
+                    // batch's order whichever thread prepared a chunk.
+                    let mut records = prepared.map(|record| {
+                        record
+                            .map(|(candidate, embedding)| NewRecord {
+                                id: new_id(),
+                                candidate,
+                                embedding,
+                            })
+                            .map_err(|_| {
+                                mnemo_core::ports::PortError::new(
+                                    mnemo_core::ErrorKind::Internal,
+                                    "the batch's preparation stopped",
+                                )
+                            })
                     });
                     self.store.write_stream(owner, &mut records, now, &self.actor, &decide)
                 },
@@ -461,9 +469,23 @@ impl Mnemo {
         Ok(receipts.into_iter().map(|r| (r.decision, r.id).into()).collect())
     }
 
-    /// The candidates as records with new ids, each embedded (when an embedder is set), on
-    /// up to `threads` threads.
+    /// The candidates as records with new ids (in the candidates' order), each embedded
+    /// (when an embedder is set), on up to `threads` threads.
     fn embedded(&self, candidates: Vec<Candidate>, threads: usize) -> Result<Vec<NewRecord>> {
+        Ok(self
+            .embeddings(candidates, threads)?
+            .into_iter()
+            .map(|(candidate, embedding)| NewRecord { id: new_id(), candidate, embedding })
+            .collect())
+    }
+
+    /// The candidates, each with its embedding (when an embedder is set), on up to
+    /// `threads` threads.
+    fn embeddings(
+        &self,
+        candidates: Vec<Candidate>,
+        threads: usize,
+    ) -> Result<Vec<(Candidate, Option<Embedded>)>> {
         let vectors = match &self.embedder {
             Some(embedder) => {
                 let texts: Vec<&str> = candidates.iter().map(|c| c.content.as_str()).collect();
@@ -494,11 +516,7 @@ impl Mnemo {
             }
             None => vec![None; candidates.len()],
         };
-        Ok(candidates
-            .into_iter()
-            .zip(vectors)
-            .map(|(candidate, embedding)| NewRecord { id: new_id(), candidate, embedding })
-            .collect())
+        Ok(candidates.into_iter().zip(vectors).collect())
     }
 
     /// One record, unless it does not exist for `who` or has expired.

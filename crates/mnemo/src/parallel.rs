@@ -140,16 +140,18 @@ pub(crate) fn in_runs_on<T: Send, U: Send, E: Send>(
     Ok(joined)
 }
 
-/// How many prepared chunks may wait for the consumer at most.
+/// How many chunks may be prepared ahead of the one the consumer is taking.
 const WAITING_CHUNKS: usize = 4;
 
 /// `items` prepared in consecutive chunks of `chunk` items on another thread while the
 /// calling thread consumes what is ready: `prepare` gets each chunk and the index of its first
 /// item; `consume` takes the prepared items in order, as `Ok`, and an `Err(Stopped)` in place
-/// of any that could not be prepared (after which it should stop). The first chunk is
-/// prepared before `consume` is called, so a failure there never reaches it. A preparation
-/// failure is returned in place of what `consume` returned; the items after the failing
-/// chunk are not prepared.
+/// of any that could not be prepared (after which it should stop). A consumer that finds its
+/// next chunk not yet ready prepares one itself rather than wait, so preparation uses every
+/// core while consuming is the faster side, and the consumer's own core while it is the
+/// slower. The first chunk is prepared before `consume` is called, so a failure there never
+/// reaches it. A preparation failure is returned in place of what `consume` returned; no
+/// chunk is begun after a failure is known.
 pub(crate) fn beside<T: Send, U: Send, E: Send, R>(
     items: Vec<T>,
     chunk: usize,
@@ -158,29 +160,39 @@ pub(crate) fn beside<T: Send, U: Send, E: Send, R>(
 ) -> std::result::Result<R, E> {
     let expected = items.len();
     let chunk = chunk.max(1);
+    let shared = Chunks {
+        state: Mutex::new(ChunkState {
+            rest: items.into_iter(),
+            claimed: 0,
+            first_unclaimed: 0,
+            consuming: 0,
+            done: std::collections::BTreeMap::new(),
+            failed: false,
+            helper_gone: false,
+        }),
+        changed: std::sync::Condvar::new(),
+        chunk,
+    };
+    let prepare = &prepare;
     std::thread::scope(|scope| {
-        let (sender, receiver) = std::sync::mpsc::sync_channel(WAITING_CHUNKS);
-        let prepare = &prepare;
+        let shared = &shared;
         scope.spawn(move || {
-            let mut rest = items.into_iter();
-            let mut first = 0;
-            loop {
-                let next: Vec<T> = rest.by_ref().take(chunk).collect();
-                if next.is_empty() {
-                    return;
-                }
-                let count = next.len();
+            // Marks the helper gone however it ends, so a consumer never waits for it.
+            let _gone = HelperGone(shared);
+            while let Some((at, first, next)) = shared.claim(true) {
                 let prepared = prepare(first, next);
-                let failed = prepared.is_err();
-                // A consumer that stopped listening wants no more.
-                if sender.send(prepared).is_err() || failed {
-                    return;
-                }
-                first += count;
+                shared.finish(at, prepared);
             }
         });
-        let mut ready =
-            Ready { receiver, current: Vec::new().into_iter(), expected, taken: 0, failure: None };
+        let mut ready = Ready {
+            shared,
+            prepare,
+            current: Vec::new().into_iter(),
+            expected,
+            taken: 0,
+            failure: None,
+            stopped: false,
+        };
         ready.refill();
         if let Some(failure) = ready.failure.take() {
             return Err(failure);
@@ -197,32 +209,153 @@ pub(crate) fn beside<T: Send, U: Send, E: Send, R>(
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Stopped;
 
+/// The chunks of a [`beside`], shared by the preparing thread and the consumer.
+struct Chunks<T, U, E> {
+    state: Mutex<ChunkState<T, U, E>>,
+    /// Signalled when a chunk is prepared, the helper ends, or the consumer moves on.
+    changed: std::sync::Condvar,
+    chunk: usize,
+}
+
+struct ChunkState<T, U, E> {
+    /// The items of the chunks no one has claimed yet.
+    rest: std::vec::IntoIter<T>,
+    /// How many chunks were claimed, and the first item of the next one.
+    claimed: usize,
+    first_unclaimed: usize,
+    /// The chunk the consumer takes next.
+    consuming: usize,
+    /// Prepared chunks not yet taken, by number.
+    done: std::collections::BTreeMap<usize, std::result::Result<Vec<U>, E>>,
+    /// A chunk failed (or the consumer is finished): nothing more is begun.
+    failed: bool,
+    helper_gone: bool,
+}
+
+impl<T, U, E> Chunks<T, U, E> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, ChunkState<T, U, E>> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The next chunk to prepare (its number, first item's index and items), unless every
+    /// chunk is claimed or a failure is known. The helper waits while it is
+    /// [`WAITING_CHUNKS`] ahead of the consumer; the consumer never waits here.
+    fn claim(&self, helper: bool) -> Option<(usize, usize, Vec<T>)> {
+        let mut state = self.lock();
+        loop {
+            if state.failed || state.rest.len() == 0 {
+                return None;
+            }
+            if !helper || state.claimed < state.consuming + WAITING_CHUNKS {
+                break;
+            }
+            state = self.changed.wait(state).unwrap_or_else(PoisonError::into_inner);
+        }
+        let items: Vec<T> = state.rest.by_ref().take(self.chunk).collect();
+        let claimed = (state.claimed, state.first_unclaimed, items);
+        state.claimed += 1;
+        state.first_unclaimed += claimed.2.len();
+        Some(claimed)
+    }
+
+    /// Hands in chunk `at`, prepared.
+    fn finish(&self, at: usize, prepared: std::result::Result<Vec<U>, E>) {
+        let mut state = self.lock();
+        state.failed |= prepared.is_err();
+        state.done.insert(at, prepared);
+        drop(state);
+        self.changed.notify_all();
+    }
+}
+
+/// Marks the preparing thread of a [`beside`] gone when dropped, even by a panic.
+struct HelperGone<'a, T, U, E>(&'a Chunks<T, U, E>);
+
+impl<T, U, E> Drop for HelperGone<'_, T, U, E> {
+    fn drop(&mut self) {
+        let mut state = self.0.lock();
+        state.helper_gone = true;
+        // A panic ends the batch: the consumer prepares nothing more either.
+        state.failed |= std::thread::panicking();
+        drop(state);
+        self.0.changed.notify_all();
+    }
+}
+
 /// The prepared items of [`beside`], in order.
-struct Ready<U, E> {
-    receiver: std::sync::mpsc::Receiver<std::result::Result<Vec<U>, E>>,
+struct Ready<'a, T, U, E, P> {
+    shared: &'a Chunks<T, U, E>,
+    prepare: &'a P,
     current: std::vec::IntoIter<U>,
     /// How many items there are in all, and how many were handed out.
     expected: usize,
     taken: usize,
     failure: Option<E>,
+    /// `Stopped` was handed out.
+    stopped: bool,
 }
 
-impl<U, E> Ready<U, E> {
-    /// Waits for the next chunk once the current one is used up; a failure is kept.
+impl<T, U, E, P> Ready<'_, T, U, E, P>
+where
+    P: Fn(usize, Vec<T>) -> std::result::Result<Vec<U>, E>,
+{
+    /// Takes the next chunk once the current one is used up, preparing chunks itself while
+    /// it is not ready; a failure is kept.
     fn refill(&mut self) {
-        if self.current.len() > 0 || self.failure.is_some() || self.taken == self.expected {
+        if self.current.len() > 0
+            || self.failure.is_some()
+            || self.stopped
+            || self.taken == self.expected
+        {
             return;
         }
-        match self.receiver.recv() {
-            Ok(Ok(chunk)) => self.current = chunk.into_iter(),
-            Ok(Err(failure)) => self.failure = Some(failure),
-            // The preparing thread ended early (it panicked): the scope re-raises that.
-            Err(_) => {}
+        let shared = self.shared;
+        let mut state = shared.lock();
+        let wanted = state.consuming;
+        loop {
+            if let Some(prepared) = state.done.remove(&wanted) {
+                state.consuming += 1;
+                drop(state);
+                shared.changed.notify_all();
+                match prepared {
+                    Ok(chunk) => self.current = chunk.into_iter(),
+                    Err(failure) => self.failure = Some(failure),
+                }
+                return;
+            }
+            drop(state);
+            if let Some((at, first, items)) = shared.claim(false) {
+                let prepared = (self.prepare)(first, items);
+                shared.finish(at, prepared);
+                state = shared.lock();
+                continue;
+            }
+            state = shared.lock();
+            if state.done.contains_key(&wanted) {
+                continue;
+            }
+            // The helper holds the chunk wanted; if it is gone (it panicked), nothing more
+            // will come, and the scope raises its panic.
+            if state.helper_gone {
+                return;
+            }
+            state = shared.changed.wait(state).unwrap_or_else(PoisonError::into_inner);
         }
     }
 }
 
-impl<U, E> Iterator for Ready<U, E> {
+/// Whatever the consumer left (even by a panic), the helper begins nothing more.
+impl<T, U, E, P> Drop for Ready<'_, T, U, E, P> {
+    fn drop(&mut self) {
+        self.shared.lock().failed = true;
+        self.shared.changed.notify_all();
+    }
+}
+
+impl<T, U, E, P> Iterator for Ready<'_, T, U, E, P>
+where
+    P: Fn(usize, Vec<T>) -> std::result::Result<Vec<U>, E>,
+{
     type Item = std::result::Result<U, Stopped>;
 
     fn next(&mut self) -> Option<Self::Item> {
@@ -232,8 +365,12 @@ impl<U, E> Iterator for Ready<U, E> {
                 self.taken += 1;
                 Some(Ok(item))
             }
-            // Short of the count: nothing more will come, and what came is not all.
-            None if self.taken < self.expected => Some(Err(Stopped)),
+            // Short of the count: nothing more will come, and what came is not all. Said
+            // once; the iterator then ends.
+            None if self.taken < self.expected && !self.stopped => {
+                self.stopped = true;
+                Some(Err(Stopped))
+            }
             None => None,
         }
     }
@@ -315,6 +452,76 @@ mod tests {
             let expected: Vec<_> = (0..n).map(|i| Ok((i, i))).collect();
             assert_eq!(out, Ok(expected), "n = {n}");
         }
+    }
+
+    #[test]
+    fn a_consumer_with_nothing_ready_prepares_chunks_itself() {
+        let consumer = std::thread::current().id();
+        let by_consumer = AtomicUsize::new(0);
+        let items: Vec<usize> = (0..200).collect();
+        let out = beside(
+            items,
+            10,
+            |_, chunk| {
+                if std::thread::current().id() == consumer {
+                    by_consumer.fetch_add(1, Ordering::Relaxed);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                Ok::<_, ()>(chunk)
+            },
+            |ready| ready.collect::<std::result::Result<Vec<_>, _>>(),
+        );
+        assert_eq!(out, Ok(Ok((0..200).collect::<Vec<_>>())));
+        // The helper may run at most a few chunks ahead, so the consumer, which takes items
+        // at once, must have prepared some of the twenty chunks.
+        assert!(by_consumer.load(Ordering::Relaxed) > 0);
+    }
+
+    #[test]
+    fn a_panic_in_either_thread_reaches_the_caller() {
+        for panicking in [0, 7, 19] {
+            let outcome = std::panic::catch_unwind(|| {
+                beside(
+                    (0..200).collect::<Vec<usize>>(),
+                    10,
+                    |first, chunk| {
+                        assert!(first != panicking * 10, "chunk {panicking} fails");
+                        Ok::<_, ()>(chunk)
+                    },
+                    |ready| ready.count(),
+                )
+            });
+            assert!(outcome.is_err(), "chunk {panicking}");
+        }
+        // The helper's panic, in whichever chunk it takes first (the consumer's chunks take
+        // long enough that it takes one): the consumer is not left waiting for that chunk.
+        let consumer = std::thread::current().id();
+        let outcome = std::panic::catch_unwind(|| {
+            beside(
+                (0..200).collect::<Vec<usize>>(),
+                10,
+                |_, chunk| {
+                    assert!(std::thread::current().id() == consumer, "the helper fails");
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                    Ok::<_, ()>(chunk)
+                },
+                |ready| ready.count(),
+            )
+        });
+        assert!(outcome.is_err());
+        // A consumer that panics does not leave the helper waiting for it.
+        let outcome = std::panic::catch_unwind(|| {
+            beside(
+                (0..200).collect::<Vec<usize>>(),
+                10,
+                |_, chunk| Ok::<_, ()>(chunk),
+                |ready| {
+                    ready.take(15).count();
+                    panic!("the consumer stops");
+                },
+            )
+        });
+        assert!(outcome.is_err());
     }
 
     #[test]

@@ -64,6 +64,19 @@ fn a_batch_sees_its_own_earlier_records() {
 }
 
 #[test]
+fn a_large_batchs_ids_follow_its_order() {
+    // The batch is prepared in chunks on two threads; ids (time-ordered) still rise in the
+    // batch's order, so reads that break ties by id list a batch as it was given.
+    let dir = tempfile::tempdir().unwrap();
+    let mnemo = open(&dir);
+    let who = UserRef::new("t", "u").unwrap();
+    let results = mnemo.remember_batch(&who, notes(3000, "garden")).unwrap();
+    let ids: Vec<String> = results.iter().map(|r| r.id.clone().unwrap().0).collect();
+    assert_eq!(ids.len(), 3000);
+    assert!(ids.windows(2).all(|pair| pair[0] < pair[1]), "ids out of the batch's order");
+}
+
+#[test]
 fn an_invalid_candidate_fails_the_whole_batch() {
     let dir = tempfile::tempdir().unwrap();
     let mnemo = open(&dir);
