@@ -19,15 +19,16 @@ use rusqlite::Connection;
 
 /// Log pages after which the checkpointing thread copies the log into the file (SQLite's
 /// own default for its automatic checkpoint).
-pub(crate) const CHECKPOINT_PAGES: i32 = 1000;
+const CHECKPOINT_PAGES: i32 = 1000;
 
 /// New log pages that make another checkpoint worth running while the log holds more than
-/// [`CHECKPOINT_PAGES`] (busy readers can keep it from starting over): SQLite's automatic
+/// [`CHECKPOINT_PAGES`] (busy readers, or writes that never pause while the thread trails
+/// them, can keep it from starting over): SQLite's automatic
 /// checkpoint would run, and sync the file, after every commit.
-pub(crate) const CHECKPOINT_STEP: i32 = CHECKPOINT_PAGES / 4;
+const CHECKPOINT_STEP: i32 = CHECKPOINT_PAGES / 4;
 
 /// Log pages after which a committing writer checkpoints itself.
-pub(crate) const WRITER_CHECKPOINT_PAGES: i32 = 8 * CHECKPOINT_PAGES;
+const WRITER_CHECKPOINT_PAGES: i32 = 8 * CHECKPOINT_PAGES;
 
 /// The checkpointing thread of one store and what it shares with the writer's commits.
 pub(crate) struct Checkpointer {
