@@ -484,10 +484,13 @@ fn tune(conn: &Connection) -> Result<()> {
     Ok(())
 }
 
-/// Opens the checkpointing thread's connection to the file the writer just opened (it
-/// runs passive checkpoints alone, so it needs no busy timeout).
-fn open_checkpointer(path: &Path, unlock: Option<&Unlock>) -> Result<Connection> {
-    let flags = rusqlite::OpenFlags::default() - rusqlite::OpenFlags::SQLITE_OPEN_CREATE;
+/// Opens another connection to the store's file with `flags`, unlocked with the store's
+/// key when it has one.
+fn open_connection(
+    path: &Path,
+    unlock: Option<&Unlock>,
+    flags: rusqlite::OpenFlags,
+) -> Result<Connection> {
     let conn = Connection::open_with_flags(path, flags)
         .map_err(|source| StoreError::Open { path: path.to_owned(), source })?;
     if let Some(unlock) = unlock {
@@ -496,13 +499,16 @@ fn open_checkpointer(path: &Path, unlock: Option<&Unlock>) -> Result<Connection>
     Ok(conn)
 }
 
+/// Opens the checkpointing thread's connection to the file the writer just opened (it
+/// runs passive checkpoints alone, so it needs no busy timeout).
+fn open_checkpointer(path: &Path, unlock: Option<&Unlock>) -> Result<Connection> {
+    let flags = rusqlite::OpenFlags::default() - rusqlite::OpenFlags::SQLITE_OPEN_CREATE;
+    open_connection(path, unlock, flags)
+}
+
 /// Opens a connection of the store's pool that only reads.
 fn open_reader(path: &Path, unlock: Option<&Unlock>) -> Result<Connection> {
-    let conn = Connection::open(path)
-        .map_err(|source| StoreError::Open { path: path.to_owned(), source })?;
-    if let Some(unlock) = unlock {
-        unlock.apply(&conn)?;
-    }
+    let conn = open_connection(path, unlock, rusqlite::OpenFlags::default())?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
     tune(&conn)?;
     conn.execute_batch("PRAGMA query_only = ON;")?;
