@@ -22,7 +22,9 @@ use mnemo_core::screen::{Screening, screen, sensitive_category};
 use mnemo_core::transcript::{Message, Role};
 use mnemo_core::{Kind, MemoryId, Source, SourceType, Timestamp, UserRef};
 
-use crate::{Mnemo, Result};
+use crate::{Mnemo, Parts, Result, Staged};
+use mnemo_core::lifecycle::Candidate;
+use mnemo_core::space::WriteRule;
 
 /// Metadata key set to `true` on the turns of an incognito session: held for that session
 /// only and deleted when it ends.
@@ -210,14 +212,7 @@ impl Mnemo {
             return Ok(empty(ReasonCode::MemoryDisabled));
         }
         let now = self.now();
-        let mut turns = Vec::new();
-        // Message index → its turn in `turns` (expired turns are not stored).
-        let mut turn_of_message: BTreeMap<usize, usize> = BTreeMap::new();
-        let mut proposals: Vec<(usize, CandidateFields)> = Vec::new();
-        let mut updates: Vec<(usize, MemoryId, CandidateFields)> = Vec::new();
-        let mut model_deletes: Vec<(usize, MemoryId)> = Vec::new();
         let mut failures = Vec::new();
-        let mut secrets_redacted = 0;
         // Each message's checks come first, in order, so bad input is refused before any
         // extraction runs.
         let references = messages
@@ -237,74 +232,22 @@ impl Mnemo {
                 })
             })
             .collect::<Result<Vec<String>>>()?;
-        // Redaction and the offline extractor are pure: a long conversation is prepared on
-        // every core, then read in order.
-        let offline = self.chat.is_none() && !options.incognito;
-        let prepared = crate::parallel::in_runs(messages.iter().collect(), |_, run| {
-            Ok::<_, std::convert::Infallible>(
-                run.into_iter()
-                    .map(|message: &Message| {
-                        let (text, redacted) = redact(&message.content);
-                        let found = (offline && message.role == Role::User).then(|| {
-                            let p =
-                                self.disclosure.probability(&text, &disclosure_embedding(&text));
-                            extract(&text, message.ts.unwrap_or(now), self.disclosure.selects(p))
-                        });
-                        (text, redacted, found)
-                    })
-                    .collect(),
-            )
-        });
-        let Ok(prepared) = prepared;
-        let read = messages.iter().enumerate().zip(references).zip(prepared);
-        for (((index, message), reference), (text, redacted, found)) in read {
-            secrets_redacted += redacted;
-            let at = message.ts.unwrap_or(now);
-            let source_type =
-                message.source.as_ref().map_or(message.role.source_type(), |s| s.source_type);
-            let source_ref =
-                message.source.as_ref().and_then(|s| s.source_ref.clone()).unwrap_or(reference);
-            let expires_at = at.plus(options.retention);
-            if expires_at > now {
-                turn_of_message.insert(index, turns.len());
-                turns.push(CandidateFields {
-                    kind: Some(Kind::Episodic),
-                    content: text.clone(),
-                    session_id: Some(session.clone()),
-                    source: Some(Source {
-                        source_type,
-                        source_ref: Some(source_ref.clone()),
-                        captured_at: at,
-                        extractor: None,
-                    }),
-                    valid_from: Some(at),
-                    expires_at: Some(expires_at),
-                    agent_id: options.agent_id.clone(),
-                    metadata: options
-                        .metadata
-                        .clone()
-                        .into_iter()
-                        .chain(
-                            [("speaker", message.role.as_str())]
-                                .into_iter()
-                                .chain(options.incognito.then_some((INCOGNITO, "true")))
-                                .map(|(k, v)| (k.to_owned(), v.into())),
-                        )
-                        .collect(),
-                    transcript: true,
-                    restatement: Restatement::SaidAt(at),
-                    ..Default::default()
-                });
-            }
-            // An incognito session neither reads nor writes long-term memory.
-            if message.role != Role::User || options.incognito {
-                continue;
-            }
-            let (found, extractor) = match &self.chat {
-                None => (found.unwrap_or_default(), RULESET.to_owned()),
-                Some(chat) => match self.llm_extract(who, chat.as_ref(), &text, at) {
+        // With a chat model, each user message is asked about in order first; its updates of
+        // unkeyed memories are applied as edits before the batch.
+        let mut asked: BTreeMap<usize, Asked> = BTreeMap::new();
+        if let (Some(chat), false) = (&self.chat, options.incognito) {
+            let mut updates: Vec<(usize, MemoryId, CandidateFields)> = Vec::new();
+            for (index, message) in messages.iter().enumerate() {
+                if message.role != Role::User {
+                    continue;
+                }
+                let (text, _) = redact(&message.content);
+                let at = message.ts.unwrap_or(now);
+                let (source_type, source_ref) = source_of(message, &references[index]);
+                let extractor = format!("{PROMPT_VERSION}:{}", chat.id());
+                let mut answer = Asked { message: index, ..Asked::default() };
+                match self.llm_extract(who, chat.as_ref(), &text, at) {
                     Ok(list) => {
-                        let mut adds = Vec::new();
                         // The model rewrites clauses apart; each keeps the category its
                         // message falls in ("I'm trans and I started HRT").
                         let sensitive = sensitive_category(&text).is_some();
@@ -312,103 +255,291 @@ impl Mnemo {
                             match proposal {
                                 Proposal::Add(mut e) => {
                                     e.sensitive |= sensitive;
-                                    adds.push(e);
+                                    answer.found.push(e);
                                 }
-                                Proposal::Update { target, mut statement } => updates.push((
-                                    index,
-                                    target,
-                                    candidate(
-                                        {
-                                            statement.sensitive |= sensitive;
-                                            statement
-                                        },
+                                Proposal::Update { target, mut statement } => {
+                                    statement.sensitive |= sensitive;
+                                    let fields = candidate(
+                                        statement,
                                         source_type,
                                         &source_ref,
                                         at,
-                                        &format!("{PROMPT_VERSION}:{}", chat.id()),
-                                    ),
-                                )),
-                                Proposal::Delete { target } => model_deletes.push((index, target)),
+                                        &extractor,
+                                    );
+                                    updates.push((index, target, fields));
+                                }
+                                Proposal::Delete { target } => {
+                                    answer.deletes.push(target);
+                                    answer.touched = true;
+                                }
                             }
                         }
-                        (adds, format!("{PROMPT_VERSION}:{}", chat.id()))
                     }
-                    Err(error) => {
-                        failures.push(ExtractionFailure { message: index, error });
-                        (Vec::new(), String::new())
+                    Err(error) => failures.push(ExtractionFailure { message: index, error }),
+                }
+                answer.extractor = extractor;
+                asked.insert(index, answer);
+            }
+            // An update of a keyed memory is a new value of its key (the old one is
+            // superseded); an update of an unkeyed one is a new version of it, if the new
+            // text passes screening.
+            for (index, target, fields) in updates {
+                let answer = asked.entry(index).or_default();
+                if fields.subject.is_some()
+                    || fields.sensitive
+                    || screen(&fields.content) != Screening::default()
+                {
+                    answer.updates.push(fields);
+                    continue;
+                }
+                match self.edit(who, &target, &fields.content) {
+                    Ok(m) => {
+                        answer.touched = true;
+                        answer.edited.push(ProposedMemory {
+                            message: index,
+                            content: fields.content,
+                            result: Remembered {
+                                outcome: Outcome::Updated,
+                                id: Some(m.id),
+                                reason: ReasonCode::NewValue,
+                                superseded: vec![],
+                            },
+                        });
                     }
+                    Err(e) => {
+                        failures.push(ExtractionFailure { message: index, error: e.to_string() })
+                    }
+                }
+            }
+        }
+        // Edits and proposed deletions are reported after what the batch wrote.
+        let mut answered: Vec<ProposedMemory> = Vec::new();
+        let mut asked: Vec<(usize, Asked)> = asked.into_iter().collect();
+        for (_, answer) in &mut asked {
+            answered.append(&mut answer.edited);
+            answered.extend(answer.deletes.drain(..).map(|target| ProposedMemory {
+                message: answer.message,
+                content: format!("delete {target}"),
+                result: Remembered {
+                    outcome: Outcome::Skipped,
+                    id: Some(target),
+                    reason: ReasonCode::ModelDeleteNotApplied,
+                    superseded: vec![],
                 },
-            };
-            for e in found {
+            }));
+        }
+        let mut asked = asked.into_iter().peekable();
+        let items: Vec<Item<'_>> = messages
+            .iter()
+            .zip(references)
+            .enumerate()
+            .map(|(index, (message, reference))| {
+                let answer = asked.next_if(|(i, _)| *i == index).map(|(_, a)| a);
+                Item { index, message, reference, asked: answer }
+            })
+            .collect();
+        // Redaction, the offline extractor, screening and embedding are pure: a long
+        // conversation is prepared on the other cores while its transaction writes the
+        // messages before. The messages are written in the order they were said, each as its
+        // turn and then what was drawn from it, so a statement is decided against what had
+        // been said up to it.
+        let secrets_redacted = std::sync::atomic::AtomicUsize::new(0);
+        let builtin = self.embedder.as_ref().is_some_and(|e| e.id() == builtin_embedder_id());
+        let prepare = |_, run: Vec<Item<'_>>| {
+            run.into_iter()
+                .map(|item| {
+                    let prepared = self.prepare_message(item, options, &session, now, builtin)?;
+                    secrets_redacted
+                        .fetch_add(prepared.redacted, std::sync::atomic::Ordering::Relaxed);
+                    Ok(prepared.parts)
+                })
+                .collect()
+        };
+        let written = self.write_prepared(who, who, items, WriteRule::Direct, prepare)?;
+        let mut turns_stored = 0;
+        let mut proposed = Vec::new();
+        for (label, result) in written {
+            match label {
+                Label::Turn => {
+                    turns_stored +=
+                        usize::from(matches!(result.outcome, Outcome::Added | Outcome::Updated));
+                }
+                Label::Drawn { message, content } => {
+                    proposed.push(ProposedMemory { message, content, result });
+                }
+            }
+        }
+        proposed.extend(answered);
+        proposed.sort_by_key(|p| p.message);
+        let skipped = options.incognito.then_some(ReasonCode::Incognito);
+        Ok(IngestReport {
+            failures,
+            turns_stored,
+            secrets_redacted: secrets_redacted.into_inner(),
+            proposed,
+            skipped,
+        })
+    }
+
+    /// One message prepared for the ingestion's batch: its turn (unless already expired)
+    /// and the statements drawn from it, validated, and the turn embedded when the
+    /// self-disclosure selector's embedding of it is the notebook's own (`builtin`).
+    fn prepare_message(
+        &self,
+        item: Item<'_>,
+        options: &IngestOptions,
+        session: &str,
+        now: Timestamp,
+        builtin: bool,
+    ) -> Result<PreparedMessage> {
+        let Item { index, message, reference, asked } = item;
+        let (text, redacted) = redact(&message.content);
+        let at = message.ts.unwrap_or(now);
+        let (source_type, source_ref) = source_of(message, &reference);
+        let user = message.role == Role::User && !options.incognito;
+        // The offline extractor reads the user's messages, the selector with the built-in
+        // embedding of each.
+        let mut embedding = None;
+        let (found, extractor, updates, touched) = match asked {
+            Some(asked) => (asked.found, asked.extractor, asked.updates, asked.touched),
+            None if user && self.chat.is_none() => {
+                let vector = disclosure_embedding(&text);
+                let p = self.disclosure.probability(&text, &vector);
+                embedding = Some(vector);
+                (extract(&text, at, self.disclosure.selects(p)), RULESET.to_owned(), vec![], false)
+            }
+            None => (Vec::new(), String::new(), Vec::new(), false),
+        };
+        let validate = |fields: CandidateFields| {
+            Candidate::validate(fields, now).map_err(|e| {
+                crate::Error::from(InvalidInput::new(
+                    format!("messages[{index}].{}", e.field),
+                    e.problem,
+                ))
+            })
+        };
+        let mut parts = Parts::new();
+        let expires_at = at.plus(options.retention);
+        if expires_at > now {
+            let drawn = touched || !found.is_empty() || !updates.is_empty();
+            let turn = validate(CandidateFields {
+                kind: Some(Kind::Episodic),
+                content: text.clone(),
+                session_id: Some(session.to_owned()),
+                source: Some(Source {
+                    source_type,
+                    source_ref: Some(source_ref.clone()),
+                    captured_at: at,
+                    extractor: None,
+                }),
+                valid_from: Some(at),
+                expires_at: Some(expires_at),
+                agent_id: options.agent_id.clone(),
+                metadata: options
+                    .metadata
+                    .clone()
+                    .into_iter()
+                    .chain(
+                        [("speaker", message.role.as_str())]
+                            .into_iter()
+                            .chain(options.incognito.then_some((INCOGNITO, "true")))
+                            // A turn the extractor drew a memory from is represented by that
+                            // memory; context shows a past session's user turn only when
+                            // nothing was drawn from it.
+                            .chain(drawn.then_some((EXTRACTED, "true")))
+                            .map(|(k, v)| (k.to_owned(), v.into())),
+                    )
+                    .collect(),
+                transcript: true,
+                restatement: Restatement::SaidAt(at),
+                ..Default::default()
+            })?;
+            // The selector's vector is the turn's own when the notebook embeds with the
+            // built-in model and validation left the text as it was.
+            let vector = embedding.filter(|_| builtin && turn.content == text);
+            parts.push((Label::Turn, (turn, vector)));
+        }
+        let drawn = found
+            .into_iter()
+            .map(|e| {
                 let mut fields = candidate(e, source_type, &source_ref, at, &extractor);
                 fields.agent_id.clone_from(&options.agent_id);
                 fields.metadata.clone_from(&options.metadata);
-                proposals.push((index, fields));
-            }
+                fields
+            })
+            .chain(updates);
+        for fields in drawn {
+            let content = fields.content.clone();
+            let statement = validate(fields)?;
+            parts.push((Label::Drawn { message: index, content }, (statement, None)));
         }
-        // An update of a keyed memory is a new value of its key (the old one is superseded);
-        // an update of an unkeyed one is a new version of it, if the new text passes screening.
-        let mut edited = Vec::new();
-        for (index, target, fields) in updates {
-            if fields.subject.is_some()
-                || fields.sensitive
-                || screen(&fields.content) != Screening::default()
-            {
-                proposals.push((index, fields));
-                continue;
-            }
-            match self.edit(who, &target, &fields.content) {
-                Ok(m) => edited.push(ProposedMemory {
-                    message: index,
-                    content: fields.content,
-                    result: Remembered {
-                        outcome: Outcome::Updated,
-                        id: Some(m.id),
-                        reason: ReasonCode::NewValue,
-                        superseded: vec![],
-                    },
-                }),
-                Err(e) => failures.push(ExtractionFailure { message: index, error: e.to_string() }),
-            }
-        }
-        // A turn the extractor drew a memory from is represented by that memory; context
-        // shows a past session's user turn only when nothing was drawn from it.
-        let drawn = proposals.iter().map(|(i, _)| *i).chain(edited.iter().map(|e| e.message));
-        for index in drawn.chain(model_deletes.iter().map(|(i, _)| *i)) {
-            if let Some(turn) = turn_of_message.get(&index).and_then(|t| turns.get_mut(*t)) {
-                turn.metadata.insert(EXTRACTED.to_owned(), "true".into());
-            }
-        }
-        let turn_count = turns.len();
-        let contents: Vec<(usize, String)> =
-            proposals.iter().map(|(i, f)| (*i, f.content.clone())).collect();
-        let mut batch = turns;
-        batch.extend(proposals.into_iter().map(|(_, f)| f));
-        let results = self.remember_batch(who, batch)?;
-        let turns_stored = results[..turn_count]
-            .iter()
-            .filter(|r| matches!(r.outcome, Outcome::Added | Outcome::Updated))
-            .count();
-        let mut proposed: Vec<ProposedMemory> = contents
-            .into_iter()
-            .zip(results.into_iter().skip(turn_count))
-            .map(|((message, content), result)| ProposedMemory { message, content, result })
-            .collect();
-        proposed.extend(edited);
-        proposed.extend(model_deletes.into_iter().map(|(message, target)| ProposedMemory {
-            message,
-            content: format!("delete {target}"),
-            result: Remembered {
-                outcome: Outcome::Skipped,
-                id: Some(target),
-                reason: ReasonCode::ModelDeleteNotApplied,
-                superseded: vec![],
-            },
-        }));
-        proposed.sort_by_key(|p| p.message);
-        let skipped = options.incognito.then_some(ReasonCode::Incognito);
-        Ok(IngestReport { failures, turns_stored, secrets_redacted, proposed, skipped })
+        Ok(PreparedMessage { parts, redacted })
     }
+}
+
+/// A message of an ingestion with what its batch needs to know of it.
+struct Item<'a> {
+    index: usize,
+    message: &'a Message,
+    /// Its source reference (its id, or the session and its index).
+    reference: String,
+    /// What the chat model made of it, when one was asked.
+    asked: Option<Asked>,
+}
+
+/// What the chat model made of one user message.
+#[derive(Default)]
+struct Asked {
+    /// Its index in the ingestion.
+    message: usize,
+    /// New statements.
+    found: Vec<Extracted>,
+    /// Updates written as new statements (of a key, or held by screening).
+    updates: Vec<CandidateFields>,
+    /// Updates applied as edits of unkeyed memories.
+    edited: Vec<ProposedMemory>,
+    /// Deletions it proposed, never applied automatically.
+    deletes: Vec<MemoryId>,
+    /// Whether it edited a memory or proposed a deletion.
+    touched: bool,
+    /// The extractor named on what is drawn.
+    extractor: String,
+}
+
+/// What an ingestion's answer is read by: a message's turn, or a statement drawn from a
+/// message.
+enum Label {
+    Turn,
+    Drawn { message: usize, content: String },
+}
+
+/// A message as its batch writes it.
+struct PreparedMessage {
+    parts: Parts<Label, Staged>,
+    /// Secrets redacted from it.
+    redacted: usize,
+}
+
+/// The source type and reference of a message's records.
+fn source_of(message: &Message, reference: &str) -> (SourceType, String) {
+    let source_type = message.source.as_ref().map_or(message.role.source_type(), |s| s.source_type);
+    let source_ref = message
+        .source
+        .as_ref()
+        .and_then(|s| s.source_ref.clone())
+        .unwrap_or_else(|| reference.to_owned());
+    (source_type, source_ref)
+}
+
+/// The id of the built-in embedder, whose vectors the self-disclosure selector reads.
+fn builtin_embedder_id() -> &'static str {
+    #[cfg(feature = "builtin-embedder")]
+    if let Ok(model) = mnemo_embed::StaticModel::builtin() {
+        use mnemo_core::ports::Embedder;
+        static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        return ID.get_or_init(|| model.id().to_owned());
+    }
+    ""
 }
 
 /// The write fields of an extracted statement from a message.
@@ -443,6 +574,51 @@ fn candidate(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
+
+    use mnemo_core::ports::Embedder;
+
+    #[cfg(feature = "builtin-embedder")]
+    fn notebook(embedder: Arc<dyn Embedder>) -> (tempfile::TempDir, Mnemo) {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = Arc::new(mnemo_core::FixedClock(
+            Timestamp::parse("2026-06-01T00:00:00Z", "now").unwrap(),
+        ));
+        let mnemo = Mnemo::open_sqlite(&dir.path().join("m.db"), Some(embedder), clock, "test");
+        (dir, mnemo.unwrap())
+    }
+
+    /// The vector a user message's turn is staged with, if any.
+    #[cfg(feature = "builtin-embedder")]
+    fn staged_vector(mnemo: &Mnemo, content: &str) -> Option<Vec<f32>> {
+        let message =
+            Message { role: Role::User, content: content.into(), id: None, ts: None, source: None };
+        let item = Item { index: 0, message: &message, reference: "s:0".into(), asked: None };
+        let builtin = mnemo.embedder.as_ref().is_some_and(|e| e.id() == builtin_embedder_id());
+        let now = mnemo.now();
+        let prepared =
+            mnemo.prepare_message(item, &IngestOptions::new("s"), "s", now, builtin).unwrap();
+        let mut turns = prepared.parts.into_iter().filter(|(l, _)| matches!(l, Label::Turn));
+        let (_, (turn, vector)) = turns.next().unwrap();
+        assert_eq!(turn.content, content.trim());
+        vector
+    }
+
+    #[cfg(feature = "builtin-embedder")]
+    #[test]
+    fn a_turn_keeps_the_selectors_vector_only_where_it_is_the_notebooks_own() {
+        let builtin = mnemo_embed::StaticModel::builtin().unwrap();
+        let (_dir, mnemo) = notebook(builtin.clone());
+        // The notebook embeds with the built-in model: the selector's vector of the text is
+        // the one the turn would be embedded with.
+        let text = "I moved to Leeds last spring and I love it";
+        assert_eq!(staged_vector(&mnemo, text), Some(builtin.embed_text(text)));
+        // Validation trims the text, so the selector's vector is not the turn's own.
+        assert_eq!(staged_vector(&mnemo, "  I moved to Leeds last spring  "), None);
+        // Another embedder embeds the turn itself.
+        let (_dir, other) = notebook(Arc::new(mnemo_testkit::fakes::FakeEmbedder::new(8)));
+        assert_eq!(staged_vector(&other, text), None);
+    }
 
     #[test]
     fn the_default_retention_reads_as_its_duration() {

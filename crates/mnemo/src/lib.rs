@@ -416,79 +416,84 @@ impl Mnemo {
         rule: space::WriteRule,
     ) -> Result<Vec<Remembered>> {
         let now = self.now();
+        let written = self.write_prepared(who, owner, batch, rule, |first, run| {
+            Ok(validated(first, run, now)?
+                .into_iter()
+                .map(|candidate| vec![((), (candidate, None))])
+                .collect())
+        })?;
+        Ok(written.into_iter().map(|((), remembered)| remembered).collect())
+    }
+
+    /// Writes the records `prepare` makes of `items` to `owner`'s notebook for `who` (whose
+    /// memory switch decides), in one transaction (all or nothing), in the items' order, each
+    /// decided under `rule`. `prepare` is pure and gets consecutive runs of the items with
+    /// the index of each run's first; records it gives without a vector are embedded. A large batch is prepared in
+    /// chunks on the other cores while its transaction writes the chunks before; an error in
+    /// preparing ends the transaction, so nothing of the batch is written. The answers are
+    /// in writing order, each with its record's label.
+    pub(crate) fn write_prepared<T: Send, L: Send>(
+        &self,
+        who: &UserRef,
+        owner: &UserRef,
+        items: Vec<T>,
+        rule: space::WriteRule,
+        prepare: impl Fn(usize, Vec<T>) -> Result<Vec<Parts<L, Staged>>> + Sync,
+    ) -> Result<Vec<(L, Remembered)>> {
+        let now = self.now();
         // The batch's candidates are compared with many of the same stored statements.
         let memo = std::cell::RefCell::new(mnemo_core::claims::ClaimsMemo::default());
         let decide = |c: &Candidate, ctx: &lifecycle::WriteContext| {
             let decided = lifecycle::decide_with(c, ctx, now, &mut memo.borrow_mut());
             space::under_review(decided, rule)
         };
-        // A large batch is screened, validated and embedded in chunks on the other cores
-        // while its transaction writes the chunks before; an invalid statement ends the
-        // transaction, so nothing of the batch is written.
-        if batch.len() >= parallel::SPLIT_AT && self.store.settings(who)?.memory_enabled {
+        let mut labels = Vec::new();
+        if items.len() >= parallel::SPLIT_AT && self.store.settings(who)?.memory_enabled {
             let threads = parallel::cores().saturating_sub(1).max(1);
             let receipts = parallel::beside(
-                batch,
+                items,
                 PREPARED_CHUNK * threads,
                 |first, chunk| {
-                    let candidates = parallel::in_runs_on(threads, chunk, |at, run| {
-                        validated(first + at, run, now)
-                    })?;
-                    self.embeddings(candidates, threads)
+                    let staged =
+                        parallel::in_runs_on(threads, chunk, |at, run| prepare(first + at, run))?;
+                    self.embedded_parts(staged, threads)
                 },
                 |prepared| {
-                    // Ids are drawn as the transaction takes the records, so they follow the
-                    // batch's order whichever thread prepared a chunk.
-                    let mut records = prepared.map(|record| {
-                        record
-                            .map(|(candidate, embedding)| NewRecord {
-                                id: new_id(),
-                                candidate,
-                                embedding,
-                            })
-                            .map_err(|_| {
-                                mnemo_core::ports::PortError::new(
-                                    mnemo_core::ErrorKind::Internal,
-                                    "the batch's preparation stopped",
-                                )
-                            })
-                    });
+                    let mut records = in_writing_order(prepared, &mut labels);
                     self.store.write_stream(owner, &mut records, now, &self.actor, &decide)
                 },
             )??;
-            return Ok(receipts.into_iter().map(|r| (r.decision, r.id).into()).collect());
+            return Ok(labels.into_iter().zip(receipts.into_iter().map(remembered)).collect());
         }
-        // Screening and embedding are pure: a large batch is prepared on every core.
-        let candidates = parallel::in_runs(batch, |first, run| validated(first, run, now))?;
+        // Preparing and embedding are pure: a large batch is prepared on every core.
+        let staged = parallel::in_runs(items, &prepare)?;
         if !self.store.settings(who)?.memory_enabled {
             let refused = Remembered::refused(ReasonCode::MemoryDisabled);
-            return Ok(vec![refused; candidates.len()]);
+            let all = staged.into_iter().flatten();
+            return Ok(all.map(|(label, _)| (label, refused.clone())).collect());
         }
-        let records = self.embedded(candidates, parallel::cores())?;
+        let prepared = self.embedded_parts(staged, parallel::cores())?;
+        let records: Vec<NewRecord> = in_writing_order(prepared.into_iter().map(Ok), &mut labels)
+            .collect::<std::result::Result<_, _>>()?;
         let receipts = self.store.write_batch(owner, records, now, &self.actor, &decide)?;
-        Ok(receipts.into_iter().map(|r| (r.decision, r.id).into()).collect())
+        Ok(labels.into_iter().zip(receipts.into_iter().map(remembered)).collect())
     }
 
-    /// The candidates as records with new ids (in the candidates' order), each embedded
-    /// (when an embedder is set), on up to `threads` threads.
-    fn embedded(&self, candidates: Vec<Candidate>, threads: usize) -> Result<Vec<NewRecord>> {
-        Ok(self
-            .embeddings(candidates, threads)?
-            .into_iter()
-            .map(|(candidate, embedding)| NewRecord { id: new_id(), candidate, embedding })
-            .collect())
-    }
-
-    /// The candidates, each with its embedding (when an embedder is set), on up to
-    /// `threads` threads.
-    fn embeddings(
+    /// The staged records of `parts`, those without a vector embedded (when an embedder is
+    /// set), on up to `threads` threads.
+    fn embedded_parts<L>(
         &self,
-        candidates: Vec<Candidate>,
+        parts: Vec<Parts<L, Staged>>,
         threads: usize,
-    ) -> Result<Vec<(Candidate, Option<Embedded>)>> {
-        let vectors = match &self.embedder {
-            Some(embedder) => {
-                let texts: Vec<&str> = candidates.iter().map(|c| c.content.as_str()).collect();
+    ) -> Result<Vec<Parts<L, Prepared>>> {
+        let texts: Vec<&str> = parts
+            .iter()
+            .flatten()
+            .filter(|(_, (_, vector))| vector.is_none())
+            .map(|(_, (candidate, _))| candidate.content.as_str())
+            .collect();
+        let mut vectors = match &self.embedder {
+            Some(embedder) if !texts.is_empty() => {
                 parallel::in_runs_on(threads, texts, |_, run| {
                     let vectors = embedder.embed(&run)?;
                     if vectors.len() != run.len() {
@@ -502,21 +507,25 @@ impl Mnemo {
                             ),
                         )));
                     }
-                    Ok(vectors
-                        .into_iter()
-                        .map(|vector| {
-                            Some(Embedded {
-                                model: embedder.id().to_owned(),
-                                vector,
-                                calibration: self.calibration.clone(),
-                            })
-                        })
-                        .collect())
+                    Ok(vectors)
                 })?
             }
-            None => vec![None; candidates.len()],
+            _ => Vec::new(),
+        }
+        .into_iter();
+        let mut embed = |(label, (candidate, known)): (L, Staged)| {
+            let vector = match known {
+                Some(vector) => Some(vector),
+                None => vectors.next(),
+            };
+            let embedding = self.embedder.as_ref().zip(vector).map(|(embedder, vector)| Embedded {
+                model: embedder.id().to_owned(),
+                vector,
+                calibration: self.calibration.clone(),
+            });
+            (label, (candidate, embedding))
         };
-        Ok(candidates.into_iter().zip(vectors).collect())
+        Ok(parts.into_iter().map(|p| p.into_iter().map(&mut embed).collect()).collect())
     }
 
     /// One record, unless it does not exist for `who` or has expired.
@@ -1236,6 +1245,50 @@ pub use mnemo_embed::OpenAiConfig;
 /// How many statements of a large batch are prepared at a time per preparing thread, while
 /// the transaction writes the ones before.
 const PREPARED_CHUNK: usize = 128;
+
+/// A statement validated for a batch, with its vector when its preparation already has
+/// one from the notebook's embedder.
+pub(crate) type Staged = (Candidate, Option<Vec<f32>>);
+
+/// A statement ready for a batch's transaction: validated and embedded (when the notebook
+/// has an embedder).
+type Prepared = (Candidate, Option<Embedded>);
+
+/// What one item of a batch adds to its transaction, in writing order, each record with
+/// the label its answer is returned with.
+pub(crate) type Parts<L, R> = Vec<(L, R)>;
+
+/// The records of `prepared` in order, each with a new id drawn as the transaction takes
+/// it, so ids follow the batch's order whichever thread prepared a record; each record's
+/// label is pushed to `labels` as it is taken. A preparation that stopped gives an error,
+/// which ends the transaction.
+fn in_writing_order<'a, L, I>(
+    prepared: I,
+    labels: &'a mut Vec<L>,
+) -> impl Iterator<Item = std::result::Result<NewRecord, mnemo_core::ports::PortError>> + 'a
+where
+    L: 'a,
+    I: Iterator<Item = std::result::Result<Parts<L, Prepared>, parallel::Stopped>> + 'a,
+{
+    prepared
+        .flat_map(|parts| match parts {
+            Ok(records) => records.into_iter().map(Ok).collect::<Vec<_>>(),
+            Err(parallel::Stopped) => vec![Err(mnemo_core::ports::PortError::new(
+                mnemo_core::ErrorKind::Internal,
+                "the batch's preparation stopped",
+            ))],
+        })
+        .map(move |record| {
+            let (label, (candidate, embedding)) = record?;
+            labels.push(label);
+            Ok(NewRecord { id: new_id(), candidate, embedding })
+        })
+}
+
+/// A write's receipt as the answer front ends give.
+fn remembered(receipt: mnemo_core::ports::WriteReceipt) -> Remembered {
+    (receipt.decision, receipt.id).into()
+}
 
 /// A run of a batch validated, each invalid field named by its statement's index in the
 /// batch (`first` is the run's first).

@@ -220,6 +220,19 @@ fn a_long_conversation_ingests_as_its_messages_one_by_one() {
     assert_eq!(in_one_call, one_by_one);
     assert_eq!(whole.secrets_redacted, redacted);
     assert!(redacted > 0 && in_one_call.iter().any(|(_, o)| *o == Outcome::Added));
+    // The records too, in the order they were written (ids rise with it): each message's
+    // turn, then what was drawn from it.
+    let stored = |mnemo: &Mnemo| {
+        let mut all = mnemo.list(&who, &Default::default()).unwrap();
+        all.sort_by(|a, b| a.id.0.cmp(&b.id.0));
+        all.into_iter().map(|m| (m.content, m.status, m.transcript)).collect::<Vec<_>>()
+    };
+    let written = stored(&open(&dir));
+    assert_eq!(written, stored(&single));
+    let first_turn =
+        written.iter().position(|(content, _, turn)| *turn && content.contains("city number 0"));
+    let next = &written[first_turn.unwrap() + 1];
+    assert!(!next.2 && next.0.contains("city number 0"), "{next:?}");
 }
 
 #[test]
