@@ -744,7 +744,7 @@ impl UserIndex {
         else {
             return Vec::new();
         };
-        let mut scored: Vec<(usize, f32)> = Vec::new();
+        let mut scored: Vec<(usize, f32)> = Vec::with_capacity(self.entries.len());
         for (slot, entry) in self.entries.iter().enumerate() {
             let scale = self.scales[slot];
             if scale == 0.0 || !entry.retrievable(&filter, scope) {

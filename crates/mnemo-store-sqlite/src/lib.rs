@@ -1159,6 +1159,78 @@ mod tests {
         offered
     }
 
+    /// A record a transaction knows from its neighbour queries is the record a read of its
+    /// row gives back, every field included, also after the transaction changed the row.
+    #[test]
+    fn a_record_known_to_a_transaction_reads_as_its_row() {
+        use mnemo_core::{ConsentReceipt, Source, SourceType};
+        use mnemo_engine::Tx;
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(&dir.path().join("m.db"), Timestamp::from_millis(0)).unwrap();
+        let writer = store.writer.exclusive();
+        let conn = &writer.conn;
+        conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let t0 = mnemo_testkit::T0;
+        let fields = lifecycle::CandidateFields {
+            content: "I'm allergic to penicillin".into(),
+            kind: Some(mnemo_core::Kind::Semantic),
+            agent_id: Some("agent-7".into()),
+            session_id: Some("s-3".into()),
+            importance: Some(0.75),
+            confidence: Some(0.6),
+            sensitive: true,
+            source: Some(Source {
+                source_type: SourceType::UserStated,
+                source_ref: Some("msg-9".into()),
+                captured_at: t0,
+                extractor: Some("rules-1".into()),
+            }),
+            valid_from: Some(t0),
+            expires_at: Some(Timestamp::from_millis(t0.as_millis() + 86_400_000)),
+            review_after: Some(Timestamp::from_millis(t0.as_millis() + 3_600_000)),
+            consent: Some(ConsentReceipt {
+                granted_at: t0,
+                method: "explicit_remember".into(),
+                recorded_by: "cli".into(),
+            }),
+            metadata: [("topic".to_owned(), serde_json::json!({"a": [1, 2.5, "x"]}))].into(),
+            derived_from: vec![mnemo_core::MemoryId("earlier".into())],
+            ..Default::default()
+        };
+        let candidate = lifecycle::Candidate::validate(fields, t0).unwrap();
+        let mut memory = candidate.into_memory(
+            mnemo_core::MemoryId("kept".into()),
+            "acme",
+            "alice",
+            mnemo_core::Status::Active,
+            t0,
+        );
+        memory.last_used_at = Some(t0);
+        let embedded =
+            Embedded { model: "test-model".into(), vector: vec![0.6, 0.8, 0.0], calibration: None };
+        for vector in [Some(&embedded), None] {
+            memory.id.0.push('+');
+            let mut tx = tx::SqliteTx::new(conn, "acme", Some("alice"), Some(&store.index));
+            let row = tx.insert(&memory, vector).unwrap();
+            let known = tx.known_by_rowid(&[row]).unwrap();
+            assert_eq!(known, tx.known_by_rowid(&[row]).unwrap());
+            assert_eq!(known, tx.rows(&[row]).unwrap());
+            assert_eq!(known[0].1.content, memory.content);
+            // Changed in the transaction, the row is read again.
+            let mut edited = memory.clone();
+            edited.content = "I'm allergic to penicillin and to latex".into();
+            edited.version += 1;
+            tx.update(row, &edited).unwrap();
+            assert_eq!(tx.known_by_rowid(&[row]).unwrap(), tx.rows(&[row]).unwrap());
+            assert_eq!(tx.known_by_rowid(&[row]).unwrap()[0].1.content, edited.content);
+            tx.supersede(&memory.id, &mnemo_core::MemoryId("newer".into()), t0).unwrap();
+            let superseded = tx.known_by_rowid(&[row]).unwrap();
+            assert_eq!(superseded, tx.rows(&[row]).unwrap());
+            assert_eq!(superseded[0].1.status, mnemo_core::Status::Superseded);
+        }
+        conn.execute_batch("ROLLBACK").unwrap();
+    }
+
     /// A cached statement must not be compiled again for each new set of bound values: the
     /// write path runs its duplicate lookup once per record.
     #[test]

@@ -44,7 +44,16 @@ pub(crate) struct SqliteTx<'a> {
     /// The embedder (model and dimensions) whose vectors this transaction found to match
     /// the file's: later vectors of it need no new check.
     vectors_checked: Option<(String, usize)>,
+    /// Records as this transaction last read them, by row, for its neighbour queries: a
+    /// batch's statements meet the same rows again and again (a conversation's statements
+    /// the ones drawn before them). A row is dropped when the transaction changes it; every
+    /// row when it changes records it does not name, and when [`KNOWN_ROWS`] are held.
+    /// (Keeping every inserted record too cost a large batch more than it saved.)
+    known: std::collections::HashMap<i64, Memory>,
 }
+
+/// How many records a transaction keeps in [`SqliteTx::known`] before starting afresh.
+const KNOWN_ROWS: usize = 4096;
 
 /// The select of [`SqliteTx::owned`] for one of the store's fixed conditions, written out
 /// once per condition: every write runs several, and the column list is long. The
@@ -86,6 +95,7 @@ impl<'a> SqliteTx<'a> {
             written: Vec::new(),
             new_user: None,
             vectors_checked: None,
+            known: std::collections::HashMap::new(),
         }
     }
 
@@ -165,6 +175,7 @@ impl<'a> SqliteTx<'a> {
     }
 
     fn changed(&mut self, row: i64) {
+        self.known.remove(&row);
         self.written.push(row);
         if !self.unfollowed.contains(&row) {
             self.unfollowed.push(row);
@@ -201,6 +212,26 @@ impl<'a> SqliteTx<'a> {
             found.extend(query_memories(self.conn, &clause, &bound)?);
         }
         Ok(rows.iter().filter_map(|row| Some((*row, found.remove(row)?))).collect())
+    }
+
+    /// Keeps `memory` as row `row` holds it now.
+    fn know(&mut self, row: i64, memory: Memory) {
+        if self.known.len() >= KNOWN_ROWS {
+            self.known.clear();
+        }
+        self.known.insert(row, memory);
+    }
+
+    /// [`SqliteTx::by_rowid`] through the records this transaction knows.
+    pub(crate) fn known_by_rowid(&mut self, rows: &[RowId]) -> Result<Vec<(RowId, Memory)>> {
+        let unknown: Vec<RowId> =
+            rows.iter().copied().filter(|row| !self.known.contains_key(row)).collect();
+        if !unknown.is_empty() {
+            for (row, memory) in self.by_rowid(&unknown)? {
+                self.know(row, memory);
+            }
+        }
+        Ok(rows.iter().filter_map(|row| Some((*row, self.known.get(row)?.clone()))).collect())
     }
 
     fn neighbours_of(
@@ -267,7 +298,7 @@ impl<'a> SqliteTx<'a> {
                 // The neighbours' rows in one query, kept in the order of their closeness.
                 let rowids: Vec<RowId> = nearest.iter().map(|near| near.rowid).collect();
                 let mut rows: std::collections::HashMap<RowId, Memory> =
-                    self.by_rowid(&rowids)?.into_iter().collect();
+                    self.known_by_rowid(&rowids)?.into_iter().collect();
                 for near in nearest {
                     if let Some(memory) = rows.remove(&near.rowid) {
                         found.nearest.push((memory, near));
@@ -456,6 +487,8 @@ impl Tx for SqliteTx<'_> {
             .map_err(StoreError::from)?
             .execute(params![at.as_millis(), self.tenant, self.user()?, id.0])
             .map_err(StoreError::from)?;
+        // Named by id, not row.
+        self.known.clear();
         Ok(changed > 0)
     }
 
@@ -492,7 +525,10 @@ impl Tx for SqliteTx<'_> {
         let removed = crate::purge(self.conn, rows)?;
         match self.user {
             Some(_) => rows.iter().for_each(|row| self.changed(*row)),
-            None if !rows.is_empty() => self.wide = Some(Touched::Tenant),
+            None if !rows.is_empty() => {
+                self.wide = Some(Touched::Tenant);
+                self.known.clear();
+            }
             None => {}
         }
         Ok(removed)
@@ -513,6 +549,7 @@ impl Tx for SqliteTx<'_> {
             .execute(owner)
             .map_err(StoreError::from)?;
         self.wide = Some(Touched::User);
+        self.known.clear();
         Ok((runs as u64, links as u64))
     }
 

@@ -64,6 +64,28 @@ fn a_batch_sees_its_own_earlier_records() {
 }
 
 #[test]
+fn a_batch_sees_what_it_superseded_as_superseded() {
+    // Each new value supersedes the one active before it, not one it already replaced.
+    let dir = tempfile::tempdir().unwrap();
+    let mnemo = open(&dir);
+    let who = UserRef::new("t", "u").unwrap();
+    let foods = ["ramen", "tacos", "sushi", "pho"];
+    let batch = foods.iter().map(|f| stated(&format!("My favourite food is {f}"))).collect();
+    let results = mnemo.remember_batch(&who, batch).unwrap();
+    let ids: Vec<_> = results.iter().map(|r| r.id.clone().unwrap()).collect();
+    assert_eq!(results[0].outcome, Outcome::Added);
+    for at in 1..foods.len() {
+        assert_eq!(results[at].outcome, Outcome::Updated, "{foods:?}[{at}]");
+        assert_eq!(results[at].superseded, vec![ids[at - 1].clone()], "{foods:?}[{at}]");
+    }
+    let active = mnemo.list(&who, &Default::default()).unwrap();
+    let active: Vec<_> =
+        active.iter().filter(|m| m.status == mnemo::core::Status::Active).collect();
+    assert_eq!(active.len(), 1);
+    assert!(active[0].content.ends_with("pho"));
+}
+
+#[test]
 fn a_large_batchs_ids_follow_its_order() {
     // The batch is prepared in chunks on two threads; ids (time-ordered) still rise in the
     // batch's order, so reads that break ties by id list a batch as it was given.
