@@ -566,7 +566,8 @@ fn contradicted<'a>(
         .max_by(|a, b| a.1.total_cmp(&b.1))
         .filter(|(_, closeness)| *closeness >= nearest_bar)
         .map(|(m, _)| &m.id);
-    let claims = crate::claims::claims(&candidate.content);
+    // Read through the memo: once stored, the candidate is a neighbour of later ones.
+    let claims = memo.claims(&candidate.content).to_vec();
     // A statement that claims nothing contradicts nothing: no stored text need be read.
     if claims.is_empty() {
         return Vec::new();

@@ -85,6 +85,50 @@ fn a_batch_sees_what_it_superseded_as_superseded() {
     assert!(active[0].content.ends_with("pho"));
 }
 
+/// An episode of one message, given by reference.
+fn episode(content: &str, message: &str) -> CandidateFields {
+    CandidateFields {
+        content: content.into(),
+        kind: Some(mnemo::core::Kind::Episodic),
+        source: Some(mnemo::core::Source {
+            source_type: mnemo::core::SourceType::UserStated,
+            source_ref: Some(message.into()),
+            captured_at: Timestamp::parse("2026-05-01T00:00:00Z", "at").unwrap(),
+            extractor: None,
+        }),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_write_finds_the_same_content_wherever_it_was_written() {
+    // The same content as a record written before it: in the same transaction (compared by
+    // meaning or not), in an earlier one, and after an edit gave a record that content.
+    let dir = tempfile::tempdir().unwrap();
+    let mnemo = open(&dir);
+    let who = UserRef::new("t", "u").unwrap();
+    let decided = |batch: Vec<CandidateFields>| -> Vec<(Outcome, ReasonCode)> {
+        let results = mnemo.remember_batch(&who, batch).unwrap();
+        results.into_iter().map(|r| (r.outcome, r.reason)).collect()
+    };
+    let added = (Outcome::Added, ReasonCode::New);
+    let duplicate = (Outcome::Skipped, ReasonCode::Duplicate);
+    let first = decided(vec![
+        stated("I keep bees on the roof"),
+        episode("We planted the tulips by the gate", "m1"),
+        episode("We planted the tulips by the gate", "m1"),
+        stated("I have a cat named Miso"),
+        stated("i keep  BEES on the roof"),
+    ]);
+    assert_eq!(first, [added, added, duplicate, added, duplicate]);
+    let second = decided(vec![stated("I have a cat named Miso"), stated("I have a parrot")]);
+    assert_eq!(second, [duplicate, added]);
+    let parrot = mnemo.list(&who, &Default::default()).unwrap();
+    let parrot = parrot.iter().find(|m| m.content == "I have a parrot").unwrap();
+    mnemo.edit(&who, &parrot.id, "I have a parrot named Kiwi").unwrap();
+    assert_eq!(decided(vec![stated("I have a parrot named Kiwi")]), [duplicate]);
+}
+
 #[test]
 fn a_large_batchs_ids_follow_its_order() {
     // The batch is prepared in chunks on two threads; ids (time-ordered) still rise in the
