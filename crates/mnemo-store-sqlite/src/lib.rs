@@ -1231,6 +1231,41 @@ mod tests {
         conn.execute_batch("ROLLBACK").unwrap();
     }
 
+    /// A transaction that has read more records than it keeps still answers every row
+    /// asked for, those it knew and those it reads, as the cache starts afresh.
+    #[test]
+    fn a_transaction_past_its_known_records_answers_every_row() {
+        use mnemo_engine::Tx;
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(&dir.path().join("m.db"), Timestamp::from_millis(0)).unwrap();
+        let writer = store.writer.exclusive();
+        let conn = &writer.conn;
+        conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let mut tx = tx::SqliteTx::new(conn, "acme", Some("alice"), Some(&store.index));
+        let rows: Vec<i64> = (0..tx::KNOWN_ROWS + 20)
+            .map(|i| {
+                let fields = mnemo_testkit::stated(&format!("Note {i} about the garden"));
+                let candidate = lifecycle::Candidate::validate(fields, mnemo_testkit::T0);
+                let memory = candidate.unwrap().into_memory(
+                    mnemo_core::MemoryId(format!("note-{i}")),
+                    "acme",
+                    "alice",
+                    mnemo_core::Status::Active,
+                    mnemo_testkit::T0,
+                );
+                tx.insert(&memory, None).unwrap()
+            })
+            .collect();
+        // Each lookup asks for two rows it knows and one it has not read yet.
+        for asked in rows.windows(3) {
+            let found: Vec<i64> =
+                tx.known_by_rowid(asked).unwrap().into_iter().map(|(row, _)| row).collect();
+            assert_eq!(found, asked);
+        }
+        drop(tx);
+        conn.execute_batch("ROLLBACK").unwrap();
+    }
+
     /// A cached statement must not be compiled again for each new set of bound values: the
     /// write path runs its duplicate lookup once per record.
     #[test]

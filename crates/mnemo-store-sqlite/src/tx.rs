@@ -52,8 +52,8 @@ pub(crate) struct SqliteTx<'a> {
     known: std::collections::HashMap<i64, Memory>,
 }
 
-/// How many records a transaction keeps in [`SqliteTx::known`] before starting afresh.
-const KNOWN_ROWS: usize = 4096;
+/// How many records a transaction keeps in [`SqliteTx::known`]: past it, it starts afresh.
+pub(crate) const KNOWN_ROWS: usize = 4096;
 
 /// The select of [`SqliteTx::owned`] for one of the store's fixed conditions, written out
 /// once per condition: every write runs several, and the column list is long. The
@@ -214,24 +214,28 @@ impl<'a> SqliteTx<'a> {
         Ok(rows.iter().filter_map(|row| Some((*row, found.remove(row)?))).collect())
     }
 
-    /// Keeps `memory` as row `row` holds it now.
-    fn know(&mut self, row: i64, memory: Memory) {
-        if self.known.len() >= KNOWN_ROWS {
-            self.known.clear();
-        }
-        self.known.insert(row, memory);
-    }
-
-    /// [`SqliteTx::by_rowid`] through the records this transaction knows.
+    /// [`SqliteTx::by_rowid`] through the records this transaction knows; the rows read
+    /// are known afterwards.
     pub(crate) fn known_by_rowid(&mut self, rows: &[RowId]) -> Result<Vec<(RowId, Memory)>> {
         let unknown: Vec<RowId> =
             rows.iter().copied().filter(|row| !self.known.contains_key(row)).collect();
-        if !unknown.is_empty() {
-            for (row, memory) in self.by_rowid(&unknown)? {
-                self.know(row, memory);
-            }
+        let read: std::collections::HashMap<RowId, Memory> = if unknown.is_empty() {
+            std::collections::HashMap::new()
+        } else {
+            self.by_rowid(&unknown)?.into_iter().collect()
+        };
+        let found = rows
+            .iter()
+            .filter_map(|row| {
+                let memory = read.get(row).or_else(|| self.known.get(row))?;
+                Some((*row, memory.clone()))
+            })
+            .collect();
+        if self.known.len() + read.len() > KNOWN_ROWS {
+            self.known.clear();
         }
-        Ok(rows.iter().filter_map(|row| Some((*row, self.known.get(row)?.clone()))).collect())
+        self.known.extend(read);
+        Ok(found)
     }
 
     fn neighbours_of(

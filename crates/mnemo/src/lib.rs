@@ -427,11 +427,12 @@ impl Mnemo {
 
     /// Writes the records `prepare` makes of `items` to `owner`'s notebook for `who` (whose
     /// memory switch decides), in one transaction (all or nothing), in the items' order, each
-    /// decided under `rule`. `prepare` is pure and gets consecutive runs of the items with
-    /// the index of each run's first; records it gives without a vector are embedded. A large batch is prepared in
-    /// chunks on the other cores while its transaction writes the chunks before; an error in
-    /// preparing ends the transaction, so nothing of the batch is written. The answers are
-    /// in writing order, each with its record's label.
+    /// decided under `rule`. `prepare` writes nothing and gets consecutive runs of the items
+    /// with the index of each run's first, on any thread; records it gives without a vector
+    /// are embedded. A large batch is prepared in chunks on the other cores while its
+    /// transaction writes the chunks before; an error in preparing ends the transaction, so
+    /// nothing of the batch is written. The answers are in writing order, each with its
+    /// record's label.
     pub(crate) fn write_prepared<T: Send, L: Send>(
         &self,
         who: &UserRef,
@@ -1242,8 +1243,8 @@ pub fn openai_embedder(config: mnemo_embed::OpenAiConfig) -> Result<Arc<dyn Embe
 #[cfg(feature = "openai-embedder")]
 pub use mnemo_embed::OpenAiConfig;
 
-/// How many statements of a large batch are prepared at a time per preparing thread, while
-/// the transaction writes the ones before.
+/// How many items of a large batch (statements, or a conversation's messages) are prepared
+/// at a time per preparing thread, while the transaction writes the ones before.
 const PREPARED_CHUNK: usize = 128;
 
 /// A statement validated for a batch, with its vector when its preparation already has
