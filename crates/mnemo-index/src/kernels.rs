@@ -58,6 +58,21 @@ pub(crate) fn dot2_rows(rows: &[i8], width: usize, a: &Wide, b: &Wide, out: &mut
     portable::dot2_rows(rows, width, a, b, out);
 }
 
+/// For each row of `rows` (rows of `width` codes one after another, a final partial row
+/// left out), its dot product with `a` (`width` codes long; 0 for every row otherwise),
+/// appended to `out` in row order.
+pub(crate) fn dot_rows(rows: &[i8], width: usize, a: &Wide, out: &mut Vec<i32>) {
+    if width == 0 || a.codes.len() != width {
+        out.extend(std::iter::repeat_n(0, rows.len().checked_div(width).unwrap_or(0)));
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if let Some(simd) = avx2() {
+        return simd.vectorize(avx2_kernels::DotRows { simd, rows, width, a, out });
+    }
+    portable::dot_rows(rows, width, a, out);
+}
+
 /// The CPU's AVX2 level, when it has one.
 #[cfg(target_arch = "x86_64")]
 fn avx2() -> Option<pulp::x86::V3> {
@@ -92,6 +107,11 @@ mod portable {
         out: &mut Vec<(i32, i32)>,
     ) {
         out.extend(rows.chunks_exact(width).map(|row| dot2_row(row, a, b)));
+    }
+
+    /// [`super::dot_rows`] with the plain loop.
+    pub(super) fn dot_rows(rows: &[i8], width: usize, a: &super::Wide, out: &mut Vec<i32>) {
+        out.extend(rows.chunks_exact(width).map(|row| dot(row, &a.codes)));
     }
 
     /// [`super::dot2_row`] with the plain loop.
@@ -196,6 +216,39 @@ mod avx2_kernels {
         }
     }
 
+    /// Each row's `row · a`, run with the CPU's AVX2 enabled.
+    pub(super) struct DotRows<'a> {
+        pub(super) simd: V3,
+        pub(super) rows: &'a [i8],
+        pub(super) width: usize,
+        pub(super) a: &'a super::Wide,
+        pub(super) out: &'a mut Vec<i32>,
+    }
+
+    impl pulp::NullaryFnOnce for DotRows<'_> {
+        type Output = ();
+
+        #[inline(always)]
+        fn call(self) {
+            let DotRows { simd, rows, width, a, out } = self;
+            out.reserve(rows.len() / width);
+            let whole = width - width % STEP;
+            for row in rows.chunks_exact(width) {
+                let mut sum = simd.avx._mm256_setzero_si256();
+                for start in (0..whole).step_by(STEP) {
+                    let end = start + STEP;
+                    sum = accumulate(
+                        simd,
+                        sum,
+                        widen(simd, &row[start..end]),
+                        widened(&a.wide[start..end]),
+                    );
+                }
+                out.push(total(sum) + tail(&row[whole..], &a.codes[whole..]));
+            }
+        }
+    }
+
     /// `(row · a, row · b)`, run with the CPU's AVX2 enabled.
     pub(super) struct Dot2Row<'a>(
         pub(super) V3,
@@ -290,6 +343,17 @@ mod tests {
                 }))
                 .collect();
             assert_eq!(out, if width == 0 { vec![(1, 1)] } else { expected }, "{width} codes");
+            let mut one = vec![1];
+            dot_rows(&rows, width, &Wide::new(&a), &mut one);
+            let mut plain = vec![1];
+            if width > 0 {
+                portable::dot_rows(&rows, width, &Wide::new(&a), &mut plain);
+            }
+            let firsts: Vec<i32> = out.iter().map(|p| p.0).collect();
+            assert_eq!(one, firsts, "one product, {width} codes");
+            if width > 0 {
+                assert_eq!(plain, firsts, "one product, plain loop, {width} codes");
+            }
         }
     }
 

@@ -11,7 +11,8 @@
 //! and takes the population statistics that make scores comparable from a sample. Embeddings
 //! whose leading dimensions carry the most variance (PCA-reduced ones such as the built-in
 //! model, and Matryoshka-trained ones) rank well on the head alone; the search benchmark
-//! reports recall against exact cosine.
+//! reports recall against exact cosine. Each record's product with the notebook's common direction
+//! is kept between searches ([`Alongs`]), so a search multiplies each record with the query alone.
 
 use std::collections::HashMap;
 
@@ -20,7 +21,7 @@ use mnemo_core::ports::Ranked;
 use mnemo_core::retrieval::{Fused, Population, RowSignal, Signals};
 use mnemo_core::{Kind, Timestamp};
 
-use crate::kernels::{Wide, dot, dot2_row, dot2_rows};
+use crate::kernels::{Wide, dot, dot_rows, dot2_row, dot2_rows};
 use crate::lexical::{LexicalIndex, LexicalScores};
 use crate::lists::Lists;
 
@@ -184,7 +185,28 @@ pub struct UserIndex {
     searched: std::sync::atomic::AtomicBool,
     /// Per speaker number, how many active records they said.
     speaker_active: Vec<u32>,
+    /// Every slot's dot product with the common direction's codes as the last search saw
+    /// them, kept in step with every change of a slot.
+    alongs: std::sync::Mutex<Option<Alongs>>,
 }
+
+/// Each slot's code dot product with the codes of a notebook's common direction. The
+/// direction moves a little with every record written, and its codes (rounded to int8) move
+/// less: a search finds most of them as the one before left them, corrects the products by
+/// the codes that moved, and computes one dot product per record (with the query) instead of
+/// two. The integers are exact, so a search ranks as it would computing both.
+#[derive(Debug)]
+struct Alongs {
+    /// The direction's codes, head then tail.
+    direction: Vec<i8>,
+    /// Per slot, its codes' dot product with `direction`.
+    products: Vec<i32>,
+}
+
+/// How many of the direction's codes may have moved for a search to correct the kept
+/// products rather than compute them afresh (a correction costs a multiplication per
+/// record and moved code; a fresh pass about as much as twenty).
+const ALONG_MOVES_MAX: usize = 16;
 
 impl UserIndex {
     /// Adds a record, or replaces the one with the same rowid.
@@ -276,6 +298,97 @@ impl UserIndex {
         add_scaled(tail_sum, &self.tail[slot * t..(slot + 1) * t], scale);
     }
 
+    /// Brings the kept product of `slot` (just written, or appended) in step with its codes.
+    fn keep_along(&mut self, slot: usize) {
+        let (h, t) = (self.head_dims, self.tail_dims());
+        let (head, tail) =
+            (&self.head[slot * h..(slot + 1) * h], &self.tail[slot * t..(slot + 1) * t]);
+        let alongs = self.alongs.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Some(kept) = alongs.as_mut() else { return };
+        let product = || dot(&kept.direction[..h], head) + dot(&kept.direction[h..], tail);
+        if slot < kept.products.len() {
+            kept.products[slot] = product();
+        } else if slot == kept.products.len() {
+            let product = product();
+            kept.products.push(product);
+        } else {
+            *alongs = None;
+        }
+    }
+
+    /// Every slot's code dot products with the query and with the common direction, as
+    /// [`Self::dot2_range`] over every slot gives them: the direction's from the kept
+    /// products, corrected by the codes that moved since, when few did.
+    fn products_with(
+        &self,
+        query: &WideQuery,
+        direction: &SplitQuery,
+        wide_direction: &WideQuery,
+    ) -> Vec<(i32, i32)> {
+        let n = self.entries.len();
+        let codes: Vec<i8> = direction.head.iter().chain(&direction.tail).copied().collect();
+        let kept_alongs = {
+            let mut alongs = self.alongs.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            alongs
+                .as_mut()
+                .filter(|kept| kept.products.len() == n && kept.direction.len() == codes.len())
+                .and_then(|kept| self.correct(kept, &codes).then(|| kept.products.clone()))
+        };
+        if let Some(alongs) = kept_alongs {
+            let with_query = self.dot_range(0..n, query);
+            return with_query.into_iter().zip(alongs).collect();
+        }
+        let both = self.dot2_range(0..n, query, wide_direction);
+        let products = both.iter().map(|&(_, along)| along).collect();
+        let mut alongs = self.alongs.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Kept only if no change landed meanwhile (changes need the index exclusively, so
+        // none can have: a search holds it shared).
+        *alongs = Some(Alongs { direction: codes, products });
+        both
+    }
+
+    /// Corrects `kept` to the direction `codes` when at most [`ALONG_MOVES_MAX`] of them
+    /// moved; false (and `kept` as it was) when more did.
+    fn correct(&self, kept: &mut Alongs, codes: &[i8]) -> bool {
+        let moved: Vec<(usize, i32)> = (kept.direction.iter().zip(codes).enumerate())
+            .filter(|(_, (old, new))| old != new)
+            .map(|(dim, (&old, &new))| (dim, i32::from(new) - i32::from(old)))
+            .collect();
+        if moved.len() > ALONG_MOVES_MAX {
+            return false;
+        }
+        if moved.is_empty() {
+            return true;
+        }
+        let (h, t) = (self.head_dims, self.tail_dims());
+        for (slot, product) in kept.products.iter_mut().enumerate() {
+            let (head, tail) =
+                (&self.head[slot * h..(slot + 1) * h], &self.tail[slot * t..(slot + 1) * t]);
+            for &(dim, change) in &moved {
+                let code = if dim < h { head[dim] } else { tail[dim - h] };
+                *product += change * i32::from(code);
+            }
+        }
+        kept.direction.copy_from_slice(codes);
+        true
+    }
+
+    /// The full code dot products of the slots in `slots` with a query split like them, in
+    /// slot order, in one pass over their codes.
+    fn dot_range(&self, slots: std::ops::Range<usize>, query: &WideQuery) -> Vec<i32> {
+        let (head_dims, tail_dims) = (self.head_dims, self.tail_dims());
+        let heads = &self.head[slots.start * head_dims..slots.end * head_dims];
+        let tails = &self.tail[slots.start * tail_dims..slots.end * tail_dims];
+        let mut all = Vec::with_capacity(slots.len());
+        dot_rows(heads, head_dims, &query.head, &mut all);
+        let mut tail = Vec::with_capacity(slots.len());
+        dot_rows(tails, tail_dims, &query.tail, &mut tail);
+        for (sum, with_query) in all.iter_mut().zip(tail) {
+            *sum += with_query;
+        }
+        all
+    }
+
     /// The lists, when trained, to keep in step with a change.
     fn lists_mut(&mut self) -> Option<&mut Lists> {
         let lists = self.lists.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -317,6 +430,7 @@ impl UserIndex {
             self.head = vec![0; self.entries.len() * self.head_dims];
             self.tail = vec![0; self.entries.len() * self.tail_dims()];
             self.sum = vec![0.0; self.dims];
+            *self.alongs.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
         }
         let (h, t) = (self.head_dims, self.tail_dims());
         let zeros;
@@ -350,6 +464,7 @@ impl UserIndex {
         };
         self.count_in_sum(slot, 1.0);
         self.count_speaker(slot, 1);
+        self.keep_along(slot);
         if let Some(lists) = self.lists_mut() {
             lists.set(slot, (scale != 0.0).then_some((head, scale)));
         }
@@ -364,6 +479,14 @@ impl UserIndex {
         self.count_speaker(slot, -1);
         if let Some(lists) = self.lists_mut() {
             lists.swap_remove(slot);
+        }
+        let alongs = self.alongs.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(kept) = alongs.as_mut() {
+            if kept.products.len() == self.entries.len() {
+                kept.products.swap_remove(slot);
+            } else {
+                *alongs = None;
+            }
         }
         self.lexical.swap_remove(slot as u32);
         let last = self.entries.len() - 1;
@@ -632,8 +755,12 @@ fn scan(
     let Some(((q, wide_query), wide_direction)) =
         query.zip(widened).map(|(q, (wq, wd))| ((q, wq), wd)).filter(|_| n >= LISTS_MIN)
     else {
-        // Every record's products in one pass over the codes.
-        let products = widened.map(|(q, d)| vectors.dot2_range(0..n, q, d));
+        // Every record's products in one pass over the codes (the direction's kept between
+        // searches).
+        let products = widened.map(|(q, d)| match (common, query) {
+            (Some(common), Some(_)) => vectors.products_with(q, &common.direction, d),
+            _ => vectors.dot_range(0..n, q).into_iter().map(|p| (p, 0)).collect(),
+        });
         let rows = (0..n)
             .filter(|&slot| can_rank(slot))
             .map(|slot| scored(slot, products.as_ref().map_or((0, 0), |p| p[slot])))
@@ -932,6 +1059,73 @@ mod tests {
         assert_eq!(near.iter().map(|n| n.rowid).collect::<Vec<_>>(), [2, 1], "{near:?}");
         let related = |rowid: i64| near.iter().find(|n| n.rowid == rowid).unwrap().related;
         assert!(related(1).unwrap() > related(2).unwrap() + 3.0, "{near:?}");
+    }
+
+    /// Each slot's dot product with `direction`, computed afresh.
+    fn fresh_alongs(user: &UserIndex, direction: &[i8]) -> Vec<i32> {
+        let h = user.head_dims;
+        (0..user.entries.len())
+            .map(|slot| {
+                dot(&direction[..h], user.head_of(slot)) + dot(&direction[h..], user.tail_of(slot))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn kept_products_with_the_direction_rank_as_fresh_ones() {
+        let mut next = numbers(5);
+        // Records that share a component, so the notebook has a common direction.
+        let vector = |next: &mut dyn FnMut() -> f32| -> Vec<f32> {
+            (0..256).map(|d| next() + if d % 7 == 0 { 0.6 } else { 0.0 }).collect()
+        };
+        let prior: Vec<f32> = (0..256).map(|d| if d % 7 == 0 { 0.2 } else { 0.0 }).collect();
+        let mut user = UserIndex::default();
+        let write = |user: &mut UserIndex, rowid: i64, next: &mut dyn FnMut() -> f32| {
+            let (codes, scale) = quantize(&vector(next));
+            user.upsert(entry(rowid), &codes, scale, "plain");
+        };
+        for rowid in 0..3_000 {
+            write(&mut user, rowid, &mut next);
+        }
+        let (mut corrected, mut searches) = (0, 0);
+        for round in 0..60_i64 {
+            // One change per round: a new record, a record written again, or one removed.
+            match round % 3 {
+                0 => write(&mut user, 1_000 + round, &mut next),
+                1 => write(&mut user, round * 5, &mut next),
+                _ => user.remove(round * 3 + 1),
+            }
+            let query: Vec<f32> = (0..256).map(|_| next()).collect();
+            let split = SplitQuery::new(&user, &query).unwrap();
+            let common = Common::new(&user, &query, &split, &prior).unwrap();
+            let before = user.alongs.lock().unwrap().as_ref().map(|kept| kept.direction.clone());
+            let scan_rows = |user: &UserIndex| {
+                let all = |_: &Entry| true;
+                scan(user, Some(&split), Some(&common), &[], &all)
+                    .rows
+                    .iter()
+                    .map(|r| (r.slot, r.cosine.to_bits(), r.raw.to_bits()))
+                    .collect::<Vec<_>>()
+            };
+            let kept = scan_rows(&user);
+            searches += 1;
+            let direction = {
+                let alongs = user.alongs.lock().unwrap();
+                let kept = alongs.as_ref().expect("a search keeps its products");
+                assert_eq!(kept.products, fresh_alongs(&user, &kept.direction), "round {round}");
+                kept.direction.clone()
+            };
+            if let Some(before) = before.filter(|b| *b != direction) {
+                let moved = before.iter().zip(&direction).filter(|(a, b)| a != b).count();
+                corrected += usize::from(moved <= ALONG_MOVES_MAX);
+            }
+            // The same search with nothing kept.
+            let saved = user.alongs.lock().unwrap().take();
+            assert_eq!(kept, scan_rows(&user), "round {round}");
+            *user.alongs.lock().unwrap() = saved;
+        }
+        // Most searches corrected the products the one before kept.
+        assert!(corrected > searches / 2, "{corrected} of {searches} corrected");
     }
 
     /// Pseudo-random numbers in [-0.5, 0.5).
