@@ -124,6 +124,11 @@ pub(crate) enum Command {
         /// closed.
         #[arg(long, default_value_t = 10)]
         header_timeout: u64,
+        /// Library calls (searches, writes, reads) run at once; further requests wait their
+        /// turn on their open connection. Default: eight per core, or 512 with an embedding
+        /// service or a chat model.
+        #[arg(long)]
+        calls_at_once: Option<usize>,
         /// One line per request on stderr (method, route, status, latency, key id, client
         /// address; never a body or memory content): `json`, `text` or `off`.
         #[arg(long, env = "MNEMO_REQUEST_LOG", value_enum, default_value = "json")]

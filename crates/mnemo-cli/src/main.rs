@@ -341,11 +341,13 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
             failed_auth_limit,
             max_connections,
             header_timeout,
+            calls_at_once,
             request_log,
         } => {
             let limits = mnemo_server::Limits {
                 max_connections: *max_connections,
                 header_timeout: std::time::Duration::from_secs(*header_timeout),
+                calls_at_once: *calls_at_once,
             };
             log_requests(*request_log);
             let rates = (*rate_limit, *failed_auth_limit);
@@ -845,6 +847,9 @@ fn serve(
         return Err(
             InvalidInput::new("--max-connections/--header-timeout", "must be at least 1").into()
         );
+    }
+    if limits.calls_at_once == Some(0) {
+        return Err(InvalidInput::new("--calls-at-once", "must be at least 1").into());
     }
     if !(rate_limit.is_finite() && rate_limit > 0.0) {
         return Err(InvalidInput::new(

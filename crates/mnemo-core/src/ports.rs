@@ -795,6 +795,11 @@ pub trait Embedder: Send + Sync {
     fn calibration(&self) -> Option<&crate::calibration::Calibration> {
         None
     }
+
+    /// Whether it embeds on this machine's processor (true), or waits on a service.
+    fn in_process(&self) -> bool {
+        true
+    }
 }
 
 /// Reason codes paired with the audit action a decision produces.

@@ -135,6 +135,10 @@ impl Embedder for OpenAiEmbedder {
         &self.id
     }
 
+    fn in_process(&self) -> bool {
+        false
+    }
+
     fn dims(&self) -> usize {
         self.dims
     }

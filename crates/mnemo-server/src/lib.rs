@@ -37,6 +37,8 @@ pub struct AppState {
     storage_full: Arc<std::sync::atomic::AtomicBool>,
     /// The memory panel, with its signed-in sessions.
     panel: mnemo_panel::Panel,
+    /// Slots for library calls running at once ([`Limits::calls_at_once`]).
+    calls: Arc<tokio::sync::Semaphore>,
 }
 
 impl AppState {
@@ -44,14 +46,23 @@ impl AppState {
     /// that instead), and failed authentications limited per client address
     /// ([`limits::FAILED_AUTH_LIMIT`]).
     pub fn new(mnemo: Mnemo, limit: RateLimit) -> Self {
+        let calls = Limits::default().calls_at_once_for(&mnemo);
         Self {
             panel: mnemo_panel::Panel::new(&mnemo),
+            calls: Arc::new(tokio::sync::Semaphore::new(calls)),
             mnemo: Arc::new(mnemo),
             limiter: Arc::new(limits::Limiter::new(limit)),
             failed_auth: Arc::new(limits::Limiter::new(limits::FAILED_AUTH_LIMIT)),
             metrics: Arc::new(metrics::Metrics::default()),
             storage_full: Arc::new(std::sync::atomic::AtomicBool::new(false)),
         }
+    }
+
+    /// The same with another number of library calls run at once ([`Limits::calls_at_once`],
+    /// at least 1); [`serve`] sets it from its limits.
+    pub fn with_calls_at_once(mut self, calls: usize) -> Self {
+        self.calls = Arc::new(tokio::sync::Semaphore::new(calls.max(1)));
+        self
     }
 
     /// The same with another allowance of failed authentications per client address.
@@ -88,11 +99,38 @@ pub struct Limits {
     /// How long a client may take to send a request's headers (on a new connection, and for
     /// each request on a kept-alive one) before the connection is closed.
     pub header_timeout: std::time::Duration,
+    /// Library calls (searches, writes, reads of the store, authentications) run at once,
+    /// each on a thread of the blocking pool; a request past them waits its turn without a
+    /// thread of its own. `None`: eight per core when calls use only this machine
+    /// ([`Mnemo::calls_in_process`]), as many as the blocking pool has threads when they may
+    /// wait on an embedding service or a chat model. A few more at once than there are cores
+    /// keep every core busy and a write batch full; hundreds at once only switch between
+    /// each other.
+    pub calls_at_once: Option<usize>,
+}
+
+/// Threads in Tokio's blocking pool by default.
+const BLOCKING_POOL_THREADS: usize = 512;
+
+impl Limits {
+    /// [`Limits::calls_at_once`] for this notebook.
+    pub fn calls_at_once_for(&self, mnemo: &Mnemo) -> usize {
+        let cores = std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get);
+        match self.calls_at_once {
+            Some(calls) => calls.max(1),
+            None if mnemo.calls_in_process() => 8 * cores,
+            None => BLOCKING_POOL_THREADS,
+        }
+    }
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Self { max_connections: 4096, header_timeout: std::time::Duration::from_secs(10) }
+        Self {
+            max_connections: 4096,
+            header_timeout: std::time::Duration::from_secs(10),
+            calls_at_once: None,
+        }
     }
 }
 
@@ -108,7 +146,8 @@ pub fn serve(
 ) -> impl std::future::Future<Output = std::io::Result<()>> {
     let shutdown = shutdown_signal();
     async move {
-        let app = router(state);
+        let calls = limits.calls_at_once_for(&state.mnemo);
+        let app = router(state.with_calls_at_once(calls));
         let graceful = hyper_util::server::graceful::GracefulShutdown::new();
         let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
         tokio::pin!(shutdown);

@@ -271,9 +271,8 @@ async fn health(State(state): State<AppState>) -> Json<serde_json::Value> {
 
 async fn metrics(State(state): State<AppState>) -> Result<Response, ApiError> {
     let mnemo = Arc::clone(&state.mnemo);
-    let counts = tokio::task::spawn_blocking(move || mnemo.store().count_by_status())
-        .await
-        .map_err(|_| ApiError::new(ErrorKind::Internal, "internal error"))?
+    let counts = on_blocking_pool(&state, move || mnemo.store().count_by_status())
+        .await?
         .map_err(mnemo::Error::from)?;
     let counts: Vec<(String, u64)> = counts.into_iter().map(|(s, n)| (s.to_string(), n)).collect();
     let body = state.metrics.render(&counts);
@@ -327,9 +326,7 @@ impl FromRequestParts<AppState> for Caller {
         .ok_or_else(unauthorized)?
         .to_owned();
         let mnemo = Arc::clone(&state.mnemo);
-        let principal = tokio::task::spawn_blocking(move || mnemo.authenticate(&secret))
-            .await
-            .map_err(|_| ApiError::new(ErrorKind::Internal, "internal error"))??;
+        let principal = on_blocking_pool(state, move || mnemo.authenticate(&secret)).await??;
         let principal = principal.ok_or_else(unauthorized)?;
         if let Some(slot) = parts.extensions.get::<KeySlot>() {
             slot.set(&principal.key_id);
@@ -391,17 +388,34 @@ impl Caller {
     }
 }
 
-/// Runs a library call for `caller` on the blocking pool; its audit entries name the
-/// channel and the key's id (`http:<key id>`), never the key.
+/// Runs a library call for `caller` on the blocking pool once one of the state's call slots
+/// is free ([`crate::Limits::calls_at_once`]); its audit entries name the channel and the
+/// key's id (`http:<key id>`), never the key.
 pub(crate) async fn blocking<T: Send + 'static>(
     state: &AppState,
     caller: &Caller,
     call: impl FnOnce(&Mnemo) -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
     let mnemo = state.mnemo.acting_as(format!("http:{}", caller.0.key_id));
-    tokio::task::spawn_blocking(move || call(&mnemo))
-        .await
-        .map_err(|_| ApiError::new(ErrorKind::Internal, "internal error"))?
+    on_blocking_pool(state, move || call(&mnemo)).await?
+}
+
+/// Runs `work` on the blocking pool once one of the state's call slots is free
+/// ([`crate::Limits::calls_at_once`]); the slot is held until `work` returns, even when the
+/// request is dropped meanwhile.
+pub(crate) async fn on_blocking_pool<T: Send + 'static>(
+    state: &AppState,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, ApiError> {
+    let internal = || ApiError::new(ErrorKind::Internal, "internal error");
+    let slot = Arc::clone(&state.calls).acquire_owned().await.map_err(|_| internal())?;
+    tokio::task::spawn_blocking(move || {
+        let answer = work();
+        drop(slot);
+        answer
+    })
+    .await
+    .map_err(|_| internal())
 }
 
 pub(crate) fn json<T: Serialize>(value: T) -> ApiResult<T> {
@@ -1035,4 +1049,58 @@ async fn audit(
     let who = caller.user(Some(&user_id))?;
     let entries = blocking(&state, &caller, move |mnemo| Ok(mnemo.audit(&who, 200)?)).await?;
     json(api::AuditResponse { entries })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn calls_at_once_are_eight_per_core_unless_set() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let clock = Arc::new(mnemo::SystemClock);
+        let mnemo =
+            Mnemo::open_sqlite(&dir.path().join("calls.db"), None, clock, "http").expect("store");
+        assert!(mnemo.calls_in_process());
+        let cores = std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get);
+        assert_eq!(crate::Limits::default().calls_at_once_for(&mnemo), 8 * cores);
+        let set = |calls| crate::Limits { calls_at_once: Some(calls), ..Default::default() };
+        assert_eq!(set(3).calls_at_once_for(&mnemo), 3);
+        assert_eq!(set(0).calls_at_once_for(&mnemo), 1);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn no_more_library_calls_run_at_once_than_there_are_slots() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let mnemo = Mnemo::open_sqlite(
+            &dir.path().join("calls.db"),
+            None,
+            Arc::new(mnemo::SystemClock),
+            "http",
+        )
+        .expect("store");
+        let limit = crate::RateLimit { burst: 1000.0, per_second: 1000.0 };
+        let state = AppState::new(mnemo, limit).with_calls_at_once(2);
+        let (running, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let calls: Vec<_> = (0..8)
+            .map(|_| {
+                let (state, running, most) =
+                    (state.clone(), Arc::clone(&running), Arc::clone(&most));
+                tokio::spawn(async move {
+                    on_blocking_pool(&state, move || {
+                        let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                        most.fetch_max(now, Ordering::SeqCst);
+                        std::thread::sleep(std::time::Duration::from_millis(20));
+                        running.fetch_sub(1, Ordering::SeqCst);
+                    })
+                    .await
+                })
+            })
+            .collect();
+        for call in calls {
+            assert!(call.await.expect("task").is_ok());
+        }
+        assert_eq!(most.load(Ordering::SeqCst), 2, "two slots, eight calls");
+    }
 }

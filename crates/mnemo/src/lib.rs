@@ -263,6 +263,13 @@ impl Mnemo {
         self.embedder.as_ref().map(|e| (e.id().to_owned(), e.dims()))
     }
 
+    /// Whether its calls use only this machine (its processor and its disk): no embedder or
+    /// one that runs in process, and no chat model (which extracts, and summarises a long
+    /// session's older turns for its context).
+    pub fn calls_in_process(&self) -> bool {
+        self.chat.is_none() && self.embedder.as_ref().is_none_or(|e| e.in_process())
+    }
+
     /// The extractor in use: the chat model's id for the LLM extractor, else the rule set's
     /// name with the self-disclosure selector's threshold.
     pub fn extractor_info(&self) -> String {

@@ -433,6 +433,53 @@ fn the_server_stays_up_under_idle_and_half_sent_connections() {
     server.wait().unwrap();
 }
 
+/// Concurrent requests to a server that runs one library call at a time are each answered;
+/// no slots at all is refused before the server starts.
+#[test]
+fn a_server_of_one_call_at_once_answers_every_request_in_turn() {
+    let env = Env::new();
+    let refused = env
+        .command()
+        .args(["serve", "--addr", "127.0.0.1:0", "--calls-at-once", "0"])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("--calls-at-once") && stderr.contains("at least 1"), "{stderr}");
+
+    let key = user_key(&env, "acme", "sam");
+    let (mut server, addr) = start_with(&env, &["--calls-at-once", "1"]);
+    let requests: Vec<_> = (0..8)
+        .map(|i| {
+            let (addr, key) = (addr.clone(), key.clone());
+            std::thread::spawn(move || {
+                let facts = [
+                    "I keep my passport in the blue folder",
+                    "My sister lives in Porto",
+                    "I am allergic to cats",
+                    "I play the cello on Sundays",
+                    "My car is a green Volvo",
+                    "I work as a nurse at the city hospital",
+                    "I am learning Japanese",
+                    "My favourite film is Alien",
+                ];
+                let body = serde_json::json!({"content": facts[i]});
+                let (status, _) = http(&addr, "POST", "/v1/memories", &key, Some(&body));
+                let query = serde_json::json!({"query": "where is my passport"});
+                (status, http(&addr, "POST", "/v1/search", &key, Some(&query)).0)
+            })
+        })
+        .collect();
+    for request in requests {
+        assert_eq!(request.join().unwrap(), (200, 200));
+    }
+    let (status, listed) = http(&addr, "GET", "/v1/memories", &key, None);
+    assert_eq!(status, 200);
+    assert_eq!(listed["memories"].as_array().map(Vec::len), Some(8), "{listed}");
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
+
 /// Over real connections: a key's own rate is stored and listed, and failed authentications
 /// are counted by the client's address (past the allowance it is refused, even with a good
 /// key).
