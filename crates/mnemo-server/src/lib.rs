@@ -6,6 +6,7 @@
 //! handlers call the same library operations as the CLI, on the blocking pool, and every
 //! error is JSON `{"code","message"}` from `mnemo_api`'s one table.
 
+mod calls;
 mod limits;
 mod mem0;
 mod metrics;
@@ -37,8 +38,8 @@ pub struct AppState {
     storage_full: Arc<std::sync::atomic::AtomicBool>,
     /// The memory panel, with its signed-in sessions.
     panel: mnemo_panel::Panel,
-    /// Slots for library calls running at once ([`Limits::calls_at_once`]).
-    calls: Arc<tokio::sync::Semaphore>,
+    /// The threads library calls run on ([`Limits::calls_at_once`] of them at most).
+    calls: Arc<calls::Calls>,
 }
 
 impl AppState {
@@ -49,7 +50,7 @@ impl AppState {
         let calls = Limits::default().calls_at_once_for(&mnemo);
         Self {
             panel: mnemo_panel::Panel::new(&mnemo),
-            calls: Arc::new(tokio::sync::Semaphore::new(calls)),
+            calls: Arc::new(calls::Calls::new(calls)),
             mnemo: Arc::new(mnemo),
             limiter: Arc::new(limits::Limiter::new(limit)),
             failed_auth: Arc::new(limits::Limiter::new(limits::FAILED_AUTH_LIMIT)),
@@ -61,7 +62,7 @@ impl AppState {
     /// The same with another number of library calls run at once ([`Limits::calls_at_once`],
     /// at least 1); [`serve`] sets it from its limits.
     pub fn with_calls_at_once(mut self, calls: usize) -> Self {
-        self.calls = Arc::new(tokio::sync::Semaphore::new(calls.max(1)));
+        self.calls = Arc::new(calls::Calls::new(calls));
         self
     }
 
@@ -100,16 +101,17 @@ pub struct Limits {
     /// each request on a kept-alive one) before the connection is closed.
     pub header_timeout: std::time::Duration,
     /// Library calls (searches, writes, reads of the store, authentications) run at once,
-    /// each on a thread of the blocking pool; a request past them waits its turn without a
-    /// thread of its own. `None`: eight per core when calls use only this machine
-    /// ([`Mnemo::calls_in_process`]), as many as the blocking pool has threads when they may
-    /// wait on an embedding service or a chat model. A few more at once than there are cores
+    /// each on one of as many threads the server keeps for them; a request past them waits
+    /// its turn without a thread of its own. `None`: eight per core when calls use only this
+    /// machine ([`Mnemo::calls_in_process`]), 512 (as many as Tokio's blocking pool has) when
+    /// they may wait on an embedding service or a chat model. A few more at once than there are cores
     /// keep every core busy and a write batch full; hundreds at once only switch between
     /// each other.
     pub calls_at_once: Option<usize>,
 }
 
-/// Threads in Tokio's blocking pool by default.
+/// Calls at once when they may wait on a service: as many as Tokio's blocking pool has
+/// threads by default.
 const BLOCKING_POOL_THREADS: usize = 512;
 
 impl Limits {

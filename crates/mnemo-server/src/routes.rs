@@ -271,7 +271,7 @@ async fn health(State(state): State<AppState>) -> Json<serde_json::Value> {
 
 async fn metrics(State(state): State<AppState>) -> Result<Response, ApiError> {
     let mnemo = Arc::clone(&state.mnemo);
-    let counts = on_blocking_pool(&state, move || mnemo.store().count_by_status())
+    let counts = on_call_thread(&state, move || mnemo.store().count_by_status())
         .await?
         .map_err(mnemo::Error::from)?;
     let counts: Vec<(String, u64)> = counts.into_iter().map(|(s, n)| (s.to_string(), n)).collect();
@@ -326,7 +326,7 @@ impl FromRequestParts<AppState> for Caller {
         .ok_or_else(unauthorized)?
         .to_owned();
         let mnemo = Arc::clone(&state.mnemo);
-        let principal = on_blocking_pool(state, move || mnemo.authenticate(&secret)).await??;
+        let principal = on_call_thread(state, move || mnemo.authenticate(&secret)).await??;
         let principal = principal.ok_or_else(unauthorized)?;
         if let Some(slot) = parts.extensions.get::<KeySlot>() {
             slot.set(&principal.key_id);
@@ -388,8 +388,8 @@ impl Caller {
     }
 }
 
-/// Runs a library call for `caller` on the blocking pool once one of the state's call slots
-/// is free ([`crate::Limits::calls_at_once`]); its audit entries name the channel and the
+/// Runs a library call for `caller` on one of the server's call threads
+/// ([`crate::Limits::calls_at_once`]); its audit entries name the channel and the
 /// key's id (`http:<key id>`), never the key.
 pub(crate) async fn blocking<T: Send + 'static>(
     state: &AppState,
@@ -397,25 +397,17 @@ pub(crate) async fn blocking<T: Send + 'static>(
     call: impl FnOnce(&Mnemo) -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
     let mnemo = state.mnemo.acting_as(format!("http:{}", caller.0.key_id));
-    on_blocking_pool(state, move || call(&mnemo)).await?
+    on_call_thread(state, move || call(&mnemo)).await?
 }
 
-/// Runs `work` on the blocking pool once one of the state's call slots is free
-/// ([`crate::Limits::calls_at_once`]); the slot is held until `work` returns, even when the
-/// request is dropped meanwhile.
-pub(crate) async fn on_blocking_pool<T: Send + 'static>(
+/// Runs `work` on one of the server's call threads once one is free
+/// ([`crate::Limits::calls_at_once`]); `work` runs to its end even when the request is
+/// dropped meanwhile.
+pub(crate) async fn on_call_thread<T: Send + 'static>(
     state: &AppState,
     work: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, ApiError> {
-    let internal = || ApiError::new(ErrorKind::Internal, "internal error");
-    let slot = Arc::clone(&state.calls).acquire_owned().await.map_err(|_| internal())?;
-    tokio::task::spawn_blocking(move || {
-        let answer = work();
-        drop(slot);
-        answer
-    })
-    .await
-    .map_err(|_| internal())
+    state.calls.run(work).await.ok_or_else(|| ApiError::new(ErrorKind::Internal, "internal error"))
 }
 
 pub(crate) fn json<T: Serialize>(value: T) -> ApiResult<T> {
@@ -1088,7 +1080,7 @@ mod tests {
                 let (state, running, most) =
                     (state.clone(), Arc::clone(&running), Arc::clone(&most));
                 tokio::spawn(async move {
-                    on_blocking_pool(&state, move || {
+                    on_call_thread(&state, move || {
                         let now = running.fetch_add(1, Ordering::SeqCst) + 1;
                         most.fetch_max(now, Ordering::SeqCst);
                         std::thread::sleep(std::time::Duration::from_millis(20));
