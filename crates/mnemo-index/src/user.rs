@@ -11,8 +11,9 @@
 //! and takes the population statistics that make scores comparable from a sample. Embeddings
 //! whose leading dimensions carry the most variance (PCA-reduced ones such as the built-in
 //! model, and Matryoshka-trained ones) rank well on the head alone; the search benchmark
-//! reports recall against exact cosine. Each record's product with the notebook's common direction
-//! is kept between searches ([`Alongs`]), so a search multiplies each record with the query alone.
+//! reports recall against exact cosine. Each record's product with the notebook's common
+//! direction is kept between searches ([`Alongs`]), so a search multiplies each record with
+//! the query alone.
 
 use std::collections::HashMap;
 
@@ -300,20 +301,24 @@ impl UserIndex {
 
     /// Brings the kept product of `slot` (just written, or appended) in step with its codes.
     fn keep_along(&mut self, slot: usize) {
-        let (h, t) = (self.head_dims, self.tail_dims());
-        let (head, tail) =
-            (&self.head[slot * h..(slot + 1) * h], &self.tail[slot * t..(slot + 1) * t]);
         let alongs = self.alongs.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let Some(kept) = alongs.as_mut() else { return };
-        let product = || dot(&kept.direction[..h], head) + dot(&kept.direction[h..], tail);
+        let Some(mut kept) = alongs.take() else { return };
+        let product = self.along_of(slot, &kept.direction);
         if slot < kept.products.len() {
-            kept.products[slot] = product();
+            kept.products[slot] = product;
         } else if slot == kept.products.len() {
-            let product = product();
             kept.products.push(product);
         } else {
-            *alongs = None;
+            // Out of step: the next search computes them afresh.
+            return;
         }
+        *self.alongs.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(kept);
+    }
+
+    /// A slot's code dot product with `direction` (head then tail codes).
+    fn along_of(&self, slot: usize, direction: &[i8]) -> i32 {
+        let (head, tail) = direction.split_at(self.head_dims);
+        dot(head, self.head_of(slot)) + dot(tail, self.tail_of(slot))
     }
 
     /// Every slot's code dot products with the query and with the common direction, as
@@ -360,10 +365,9 @@ impl UserIndex {
         if moved.is_empty() {
             return true;
         }
-        let (h, t) = (self.head_dims, self.tail_dims());
+        let h = self.head_dims;
         for (slot, product) in kept.products.iter_mut().enumerate() {
-            let (head, tail) =
-                (&self.head[slot * h..(slot + 1) * h], &self.tail[slot * t..(slot + 1) * t]);
+            let (head, tail) = (self.head_of(slot), self.tail_of(slot));
             for &(dim, change) in &moved {
                 let code = if dim < h { head[dim] } else { tail[dim - h] };
                 *product += change * i32::from(code);
@@ -1063,12 +1067,7 @@ mod tests {
 
     /// Each slot's dot product with `direction`, computed afresh.
     fn fresh_alongs(user: &UserIndex, direction: &[i8]) -> Vec<i32> {
-        let h = user.head_dims;
-        (0..user.entries.len())
-            .map(|slot| {
-                dot(&direction[..h], user.head_of(slot)) + dot(&direction[h..], user.tail_of(slot))
-            })
-            .collect()
+        (0..user.entries.len()).map(|slot| user.along_of(slot, direction)).collect()
     }
 
     #[test]
