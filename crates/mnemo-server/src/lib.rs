@@ -3,8 +3,9 @@
 //!
 //! Every request carries `Authorization: Bearer <key>`. A tenant key acts for any user of its
 //! tenant (naming one with `user_id`); a user key only for its own user (403 otherwise). The
-//! handlers call the same library operations as the CLI, on the blocking pool, and every
-//! error is JSON `{"code","message"}` from `mnemo_api`'s one table.
+//! handlers call the same library operations as the CLI, on the server's call threads
+//! (`calls.rs`, at most [`Limits::calls_at_once`] at a time), and every error is JSON
+//! `{"code","message"}` from `mnemo_api`'s one table.
 
 mod calls;
 mod limits;
@@ -104,9 +105,9 @@ pub struct Limits {
     /// each on one of as many threads the server keeps for them; a request past them waits
     /// its turn without a thread of its own. `None`: eight per core when calls use only this
     /// machine ([`Mnemo::calls_in_process`]), 512 (as many as Tokio's blocking pool has) when
-    /// they may wait on an embedding service or a chat model. A few more at once than there are cores
-    /// keep every core busy and a write batch full; hundreds at once only switch between
-    /// each other.
+    /// they may wait on an embedding service or a chat model. A few more at once than there
+    /// are cores keep every core busy and a write batch full; hundreds at once only switch
+    /// between each other.
     pub calls_at_once: Option<usize>,
 }
 
