@@ -16,6 +16,7 @@ mod codec;
 mod encryption;
 mod ledger;
 mod migrate;
+mod rows;
 mod spaces;
 mod tx;
 mod vector_index;
@@ -934,9 +935,20 @@ impl Backend for SqliteBackend {
             return Ok(Vec::new());
         }
         let model = self.search_embedder(None)?;
-        let conn = self.reader();
         let wanted: Vec<i64> = ranked.iter().map(|hit| hit.row).collect();
-        let mut memories = memories_by_rowid(&conn, who, &wanted, now)?;
+        let (tenant, user) = (who.tenant(), who.user_id());
+        let kept = self.index.rows().lookup(tenant, user, &wanted, now);
+        let mut memories: HashMap<i64, Memory> =
+            kept.found.iter().map(|(row, memory)| (*row, Memory::clone(memory))).collect();
+        let missing: Vec<i64> =
+            wanted.into_iter().filter(|row| !memories.contains_key(row)).collect();
+        if !missing.is_empty() {
+            let read = memories_by_rowid(&self.reader(), who, &missing, now)?;
+            let read: Vec<(i64, std::sync::Arc<Memory>)> =
+                read.into_iter().map(|(row, memory)| (row, std::sync::Arc::new(memory))).collect();
+            self.index.rows().keep(tenant, user, kept.epoch, &read);
+            memories.extend(read.iter().map(|(row, memory)| (*row, Memory::clone(memory))));
+        }
         for hit in ranked {
             if let (Some(memory), Some(model), true) =
                 (memories.get_mut(&hit.row), &model, hit.dims > 0)

@@ -482,18 +482,24 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn set_last_used(&mut self, id: &MemoryId, at: Timestamp) -> Result<bool, PortError> {
-        let changed = self
+        let row: Option<i64> = self
             .conn
             .prepare_cached(
                 "UPDATE memories SET last_used_at = ?1
-                  WHERE tenant = ?2 AND user_id = ?3 AND id = ?4",
+                  WHERE tenant = ?2 AND user_id = ?3 AND id = ?4
+                 RETURNING rowid",
             )
             .map_err(StoreError::from)?
-            .execute(params![at.as_millis(), self.tenant, self.user()?, id.0])
+            .query_row(params![at.as_millis(), self.tenant, self.user()?, id.0], |r| r.get(0))
+            .optional()
             .map_err(StoreError::from)?;
         // Named by id, not row.
         self.known.clear();
-        Ok(changed > 0)
+        // Not a change the index holds, but the record a search reads back.
+        if let Some(row) = row {
+            self.written.push(row);
+        }
+        Ok(row.is_some())
     }
 
     fn put_vector(&mut self, row: RowId, vector: Option<&Embedded>) -> Result<(), PortError> {

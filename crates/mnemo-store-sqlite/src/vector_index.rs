@@ -24,6 +24,7 @@ use rusqlite::{Connection, params_from_iter};
 
 use crate::StoreError;
 use crate::codec::blob_to_vector;
+use crate::rows::RowCache;
 
 /// One user's index, shared between the cache and the searches reading it.
 pub(crate) type SharedUserIndex = Arc<RwLock<UserIndex>>;
@@ -212,17 +213,19 @@ impl Cached {
     /// Brings the versions up to date through the writer connection, dropping every entry if
     /// another process committed since they were last accounted for. The watch value is
     /// read first, so a foreign commit that lands in between shows on the writer's value.
-    fn account(&mut self, writer: &Connection, watch: &Connection) -> Result<(), StoreError> {
+    /// Whether it dropped them.
+    fn account(&mut self, writer: &Connection, watch: &Connection) -> Result<bool, StoreError> {
         let watched = data_version(watch)?;
         let written = data_version(writer)?;
-        if self.writer_version != Some(written) {
+        let foreign = self.writer_version != Some(written);
+        if foreign {
             self.users.clear();
             self.behind.clear();
             self.generation += 1;
             self.writer_version = Some(written);
         }
         self.watch_version = Some(watched);
-        Ok(())
+        Ok(foreign)
     }
 
     /// Re-reads the given rows of one user through `conn` (inserted, changed or deleted).
@@ -300,6 +303,8 @@ pub(crate) struct IndexCache {
     /// A connection that only reads `data_version` (lock order: after the writer, before
     /// `cached`).
     watch: Mutex<Connection>,
+    /// Records searches read, dropped as the entries are (lock order: after `cached`).
+    rows: RowCache,
 }
 
 impl IndexCache {
@@ -309,7 +314,27 @@ impl IndexCache {
             cached: Mutex::new(Cached::default()),
             load_ended: Condvar::new(),
             watch: Mutex::new(watch),
+            rows: RowCache::default(),
         }
+    }
+
+    /// The records searches read, kept until a commit changes them.
+    pub(crate) fn rows(&self) -> &RowCache {
+        &self.rows
+    }
+
+    /// Brings the versions up to date (see [`Cached::account`]); records kept for searches
+    /// go with the entries when another process committed.
+    fn account_in(
+        &self,
+        cached: &mut Cached,
+        writer: &Connection,
+        watch: &Connection,
+    ) -> Result<(), StoreError> {
+        if cached.account(writer, watch)? {
+            self.rows.forget_all();
+        }
+        Ok(())
     }
 
     fn cached(&self) -> MutexGuard<'_, Cached> {
@@ -329,7 +354,7 @@ impl IndexCache {
     /// Accounts for every commit so far through the writer connection (the caller holds it).
     pub(crate) fn account(&self, writer: &Connection) -> Result<(), StoreError> {
         let watch = self.watch();
-        self.cached().account(writer, &watch)
+        self.account_in(&mut self.cached(), writer, &watch)
     }
 
     /// The user's index as the writer sees it (its own uncommitted rows included); loads it
@@ -342,7 +367,7 @@ impl IndexCache {
     ) -> Result<SharedUserIndex, StoreError> {
         let watch = self.watch();
         let mut cached = self.cached();
-        cached.account(writer, &watch)?;
+        self.account_in(&mut cached, writer, &watch)?;
         let key = (tenant.to_owned(), user.to_owned());
         // An entry a reader loaded lacks what the open transaction wrote.
         if cached.behind.remove(&key) {
@@ -425,7 +450,7 @@ impl IndexCache {
     ) -> Result<Option<SharedUserIndex>, StoreError> {
         let watch = self.watch();
         let mut cached = self.cached();
-        cached.account(writer, &watch)?;
+        self.account_in(&mut cached, writer, &watch)?;
         cached.pending.insert((tenant.to_owned(), Some(user.to_owned())));
         let key = (tenant.to_owned(), user.to_owned());
         if cached.behind.contains(&key) {
@@ -492,10 +517,27 @@ impl IndexCache {
         let watch = self.watch();
         let mut cached = self.cached();
         let followed = (|| -> Result<(), StoreError> {
-            cached.account(writer, &watch)?;
+            self.account_in(&mut cached, writer, &watch)?;
+            // Every row the commit wrote, whether followed before it or not, leaves the
+            // records kept for searches before the write is acknowledged.
+            for ((tenant, user), rows) in &cached.in_flight {
+                self.rows.forget_rows(tenant, user, rows);
+            }
             for change in changes {
                 if change.touched != Touched::Nothing {
                     cached.mark_changed(&change.tenant, change.user.as_deref());
+                }
+                match (&change.touched, &change.user) {
+                    (Touched::Nothing, _) => {}
+                    (Touched::Rows(rowids), Some(user)) => {
+                        self.rows.forget_rows(&change.tenant, user, rowids);
+                    }
+                    (Touched::User, Some(user)) => {
+                        self.rows.forget_owner(&change.tenant, Some(user))
+                    }
+                    (Touched::Tenant | Touched::Rows(_) | Touched::User, _) => {
+                        self.rows.forget_owner(&change.tenant, None);
+                    }
                 }
                 match (&change.touched, &change.user) {
                     (Touched::Nothing, _) => {}
@@ -524,6 +566,7 @@ impl IndexCache {
         if followed.is_err() {
             cached.users.clear();
             cached.generation += 1;
+            self.rows.forget_all();
         }
     }
 
@@ -543,6 +586,7 @@ impl IndexCache {
             }
         }
         cached.mark_changed(tenant, user);
+        self.rows.forget_owner(tenant, user);
     }
 
     /// Drops every entry (a commit failed after writes had been followed).
@@ -553,6 +597,7 @@ impl IndexCache {
         cached.behind.clear();
         cached.in_flight.clear();
         cached.generation += 1;
+        self.rows.forget_all();
     }
 }
 

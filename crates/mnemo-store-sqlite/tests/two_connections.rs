@@ -102,3 +102,90 @@ fn newer_schema_is_refused() {
     let err = mnemo_store_sqlite::open(&path, T0).unwrap_err();
     assert!(err.to_string().contains("newer than this mnemo supports"), "{err}");
 }
+
+/// The records a search returns, by id, with their content and when they were last used.
+fn returned(store: &SqliteStore, text: &str, now: Timestamp) -> Vec<(String, String, Option<i64>)> {
+    let alice = who("acme", "alice");
+    let vector = query(text);
+    let filter = SearchFilter::default();
+    let search = SearchQuery { terms: &[], vector: Some(&vector), common: None, filter: &filter };
+    let every = |signals: &Signals<'_>| {
+        let every = 0..signals.rows.len();
+        every.map(|index| Fused { index, score: 1.0, evidence: 1.0 }).collect()
+    };
+    let mut found: Vec<_> = store
+        .search(&alice, &search, now, &every)
+        .unwrap()
+        .into_iter()
+        .map(|f| (f.memory.id.0, f.memory.content, f.memory.last_used_at.map(|t| t.as_millis())))
+        .collect();
+    found.sort();
+    found
+}
+
+/// Searches keep the records they read; every change to one, by this store or by another
+/// on the same file, shows in the next search's results.
+#[test]
+fn records_searches_read_back_follow_every_change() {
+    use mnemo_core::ports::Edit;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shared.db");
+    let first = mnemo_store_sqlite::open(&path, T0).unwrap();
+    let second = mnemo_store_sqlite::open(&path, T0).unwrap();
+    let alice = who("acme", "alice");
+    let bob = who("acme", "bob");
+    write(&first, &alice, "m1", stated("orchids need weekly watering"), T0);
+    write(&first, &alice, "m2", stated("basil likes full sun"), T0);
+    write(&first, &bob, "b1", stated("bob keeps cacti"), T0);
+    let row =
+        |id: &str, content: &str, used: Option<i64>| (id.to_owned(), content.to_owned(), used);
+    let both = vec![
+        row("m1", "orchids need weekly watering", None),
+        row("m2", "basil likes full sun", None),
+    ];
+    // Twice: the second search is served what the first read.
+    assert_eq!(returned(&first, "orchids", T0), both);
+    assert_eq!(returned(&first, "orchids", T0), both);
+
+    let later = Timestamp::from_millis(T0.as_millis() + 1_000);
+    let edit = |content: &str| Edit {
+        content: content.into(),
+        embedding: Some(query(content)),
+        sensitivity: None,
+        hold: None,
+        metadata: None,
+        expires_at: None,
+    };
+    // This store's own edit and use.
+    first
+        .edit(&alice, &MemoryId("m1".into()), edit("orchids need water twice a week"), later, "t")
+        .unwrap();
+    first.mark_used(&alice, &[MemoryId("m2".into())], later).unwrap();
+    let seen = vec![
+        row("m1", "orchids need water twice a week", None),
+        row("m2", "basil likes full sun", Some(later.as_millis())),
+    ];
+    assert_eq!(returned(&first, "orchids", later), seen);
+
+    // Another store's edit and use of records this one has kept.
+    let latest = Timestamp::from_millis(T0.as_millis() + 2_000);
+    second
+        .edit(&alice, &MemoryId("m2".into()), edit("basil wants morning sun"), latest, "t")
+        .unwrap();
+    second.mark_used(&alice, &[MemoryId("m1".into())], latest).unwrap();
+    let seen = vec![
+        row("m1", "orchids need water twice a week", Some(latest.as_millis())),
+        row("m2", "basil wants morning sun", Some(later.as_millis())),
+    ];
+    assert_eq!(returned(&first, "orchids", latest), seen);
+
+    // Forgotten by either store: gone from the next search of this one.
+    second.forget(&alice, &MemoryId("m1".into()), &deletion(latest)).unwrap();
+    let left = vec![row("m2", "basil wants morning sun", Some(later.as_millis()))];
+    assert_eq!(returned(&first, "orchids", latest), left);
+    first.forget(&alice, &MemoryId("m2".into()), &deletion(latest)).unwrap();
+    assert!(returned(&first, "orchids", latest).is_empty());
+    // A record another store adds is found beside nothing of Bob's.
+    write(&second, &alice, "m3", stated("ferns prefer shade"), latest);
+    assert_eq!(returned(&first, "ferns", latest), vec![row("m3", "ferns prefer shade", None)]);
+}
