@@ -361,12 +361,19 @@ impl SqliteBackend {
             .collect()
     }
 
-    /// The user's index, current with every commit made before this call.
-    fn user_index(&self, who: &UserRef) -> Result<vector_index::SharedUserIndex> {
+    /// Brings the index cache (and the records kept for searches) up to date when anything
+    /// was committed since it last accounted for the file.
+    fn follow_other_commits(&self) -> Result<()> {
         if !self.index.is_current()? {
             // Another process committed, or this process's writer is following its commit.
             self.index.account(&self.writer.any().conn)?;
         }
+        Ok(())
+    }
+
+    /// The user's index, current with every commit made before this call.
+    fn user_index(&self, who: &UserRef) -> Result<vector_index::SharedUserIndex> {
+        self.follow_other_commits()?;
         let loaded = self.index.for_reader(&self.reader(), who.tenant(), who.user_id())?;
         match loaded {
             Some(index) => Ok(index),
@@ -851,11 +858,13 @@ impl SqliteBackend {
         let conn = &writer.conn;
         set_synchronous(conn, "NORMAL")?;
         let outcome = alone_in_transaction(conn, body);
-        set_synchronous(conn, "FULL")?;
+        let restored = set_synchronous(conn, "FULL");
         if outcome.is_err() {
             self.index.clear();
         }
+        // Followed even when the setting failed to go back: the change may be committed.
         self.index.follow_commit(conn, &[]);
+        restored?;
         Ok(outcome?.0)
     }
 }
@@ -935,6 +944,8 @@ impl Backend for SqliteBackend {
             return Ok(Vec::new());
         }
         let model = self.search_embedder(None)?;
+        // Kept records go when another process has committed since the ranking.
+        self.follow_other_commits()?;
         let wanted: Vec<i64> = ranked.iter().map(|hit| hit.row).collect();
         let (tenant, user) = (who.tenant(), who.user_id());
         let kept = self.index.rows().lookup(tenant, user, &wanted, now);

@@ -139,10 +139,14 @@ impl RowCache {
         let owner = (tenant.to_owned(), user.to_owned());
         let slot = self.epoch_of(&owner);
         let mut state = self.state();
-        let dropped = state
-            .owners
-            .get_mut(&owner)
-            .map_or(0, |kept| rows.iter().filter(|row| kept.remove(row).is_some()).count());
+        let mut dropped = 0;
+        if let Some(kept) = state.owners.get_mut(&owner) {
+            dropped = rows.iter().filter(|row| kept.remove(row).is_some()).count();
+            // An owner with nothing kept takes no room.
+            if kept.is_empty() {
+                state.owners.remove(&owner);
+            }
+        }
         state.held -= dropped;
         state.epochs[slot] += 1;
     }
@@ -161,6 +165,12 @@ impl RowCache {
     #[cfg(test)]
     pub(crate) fn held(&self) -> usize {
         self.state().held
+    }
+
+    /// Owners with records kept.
+    #[cfg(test)]
+    fn owners(&self) -> usize {
+        self.state().owners.len()
     }
 }
 
@@ -256,6 +266,11 @@ mod tests {
         assert_eq!(cache.held(), 6);
         cache.forget_rows("acme", "alice", &[2, 7]);
         assert_eq!(rows_of(&cache.lookup("acme", "alice", &[1, 2], now)), vec![1]);
+        // An owner whose last record goes is gone too.
+        cache.forget_rows("other", "carol", &[1, 2]);
+        assert_eq!(cache.owners(), 2);
+        let epoch = cache.lookup("other", "carol", &[], now).epoch;
+        cache.keep("other", "carol", epoch, &[(1, record("x", None)), (2, record("y", None))]);
         assert_eq!(rows_of(&cache.lookup("acme", "bob", &[1, 2], now)), vec![1, 2]);
         assert_eq!(cache.held(), 5);
         cache.forget_owner("acme", Some("bob"));

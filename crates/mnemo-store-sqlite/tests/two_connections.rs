@@ -188,4 +188,25 @@ fn records_searches_read_back_follow_every_change() {
     // A record another store adds is found beside nothing of Bob's.
     write(&second, &alice, "m3", stated("ferns prefer shade"), latest);
     assert_eq!(returned(&first, "ferns", latest), vec![row("m3", "ferns prefer shade", None)]);
+
+    // Ranked before another store's edit and read after it: read as edited, although this
+    // store kept the record as it was.
+    let vector = query("ferns");
+    let filter = SearchFilter::default();
+    let search = SearchQuery { terms: &[], vector: Some(&vector), common: None, filter: &filter };
+    let every = |signals: &Signals<'_>| {
+        let every = 0..signals.rows.len();
+        every.map(|index| Fused { index, score: 1.0, evidence: 1.0 }).collect()
+    };
+    let ranked = first.rank(&alice, &search, latest, &every).unwrap();
+    second
+        .edit(&alice, &MemoryId("m3".into()), edit("ferns want deep shade"), latest, "t")
+        .unwrap();
+    let read: Vec<String> = first
+        .read_ranked(&alice, &ranked, latest)
+        .unwrap()
+        .into_iter()
+        .map(|found| found.memory.content)
+        .collect();
+    assert_eq!(read, ["ferns want deep shade"]);
 }
