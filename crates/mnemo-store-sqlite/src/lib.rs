@@ -361,19 +361,12 @@ impl SqliteBackend {
             .collect()
     }
 
-    /// Brings the index cache (and the records kept for searches) up to date when anything
-    /// was committed since it last accounted for the file.
-    fn follow_other_commits(&self) -> Result<()> {
+    /// The user's index, current with every commit made before this call.
+    fn user_index(&self, who: &UserRef) -> Result<vector_index::SharedUserIndex> {
         if !self.index.is_current()? {
             // Another process committed, or this process's writer is following its commit.
             self.index.account(&self.writer.any().conn)?;
         }
-        Ok(())
-    }
-
-    /// The user's index, current with every commit made before this call.
-    fn user_index(&self, who: &UserRef) -> Result<vector_index::SharedUserIndex> {
-        self.follow_other_commits()?;
         let loaded = self.index.for_reader(&self.reader(), who.tenant(), who.user_id())?;
         match loaded {
             Some(index) => Ok(index),
@@ -944,20 +937,29 @@ impl Backend for SqliteBackend {
             return Ok(Vec::new());
         }
         let model = self.search_embedder(None)?;
-        // Kept records go when another process has committed since the ranking.
-        self.follow_other_commits()?;
         let wanted: Vec<i64> = ranked.iter().map(|hit| hit.row).collect();
         let (tenant, user) = (who.tenant(), who.user_id());
-        let kept = self.index.rows().lookup(tenant, user, &wanted, now);
-        let mut memories: HashMap<i64, Memory> =
-            kept.found.iter().map(|(row, memory)| (*row, Memory::clone(memory))).collect();
+        // Kept records serve only while the cache has accounted for every commit (another
+        // process's since the ranking included); otherwise every row is read from the file
+        // and none kept, without waiting on the writer to account for it.
+        let kept = match self.index.is_current()? {
+            true => Some(self.index.rows().lookup(tenant, user, &wanted, now)),
+            false => None,
+        };
+        let mut memories: HashMap<i64, Memory> = kept
+            .iter()
+            .flat_map(|kept| &kept.found)
+            .map(|(row, memory)| (*row, Memory::clone(memory)))
+            .collect();
         let missing: Vec<i64> =
             wanted.into_iter().filter(|row| !memories.contains_key(row)).collect();
         if !missing.is_empty() {
             let read = memories_by_rowid(&self.reader(), who, &missing, now)?;
             let read: Vec<(i64, std::sync::Arc<Memory>)> =
                 read.into_iter().map(|(row, memory)| (row, std::sync::Arc::new(memory))).collect();
-            self.index.rows().keep(tenant, user, kept.epoch, &read);
+            if let Some(kept) = &kept {
+                self.index.rows().keep(tenant, user, kept.epoch, &read);
+            }
             memories.extend(read.iter().map(|(row, memory)| (*row, Memory::clone(memory))));
         }
         for hit in ranked {

@@ -104,8 +104,8 @@ fn newer_schema_is_refused() {
 }
 
 /// The records a search returns, by id, with their content and when they were last used.
-fn returned(store: &SqliteStore, text: &str, now: Timestamp) -> Vec<(String, String, Option<i64>)> {
-    let alice = who("acme", "alice");
+/// What a search of Alice's notebook for `text` ranks: every retrievable record.
+fn ranked(store: &SqliteStore, text: &str, now: Timestamp) -> Vec<mnemo_core::ports::Ranked> {
     let vector = query(text);
     let filter = SearchFilter::default();
     let search = SearchQuery { terms: &[], vector: Some(&vector), common: None, filter: &filter };
@@ -113,8 +113,12 @@ fn returned(store: &SqliteStore, text: &str, now: Timestamp) -> Vec<(String, Str
         let every = 0..signals.rows.len();
         every.map(|index| Fused { index, score: 1.0, evidence: 1.0 }).collect()
     };
+    store.rank(&who("acme", "alice"), &search, now, &every).unwrap()
+}
+
+fn returned(store: &SqliteStore, text: &str, now: Timestamp) -> Vec<(String, String, Option<i64>)> {
     let mut found: Vec<_> = store
-        .search(&alice, &search, now, &every)
+        .read_ranked(&who("acme", "alice"), &ranked(store, text, now), now)
         .unwrap()
         .into_iter()
         .map(|f| (f.memory.id.0, f.memory.content, f.memory.last_used_at.map(|t| t.as_millis())))
@@ -191,14 +195,7 @@ fn records_searches_read_back_follow_every_change() {
 
     // Ranked before another store's edit and read after it: read as edited, although this
     // store kept the record as it was.
-    let vector = query("ferns");
-    let filter = SearchFilter::default();
-    let search = SearchQuery { terms: &[], vector: Some(&vector), common: None, filter: &filter };
-    let every = |signals: &Signals<'_>| {
-        let every = 0..signals.rows.len();
-        every.map(|index| Fused { index, score: 1.0, evidence: 1.0 }).collect()
-    };
-    let ranked = first.rank(&alice, &search, latest, &every).unwrap();
+    let ranked = ranked(&first, "ferns", latest);
     second
         .edit(&alice, &MemoryId("m3".into()), edit("ferns want deep shade"), latest, "t")
         .unwrap();
