@@ -301,6 +301,7 @@ fn measure(
                 // Raw cosines, compared with the exact raw cosine below.
                 common: None,
                 filter: &filter,
+                notebooks: 1,
             };
             let approx = mnemo.store().search(&who, &search, now, &by_cosine)?;
             let exported = mnemo.store().export(&who)?;
@@ -417,6 +418,35 @@ fn with_spaces(
         merged.push(t.elapsed().as_secs_f64() * 1000.0);
         std::hint::black_box(hits);
     }
+    // The merged ranking against each notebook ranked alone, in full, and merged here by
+    // relevance: the same ten best fused scores means a shared exact pass missed nothing.
+    let notebooks: Vec<String> = std::iter::once(mnemo::PRIVATE.to_owned())
+        .chain((0..spaces).map(|s| format!("space-{s}")))
+        .collect();
+    let top_scores = |hits: &[mnemo::core::retrieval::Hit]| {
+        let mut scores: Vec<f64> = hits.iter().map(|h| h.fused.score).collect();
+        scores.sort_by(|a, b| b.total_cmp(a));
+        scores.truncate(10);
+        scores
+    };
+    let checked = queries.min(300);
+    let mut same = 0;
+    for _ in 0..checked {
+        let text = format!("{} {} {}", rng.pick(NAMES), rng.pick(VERBS), rng.pick(OBJECTS));
+        let mut each = Vec::new();
+        for notebook in &notebooks {
+            each.extend(mnemo.search(&who, &ask(&text, Some(vec![notebook.clone()])))?);
+        }
+        let merged = mnemo.search(&who, &ask(&text, None))?;
+        let (full, shared) = (top_scores(&each), top_scores(&merged));
+        if full.len() == shared.len() && full.iter().zip(&shared).all(|(a, b)| (a - b).abs() < 1e-9)
+        {
+            same += 1;
+        }
+    }
+    println!(
+        "merged top 10 the same as each notebook ranked alone in full: {same} of {checked} queries"
+    );
     alone.sort_by(f64::total_cmp);
     merged.sort_by(f64::total_cmp);
     let (a50, a95) = (percentile(&alone, 0.5), percentile(&alone, 0.95));

@@ -729,6 +729,10 @@ pub struct SearchQuery<'a> {
     pub common: Option<&'a [f32]>,
     /// Which records may be returned.
     pub filter: &'a SearchFilter,
+    /// How many notebooks the search ranks together and merges by relevance, this one among
+    /// them (1 for a notebook ranked alone). Each needs to offer only its share of the best
+    /// candidates, so a large notebook ranked among others takes fewer to its exact pass.
+    pub notebooks: usize,
 }
 
 /// A record a search ranked, before it is read: its place among its owner's rows (a store's

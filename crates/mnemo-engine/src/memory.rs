@@ -631,6 +631,7 @@ impl Backend for MemoryBackend {
             query.vector.map(|v| v.vector.as_slice()),
             query.common,
             filter,
+            query.notebooks,
             select,
         ))
     }

@@ -102,6 +102,52 @@ fn give_back(array: Vec<f64>) {
     }
 }
 
+/// BM25's saturation of a term's frequency `f` in a record of length `dl`, with the term's
+/// weight: `idf·f·(k1+1) / (f + k1·(1 − b + b·dl/avgdl))`, as `lift·f / (f + base + per_len·dl)`.
+/// One occurrence in a short record, the usual match, is read from a table made for the term
+/// when it has many records.
+struct Saturation {
+    lift: f64,
+    base: f64,
+    per_len: f64,
+    /// The saturation of one occurrence by record length, `0..ONCE_LENGTHS` (empty for a
+    /// term with few records).
+    once: Vec<f64>,
+}
+
+/// The record lengths a term's [`Saturation`] table covers.
+const ONCE_LENGTHS: usize = 64;
+
+/// A term with at least this many records gets its [`Saturation`] table.
+const ONCE_TABLE_FROM: usize = 4 * ONCE_LENGTHS;
+
+impl Saturation {
+    fn new(idf: f64, avgdl: f64, records: usize) -> Self {
+        let mut saturation = Self {
+            lift: idf * (K1 + 1.0),
+            base: K1 * (1.0 - B),
+            per_len: K1 * B / avgdl,
+            once: Vec::new(),
+        };
+        if records >= ONCE_TABLE_FROM {
+            saturation.once = (0..ONCE_LENGTHS).map(|dl| saturation.of(1.0, dl as f64)).collect();
+        }
+        saturation
+    }
+
+    fn of(&self, f: f64, dl: f64) -> f64 {
+        self.lift * f / (f + self.base + self.per_len * dl)
+    }
+
+    /// The saturation of `count` occurrences in a record of `len` terms.
+    fn of_count(&self, count: u16, len: u32) -> f64 {
+        match self.once.get(len as usize) {
+            Some(&once) if count == 1 => once,
+            _ => self.of(f64::from(count), f64::from(len)),
+        }
+    }
+}
+
 /// BM25F scores of one query: by record slot, and by session number.
 #[derive(Debug, Default)]
 pub(crate) struct LexicalScores {
@@ -348,10 +394,8 @@ impl LexicalIndex {
                 }
                 *cell += amount;
             };
-            let saturation =
-                |f: f64, dl: f64| idf * f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * dl / avgdl));
+            let saturation = Saturation::new(idf, avgdl, posting.len());
             for &(slot, count) in posting {
-                let count = f64::from(count);
                 let shape = self.shapes[slot as usize];
                 let s = shape.session;
                 if s == NO_SESSION {
@@ -361,8 +405,9 @@ impl LexicalIndex {
                     if *cell == 0.0 {
                         scores.matched.push(slot);
                     }
-                    *cell += saturation(count, f64::from(shape.len));
+                    *cell += saturation.of_count(count, shape.len);
                 } else {
+                    let count = f64::from(count);
                     add(slot, count);
                     let cell = &mut per_session[s as usize];
                     if *cell == 0.0 {
@@ -386,7 +431,7 @@ impl LexicalIndex {
                     + W_PREV * self.len_of(self.neighbour(slot, -1))
                     + W_PREV2 * self.len_of(self.neighbour(slot, -2))
                     + W_NEXT * self.len_of(self.neighbour(slot, 1));
-                scores.turns[slot as usize] += saturation(f, dl);
+                scores.turns[slot as usize] += saturation.of(f, dl);
             }
             let sdf = touched_sessions.len() as f64;
             let sidf = general * (1.0 + (ns - sdf + 0.5) / (sdf + 0.5)).ln();
@@ -405,6 +450,27 @@ impl LexicalIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn saturation_is_bm25s_with_or_without_its_table() {
+        let (idf, avgdl) = (2.3, 7.5);
+        let bm25 = |f: f64, dl: f64| idf * f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * dl / avgdl));
+        let tabled = Saturation::new(idf, avgdl, ONCE_TABLE_FROM);
+        let plain = Saturation::new(idf, avgdl, ONCE_TABLE_FROM - 1);
+        assert_eq!((tabled.once.len(), plain.once.len()), (ONCE_LENGTHS, 0));
+        for count in [1_u16, 2, 5] {
+            for len in [0_u32, 1, 9, 63, 64, 300] {
+                let expected = bm25(f64::from(count), f64::from(len));
+                for saturation in [&tabled, &plain] {
+                    let got = saturation.of_count(count, len);
+                    assert!(
+                        (got - expected).abs() < 1e-12,
+                        "{count} in {len}: {got} vs {expected}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn context_and_sessions_score_and_removal_forgets() {

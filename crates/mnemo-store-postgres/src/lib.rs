@@ -867,7 +867,14 @@ impl Backend for PostgresBackend {
         // one that lags is brought up to date alone.
         let current = read_slot(&slot).and_then(|cached| {
             let cached = cached.as_ref().filter(|c| c.epoch >= epoch)?;
-            Some(cached.index.search(query.terms, vector, query.common, filter, select))
+            Some(cached.index.search(
+                query.terms,
+                vector,
+                query.common,
+                filter,
+                query.notebooks,
+                select,
+            ))
         });
         Ok(match current {
             Some(hits) => hits,
@@ -880,7 +887,7 @@ impl Backend for PostgresBackend {
                     epoch,
                     &mut cached,
                 )?;
-                index.search(query.terms, vector, query.common, filter, select)
+                index.search(query.terms, vector, query.common, filter, query.notebooks, select)
             }
         })
     }

@@ -124,6 +124,7 @@ fn searches_are_served_while_a_batch_of_the_same_user_is_written() {
             vector: None,
             common: None,
             filter: &filter,
+            notebooks: 1,
         };
         store.search(&alice, &query, T0, &|_| Vec::new()).unwrap();
     };

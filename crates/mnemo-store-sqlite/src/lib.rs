@@ -923,6 +923,7 @@ impl Backend for SqliteBackend {
             query.vector.map(|v| v.vector.as_slice()),
             query.common,
             scan,
+            query.notebooks,
             select,
         ))
     }
@@ -1176,7 +1177,7 @@ mod tests {
             every.map(|index| Fused { index, score: 0.0, evidence: 0.0 }).collect()
         };
         let mut offered: Vec<(i64, f64, f64)> = index
-            .search(terms, query, None, filter, &every)
+            .search(terms, query, None, filter, 1, &every)
             .iter()
             .map(|r| (r.row, r.bm25, r.cosine))
             .collect();

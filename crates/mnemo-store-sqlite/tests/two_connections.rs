@@ -19,12 +19,17 @@ fn query(text: &str) -> Embedded {
     }
 }
 
+/// A search of one notebook by `vector` alone.
+fn by_vector<'a>(vector: &'a Embedded, filter: &'a SearchFilter) -> SearchQuery<'a> {
+    SearchQuery { terms: &[], vector: Some(vector), common: None, filter, notebooks: 1 }
+}
+
 /// Records whose vector is (nearly) identical to `text`'s.
 fn found(store: &SqliteStore, text: &str, now: Timestamp) -> Vec<MemoryId> {
     let alice = who("acme", "alice");
     let vector = query(text);
     let filter = SearchFilter::default();
-    let search = SearchQuery { terms: &[], vector: Some(&vector), common: None, filter: &filter };
+    let search = by_vector(&vector, &filter);
     let exact = |signals: &Signals<'_>| {
         signals
             .rows
@@ -108,7 +113,7 @@ fn newer_schema_is_refused() {
 fn ranked(store: &SqliteStore, text: &str, now: Timestamp) -> Vec<mnemo_core::ports::Ranked> {
     let vector = query(text);
     let filter = SearchFilter::default();
-    let search = SearchQuery { terms: &[], vector: Some(&vector), common: None, filter: &filter };
+    let search = by_vector(&vector, &filter);
     let every = |signals: &Signals<'_>| {
         let every = 0..signals.rows.len();
         every.map(|index| Fused { index, score: 1.0, evidence: 1.0 }).collect()

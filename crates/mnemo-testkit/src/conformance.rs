@@ -685,8 +685,13 @@ pub fn search_returns_the_records_get_returns(h: &dyn Harness) {
             .collect()
     };
     for query_vector in [Some(&vector), None] {
-        let query =
-            SearchQuery { terms: &terms, vector: query_vector, common: None, filter: &filter };
+        let query = SearchQuery {
+            terms: &terms,
+            vector: query_vector,
+            common: None,
+            filter: &filter,
+            notebooks: 1,
+        };
         let found = store.search(&alice, &query, T0, &take_all).unwrap();
         assert_eq!(found.len(), 2, "{found:?}");
         for hit in found {
@@ -713,7 +718,8 @@ pub fn a_ranked_row_reads_only_as_its_owners_live_record(h: &dyn Harness) {
     write(&*store, &bob, "b1", stated("Tea without sugar"), T0);
     let terms = vec!["tea".to_owned()];
     let filter = SearchFilter::default();
-    let query = SearchQuery { terms: &terms, vector: None, common: None, filter: &filter };
+    let query =
+        SearchQuery { terms: &terms, vector: None, common: None, filter: &filter, notebooks: 1 };
     let take_all = |signals: &mnemo_core::retrieval::Signals<'_>| {
         (0..signals.rows.len())
             .map(|index| mnemo_core::retrieval::Fused { index, score: 0.0, evidence: 1.0 })
@@ -1328,6 +1334,7 @@ pub fn a_space_notebook_keeps_its_records_apart(h: &dyn Harness) {
         vector: None,
         common: None,
         filter: &filter,
+        notebooks: 1,
     };
     let found = store
         .search(&eng, &query, day(1), &|rows| {

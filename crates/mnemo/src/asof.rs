@@ -29,7 +29,9 @@ impl Mnemo {
     /// Ranks the records that held at `at` for a query as the store ranks current records:
     /// BM25F with conversational context, cosine, session BM25, speaker and date signals, the
     /// filter applied before ranking. The records that existed then without holding (pending,
-    /// superseded) count in the statistics as the store's index counts them.
+    /// superseded) count in the statistics as the store's index counts them. `notebooks` is
+    /// how many the search ranks together (see [`mnemo_core::ports::SearchQuery::notebooks`]).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn search_held(
         &self,
         stood: Vec<Stood>,
@@ -37,6 +39,7 @@ impl Mnemo {
         vector: Option<&[f32]>,
         filter: &SearchFilter,
         at: Timestamp,
+        notebooks: usize,
         select: &dyn Fn(&Signals<'_>) -> Vec<Fused>,
     ) -> Vec<Found> {
         let model = self.embedder.as_ref().map(|e| (e.id(), e.dims()));
@@ -77,7 +80,7 @@ impl Mnemo {
         };
         let mut held: Vec<Option<Memory>> = stood.into_iter().map(|s| Some(s.memory)).collect();
         index
-            .search(terms, vector, self.common(), scan, select)
+            .search(terms, vector, self.common(), scan, notebooks, select)
             .into_iter()
             .filter_map(|hit| {
                 let memory = held.get_mut(usize::try_from(hit.row).ok()?)?.take()?;

@@ -891,6 +891,7 @@ impl Mnemo {
                     vector: vector.as_ref(),
                     common: self.common(),
                     filter: &request.filter,
+                    notebooks: notebooks.len(),
                 };
                 let rankings = side_by_side(&notebooks, |owner| {
                     Ok(self.store.rank(owner, &search, now, &select)?)
@@ -936,6 +937,7 @@ impl Mnemo {
                         vector.as_ref().map(|v| v.vector.as_slice()),
                         &request.filter,
                         at,
+                        notebooks.len(),
                         &select,
                     ))
                 })?;
