@@ -194,6 +194,20 @@ struct Shape {
 
 const NO_SESSION: u32 = u32::MAX;
 
+/// A record's entry in a term's posting: its slot, how often the term occurs in it, and its
+/// length when that alone decides its score (a record outside any session, of fewer than
+/// [`IN_CONTEXT`] terms), so the scan reads nothing else for it.
+#[derive(Debug, Clone, Copy)]
+struct Posting {
+    slot: u32,
+    count: u16,
+    /// The record's length, or [`IN_CONTEXT`]: the scan reads its [`Shape`].
+    len: u16,
+}
+
+/// A [`Posting`]'s length for a record in a session, or too long to be written there.
+const IN_CONTEXT: u16 = u16::MAX;
+
 /// One user's lexical index over slots `0..len`.
 #[derive(Debug, Default)]
 pub(crate) struct LexicalIndex {
@@ -207,7 +221,7 @@ pub(crate) struct LexicalIndex {
     /// By term id, the slots whose own text holds the term, in slot order, with its count
     /// there (empty once no record holds it): a search reads each posting front to back,
     /// and so the scores by slot.
-    postings: Vec<Vec<(u32, u16)>>,
+    postings: Vec<Vec<Posting>>,
     /// Session number → its records in rowid (conversation) order, with their slots.
     sessions: FxHashMap<u32, BTreeMap<i64, u32>>,
     /// Session number → total length of its records; sized to the highest session number.
@@ -281,14 +295,19 @@ impl LexicalIndex {
     /// Adds the record at `slot` to the postings, sessions and length totals.
     fn link(&mut self, slot: u32) {
         let doc = &self.docs[slot as usize];
-        for (id, count) in doc.terms.iter() {
-            let posting = &mut self.postings[*id as usize];
+        let len = match doc.session {
+            None => u16::try_from(doc.len).unwrap_or(IN_CONTEXT),
+            Some(_) => IN_CONTEXT,
+        };
+        for &(id, count) in doc.terms.iter() {
+            let posting = &mut self.postings[id as usize];
+            let entry = Posting { slot, count, len };
             // New records take the next slot, so most links append.
-            if posting.last().is_none_or(|(last, _)| *last < slot) {
-                posting.push((slot, *count));
+            if posting.last().is_none_or(|last| last.slot < slot) {
+                posting.push(entry);
             } else {
-                let at = posting.partition_point(|(s, _)| *s < slot);
-                posting.insert(at, (slot, *count));
+                let at = posting.partition_point(|p| p.slot < slot);
+                posting.insert(at, entry);
             }
         }
         let len = u64::from(doc.len);
@@ -308,7 +327,7 @@ impl LexicalIndex {
         let doc = &self.docs[slot as usize];
         for (id, _) in doc.terms.iter() {
             let posting = &mut self.postings[*id as usize];
-            if let Ok(at) = posting.binary_search_by_key(&slot, |(s, _)| *s) {
+            if let Ok(at) = posting.binary_search_by_key(&slot, |p| p.slot) {
                 posting.remove(at);
             }
         }
@@ -395,17 +414,24 @@ impl LexicalIndex {
                 *cell += amount;
             };
             let saturation = Saturation::new(idf, avgdl, posting.len());
-            for &(slot, count) in posting {
-                let shape = self.shapes[slot as usize];
-                let s = shape.session;
-                if s == NO_SESSION {
-                    // Outside a session a record has no context: the term's frequency is
-                    // this count alone, and its score is final at once.
+            for &Posting { slot, count, len } in posting {
+                // Outside a session a record has no context: the term's frequency is this
+                // count alone, and its score is final at once.
+                let alone = |len: u32, scores: &mut LexicalScores| {
                     let cell = &mut scores.turns[slot as usize];
                     if *cell == 0.0 {
                         scores.matched.push(slot);
                     }
-                    *cell += saturation.of_count(count, shape.len);
+                    *cell += saturation.of_count(count, len);
+                };
+                if len != IN_CONTEXT {
+                    alone(u32::from(len), &mut scores);
+                    continue;
+                }
+                let shape = self.shapes[slot as usize];
+                let s = shape.session;
+                if s == NO_SESSION {
+                    alone(shape.len, &mut scores);
                 } else {
                     let count = f64::from(count);
                     add(slot, count);
@@ -450,6 +476,21 @@ impl LexicalIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_record_too_long_for_its_posting_scores_by_its_full_length() {
+        let long = format!("qwzx {}", "filler ".repeat(70_000));
+        let mut index = LexicalIndex::default();
+        index.set(0, 1, &long, None);
+        index.set(1, 2, "qwzx once", None);
+        let scores = index.score(&["qwzx".into()]);
+        let (n, df) = (2.0, 2.0);
+        let idf = ((n + BACKGROUND_DOCS - df + 0.5) / (df + 0.5)).ln();
+        let avgdl = (70_001.0 + 2.0) / n;
+        let bm25 = |dl: f64| idf * (K1 + 1.0) / (1.0 + K1 * (1.0 - B + B * dl / avgdl));
+        assert!((scores.turns[0] - bm25(70_001.0)).abs() < 1e-12, "{:?}", scores.turns);
+        assert!((scores.turns[1] - bm25(2.0)).abs() < 1e-12, "{:?}", scores.turns);
+    }
 
     #[test]
     fn saturation_is_bm25s_with_or_without_its_table() {
