@@ -664,11 +664,12 @@ const COARSE_KEEP_SEMANTIC: usize = 500;
 const COARSE_KEEP_LEXICAL: usize = 250;
 
 /// The most ways a search ranking several notebooks together splits the exact pass of each
-/// large one: a notebook ranked among `n` others keeps `1/min(n, this)` of the records above
+/// large one: in a search of `n` notebooks, each keeps `1/min(n, this)` of the records above
 /// for their exact cosine. The merged ranking needs only the best of all of them, so each
-/// notebook's share can be smaller than a notebook ranked alone needs; it stays large enough
-/// that one notebook holding every best record still finds them by head (the search
-/// benchmark compares the merged ranking with each notebook ranked alone in full).
+/// notebook's share can be smaller than what a notebook ranked alone needs; it stays large
+/// enough that one notebook holding every best record still finds nearly all of them by head
+/// (the search benchmark compares the merged ranking with each notebook ranked alone in
+/// full).
 const SHARES_MAX: usize = 4;
 
 /// How many records a search through the lists takes its population statistics from: runs
