@@ -4,7 +4,7 @@
 //! blend as a current one, in an index built for the question.
 
 use mnemo_core::asof::{Stood, Transitions, stood_at};
-use mnemo_core::ports::{Found, SearchFilter};
+use mnemo_core::ports::{Found, SearchQuery};
 use mnemo_core::retrieval::Fused;
 use mnemo_core::retrieval::Signals;
 use mnemo_core::{Memory, Timestamp, UserRef};
@@ -29,17 +29,12 @@ impl Mnemo {
     /// Ranks the records that held at `at` for a query as the store ranks current records:
     /// BM25F with conversational context, cosine, session BM25, speaker and date signals, the
     /// filter applied before ranking. The records that existed then without holding (pending,
-    /// superseded) count in the statistics as the store's index counts them. `notebooks` is
-    /// how many the search ranks together (see [`mnemo_core::ports::SearchQuery::notebooks`]).
-    #[allow(clippy::too_many_arguments)]
+    /// superseded) count in the statistics as the store's index counts them.
     pub(crate) fn search_held(
         &self,
         stood: Vec<Stood>,
-        terms: &[String],
-        vector: Option<&[f32]>,
-        filter: &SearchFilter,
+        search: &SearchQuery<'_>,
         at: Timestamp,
-        notebooks: usize,
         select: &dyn Fn(&Signals<'_>) -> Vec<Fused>,
     ) -> Vec<Found> {
         let model = self.embedder.as_ref().map(|e| (e.id(), e.dims()));
@@ -71,6 +66,7 @@ impl Mnemo {
                 valid_from: memory.valid_from.as_millis(),
             });
         }
+        let filter = search.filter;
         let scope = filter.scope.as_ref().map(ToString::to_string);
         let scan = ScanFilter {
             now: at.as_millis(),
@@ -80,7 +76,14 @@ impl Mnemo {
         };
         let mut held: Vec<Option<Memory>> = stood.into_iter().map(|s| Some(s.memory)).collect();
         index
-            .search(terms, vector, self.common(), scan, notebooks, select)
+            .search(
+                search.terms,
+                search.vector.map(|v| v.vector.as_slice()),
+                search.common,
+                scan,
+                search.notebooks,
+                select,
+            )
             .into_iter()
             .filter_map(|hit| {
                 let memory = held.get_mut(usize::try_from(hit.row).ok()?)?.take()?;

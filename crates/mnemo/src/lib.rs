@@ -884,15 +884,15 @@ impl Mnemo {
         // sensitive without consent) is never a search result.
         let admissible =
             |f: &Found| !is_incognito(&f.memory) && lifecycle::quarantine(&f.memory).is_none();
+        let search = SearchQuery {
+            terms: &terms,
+            vector: vector.as_ref(),
+            common: self.common(),
+            filter: &request.filter,
+            notebooks: notebooks.len(),
+        };
         let admitted: Vec<Found> = match as_of {
             None => {
-                let search = SearchQuery {
-                    terms: &terms,
-                    vector: vector.as_ref(),
-                    common: self.common(),
-                    filter: &request.filter,
-                    notebooks: notebooks.len(),
-                };
                 let rankings = side_by_side(&notebooks, |owner| {
                     Ok(self.store.rank(owner, &search, now, &select)?)
                 })?;
@@ -931,15 +931,7 @@ impl Mnemo {
             }
             Some(at) => {
                 let held = side_by_side(&notebooks, |owner| {
-                    Ok(self.search_held(
-                        self.stood_at(owner, at)?,
-                        &terms,
-                        vector.as_ref().map(|v| v.vector.as_slice()),
-                        &request.filter,
-                        at,
-                        notebooks.len(),
-                        &select,
-                    ))
+                    Ok(self.search_held(self.stood_at(owner, at)?, &search, at, &select))
                 })?;
                 let mut found: Vec<Found> = held.into_iter().flatten().collect();
                 found.sort_by(|a, b| b.fused.score.total_cmp(&a.fused.score));
