@@ -110,9 +110,9 @@ struct Saturation {
     lift: f64,
     base: f64,
     per_len: f64,
-    /// The saturation of one occurrence by record length, `0..ONCE_LENGTHS` (empty for a
+    /// The saturation of one occurrence by record length, `0..ONCE_LENGTHS` (none for a
     /// term with few records).
-    once: Vec<f64>,
+    once: Option<[f64; ONCE_LENGTHS]>,
 }
 
 /// The record lengths a term's [`Saturation`] table covers.
@@ -127,10 +127,10 @@ impl Saturation {
             lift: idf * (K1 + 1.0),
             base: K1 * (1.0 - B),
             per_len: K1 * B / avgdl,
-            once: Vec::new(),
+            once: None,
         };
         if records >= ONCE_TABLE_FROM {
-            saturation.once = (0..ONCE_LENGTHS).map(|dl| saturation.of(1.0, dl as f64)).collect();
+            saturation.once = Some(std::array::from_fn(|dl| saturation.of(1.0, dl as f64)));
         }
         saturation
     }
@@ -141,7 +141,7 @@ impl Saturation {
 
     /// The saturation of `count` occurrences in a record of `len` terms.
     fn of_count(&self, count: u16, len: u32) -> f64 {
-        match self.once.get(len as usize) {
+        match self.once.as_ref().and_then(|once| once.get(len as usize)) {
             Some(&once) if count == 1 => once,
             _ => self.of(f64::from(count), f64::from(len)),
         }
@@ -477,6 +477,11 @@ impl LexicalIndex {
 mod tests {
     use super::*;
 
+    /// BM25's saturation written as the textbook has it, for a term of weight `idf`.
+    fn bm25(idf: f64, avgdl: f64, f: f64, dl: f64) -> f64 {
+        idf * f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * dl / avgdl))
+    }
+
     #[test]
     fn a_record_too_long_for_its_posting_scores_by_its_full_length() {
         let long = format!("qwzx {}", "filler ".repeat(70_000));
@@ -487,21 +492,20 @@ mod tests {
         let (n, df) = (2.0, 2.0);
         let idf = ((n + BACKGROUND_DOCS - df + 0.5) / (df + 0.5)).ln();
         let avgdl = (70_001.0 + 2.0) / n;
-        let bm25 = |dl: f64| idf * (K1 + 1.0) / (1.0 + K1 * (1.0 - B + B * dl / avgdl));
-        assert!((scores.turns[0] - bm25(70_001.0)).abs() < 1e-12, "{:?}", scores.turns);
-        assert!((scores.turns[1] - bm25(2.0)).abs() < 1e-12, "{:?}", scores.turns);
+        let once_in = |dl: f64| bm25(idf, avgdl, 1.0, dl);
+        assert!((scores.turns[0] - once_in(70_001.0)).abs() < 1e-12, "{:?}", scores.turns);
+        assert!((scores.turns[1] - once_in(2.0)).abs() < 1e-12, "{:?}", scores.turns);
     }
 
     #[test]
     fn saturation_is_bm25s_with_or_without_its_table() {
         let (idf, avgdl) = (2.3, 7.5);
-        let bm25 = |f: f64, dl: f64| idf * f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * dl / avgdl));
         let tabled = Saturation::new(idf, avgdl, ONCE_TABLE_FROM);
         let plain = Saturation::new(idf, avgdl, ONCE_TABLE_FROM - 1);
-        assert_eq!((tabled.once.len(), plain.once.len()), (ONCE_LENGTHS, 0));
+        assert!(tabled.once.is_some() && plain.once.is_none());
         for count in [1_u16, 2, 5] {
             for len in [0_u32, 1, 9, 63, 64, 300] {
-                let expected = bm25(f64::from(count), f64::from(len));
+                let expected = bm25(idf, avgdl, f64::from(count), f64::from(len));
                 for saturation in [&tabled, &plain] {
                     let got = saturation.of_count(count, len);
                     assert!(

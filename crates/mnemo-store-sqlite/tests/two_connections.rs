@@ -108,7 +108,6 @@ fn newer_schema_is_refused() {
     assert!(err.to_string().contains("newer than this mnemo supports"), "{err}");
 }
 
-/// The records a search returns, by id, with their content and when they were last used.
 /// What a search of Alice's notebook for `text` ranks: every retrievable record.
 fn ranked(store: &SqliteStore, text: &str, now: Timestamp) -> Vec<mnemo_core::ports::Ranked> {
     let vector = query(text);
@@ -121,6 +120,7 @@ fn ranked(store: &SqliteStore, text: &str, now: Timestamp) -> Vec<mnemo_core::po
     store.rank(&who("acme", "alice"), &search, now, &every).unwrap()
 }
 
+/// The records a search returns, by id, with their content and when they were last used.
 fn returned(store: &SqliteStore, text: &str, now: Timestamp) -> Vec<(String, String, Option<i64>)> {
     let mut found: Vec<_> = store
         .read_ranked(&who("acme", "alice"), &ranked(store, text, now), now)
