@@ -852,29 +852,23 @@ pub fn fuse(
     let mut best: BinaryHeap<Ranked> = BinaryHeap::with_capacity(limit + 1);
     // The score of the worst kept row once `limit` are kept; a row scoring less cannot enter.
     let mut worst_kept = f64::NEG_INFINITY;
+    let rows = if limit == 0 { &rows[..0] } else { &rows[..] };
     for (index, row) in rows.iter().enumerate() {
-        if limit == 0 {
-            break;
-        }
-        if row.bm25 <= 0.0 && row.gate_cosine <= 0.0 {
-            continue;
-        }
+        // The score of every row, without branches on its signals (whether a row has any
+        // evidence, or asks something, is as good as random from row to row).
         let mut score =
             offset + w_lexical * row.bm25 + w_semantic * row.cosine + w_session * row.session_bm25;
-        if row.speaker.is_some_and(|s| named.get(s as usize).copied().unwrap_or(false)) {
-            score += config.speaker_bonus;
-        }
+        let named = row.speaker.is_some_and(|s| named.get(s as usize).copied().unwrap_or(false));
+        score += if named { config.speaker_bonus } else { 0.0 };
         if !dates.is_empty() {
             score += config.date_bonus * date_match(&dates, row.valid_from, config.date_tau_days);
         }
-        if row.asks {
-            score -= config.question_penalty;
-        }
-        if about_self && row.of_self {
-            score += config.self_bonus;
-        }
-        // Most rows rank below the kept ones: turn them away before the gate's arithmetic.
-        if score < worst_kept {
+        score -= if row.asks { config.question_penalty } else { 0.0 };
+        score += if about_self & row.of_self { config.self_bonus } else { 0.0 };
+        // A row with no evidence at all never ranks; most other rows rank below the kept
+        // ones: turn both away before the gate's arithmetic, in one test.
+        let no_evidence = (row.bm25 <= 0.0) & (row.gate_cosine <= 0.0);
+        if no_evidence | (score < worst_kept) {
             continue;
         }
         let candidate = Ranked(Fused { index, score, evidence: 0.0 });

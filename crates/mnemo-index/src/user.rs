@@ -200,8 +200,9 @@ pub struct UserIndex {
 struct Alongs {
     /// The direction's codes, head then tail.
     direction: Vec<i8>,
-    /// Per slot, its codes' dot product with `direction`.
-    products: Vec<i32>,
+    /// Per slot, its codes' dot product with `direction` (shared with the searches using
+    /// them, copied only when changed meanwhile).
+    products: std::sync::Arc<Vec<i32>>,
 }
 
 /// How many of the direction's codes may have moved for a search to correct the kept
@@ -304,10 +305,11 @@ impl UserIndex {
         let alongs = self.alongs.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
         let Some(mut kept) = alongs.take() else { return };
         let product = self.along_of(slot, &kept.direction);
-        if slot < kept.products.len() {
-            kept.products[slot] = product;
-        } else if slot == kept.products.len() {
-            kept.products.push(product);
+        let products = std::sync::Arc::make_mut(&mut kept.products);
+        if slot < products.len() {
+            products[slot] = product;
+        } else if slot == products.len() {
+            products.push(product);
         } else {
             // Out of step: the next search computes them afresh.
             return;
@@ -329,7 +331,7 @@ impl UserIndex {
         query: &WideQuery,
         direction: &SplitQuery,
         wide_direction: &WideQuery,
-    ) -> Vec<(i32, i32)> {
+    ) -> (Vec<i32>, std::sync::Arc<Vec<i32>>) {
         let n = self.entries.len();
         let codes: Vec<i8> = direction.head.iter().chain(&direction.tail).copied().collect();
         let kept_alongs = {
@@ -337,19 +339,58 @@ impl UserIndex {
             alongs
                 .as_mut()
                 .filter(|kept| kept.products.len() == n && kept.direction.len() == codes.len())
-                .and_then(|kept| self.correct(kept, &codes).then(|| kept.products.clone()))
+                .and_then(|kept| {
+                    self.correct(kept, &codes).then(|| std::sync::Arc::clone(&kept.products))
+                })
         };
         if let Some(alongs) = kept_alongs {
-            let with_query = self.dot_range(0..n, query);
-            return with_query.into_iter().zip(alongs).collect();
+            return (self.dot_range(0..n, query), alongs);
         }
-        let both = self.dot2_range(0..n, query, wide_direction);
-        let products = both.iter().map(|&(_, along)| along).collect();
-        let mut alongs = self.alongs.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (with_query, alongs): (Vec<i32>, Vec<i32>) =
+            self.dot2_range(0..n, query, wide_direction).into_iter().unzip();
+        let alongs = std::sync::Arc::new(alongs);
+        let mut kept = self.alongs.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         // Kept only if no change landed meanwhile (changes need the index exclusively, so
         // none can have: a search holds it shared).
-        *alongs = Some(Alongs { direction: codes, products });
-        both
+        *kept = Some(Alongs { direction: codes, products: std::sync::Arc::clone(&alongs) });
+        (with_query, alongs)
+    }
+
+    /// Every slot's cosine to a query as ranking sees it and its raw cosine (see [`Scored`]),
+    /// from the slots' code dot products with the query (of `query_scale`) and, with
+    /// `common`, with its direction (`products`), in one pass the compiler vectorises.
+    fn cosines(
+        &self,
+        with_query: &[i32],
+        alongs: &[i32],
+        query_scale: f32,
+        common: Option<&Common>,
+    ) -> (Vec<f32>, Vec<f32>) {
+        let raw: Vec<f32> = (with_query.iter().zip(&self.scales))
+            .map(|(&product, &scale)| product as f32 * query_scale * scale)
+            .collect();
+        let Some(common) = common.filter(|_| alongs.len() == raw.len()) else {
+            return (raw.clone(), raw);
+        };
+        let (a, direction_scale) = (common.query_along, common.direction.scale);
+        // `without_common` without its branches, so the loop runs as vector code: the same
+        // arithmetic, with the degenerate case selected at the end.
+        let apart = crate::kernels::with_vectors(
+            #[inline(always)]
+            || {
+                // A plain loop: `collect` would run outside the vector context.
+                let mut apart = vec![0.0; raw.len()];
+                let slots = (apart.iter_mut().zip(&raw)).zip(alongs.iter().zip(&self.scales));
+                for ((out, &cosine), (&along, &scale)) in slots {
+                    let along = f64::from(along as f32 * direction_scale * scale);
+                    let rest = (1.0 - a * a) * (1.0 - along * along);
+                    let value = ((f64::from(cosine) - a * along) / rest.sqrt()).clamp(-1.0, 1.0);
+                    *out = if rest < 1e-6 { 0.0 } else { value as f32 };
+                }
+                apart
+            },
+        );
+        (apart, raw)
     }
 
     /// Corrects `kept` to the direction `codes` when at most [`ALONG_MOVES_MAX`] of them
@@ -366,7 +407,7 @@ impl UserIndex {
             return true;
         }
         let h = self.head_dims;
-        for (slot, product) in kept.products.iter_mut().enumerate() {
+        for (slot, product) in std::sync::Arc::make_mut(&mut kept.products).iter_mut().enumerate() {
             let (head, tail) = (self.head_of(slot), self.tail_of(slot));
             for &(dim, change) in &moved {
                 let code = if dim < h { head[dim] } else { tail[dim - h] };
@@ -487,7 +528,7 @@ impl UserIndex {
         let alongs = self.alongs.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(kept) = alongs.as_mut() {
             if kept.products.len() == self.entries.len() {
-                kept.products.swap_remove(slot);
+                std::sync::Arc::make_mut(&mut kept.products).swap_remove(slot);
             } else {
                 *alongs = None;
             }
@@ -712,24 +753,38 @@ fn best_that_rank(
     kept
 }
 
-/// A record that can rank, with its cosine to the query as ranking sees it and its raw
-/// cosine, which the relevance gate judges.
-#[derive(Debug, Clone, Copy)]
-struct Scored {
-    slot: usize,
-    cosine: f32,
-    raw: f32,
-}
-
 /// What a scan computes for one query.
 struct ScanScores {
-    /// The records that can rank, in slot order.
-    rows: Vec<Scored>,
-    /// BM25F of the terms.
-    lexical: LexicalScores,
+    /// The slots of the records that can rank, in slot order.
+    slots: Vec<u32>,
+    /// Their signals, in the same order.
+    rows: Vec<RowSignal>,
     /// The statistics of every retrievable record, when `rows` holds only those that can
     /// rank.
     population: Option<Population>,
+}
+
+/// The signals of the record in `slot`, from its cosine to the query as ranking sees it
+/// and its raw cosine (which the relevance gate judges).
+#[inline]
+fn signal_of(
+    vectors: &UserIndex,
+    lexical: &LexicalScores,
+    slot: usize,
+    cosine: f32,
+    raw: f32,
+) -> RowSignal {
+    let entry = &vectors.entries[slot];
+    RowSignal {
+        bm25: lexical.turns[slot],
+        cosine: f64::from(cosine),
+        gate_cosine: f64::from(raw),
+        session_bm25: lexical.session_score(entry.session),
+        speaker: entry.speaker,
+        valid_from: Timestamp::from_millis(entry.valid_from),
+        asks: entry.asks,
+        of_self: entry.of_self,
+    }
 }
 
 /// The records of `vectors` that can rank for one query with their cosines to it, and the
@@ -744,18 +799,17 @@ fn scan(
     common: Option<&Common>,
     terms: &[String],
     notebooks: usize,
-    retrievable: &dyn Fn(&Entry) -> bool,
+    retrievable: impl Fn(&Entry) -> bool,
 ) -> ScanScores {
     let n = vectors.entries.len();
     let lexical = vectors.lexical.score(terms);
     // A slot's full cosine, as ranking sees it and raw, from its code dot products with the
     // query and with the common direction.
     let scored = |slot: usize, (with_query, along): (i32, i32)| match query {
-        None => Scored { slot, cosine: 0.0, raw: 0.0 },
+        None => (0.0, 0.0),
         Some(q) => {
             let raw = with_query as f32 * q.scale * vectors.scales[slot];
-            let cosine = common.map_or(raw, |common| common.exact_from(vectors, slot, raw, along));
-            Scored { slot, cosine, raw }
+            (common.map_or(raw, |common| common.exact_from(vectors, slot, raw, along)), raw)
         }
     };
     // The query and the direction (the query again without one), widened once per search.
@@ -771,16 +825,27 @@ fn scan(
         query.zip(widened).map(|(q, (wq, wd))| ((q, wq), wd)).filter(|_| n >= LISTS_MIN)
     else {
         // Every record's products in one pass over the codes (the direction's kept between
-        // searches).
-        let products = widened.map(|(q, d)| match (common, query) {
-            (Some(common), Some(_)) => vectors.products_with(q, &common.direction, d),
-            _ => vectors.dot_range(0..n, q).into_iter().map(|p| (p, 0)).collect(),
+        // searches), then every record's cosines in one pass over the products.
+        let cosines = query.zip(widened).map(|(q, (wide_query, wide_direction))| {
+            let (with_query, alongs) = match common {
+                Some(common) => {
+                    vectors.products_with(wide_query, &common.direction, wide_direction)
+                }
+                None => (vectors.dot_range(0..n, wide_query), std::sync::Arc::default()),
+            };
+            vectors.cosines(&with_query, &alongs, q.scale, common)
         });
-        let rows = (0..n)
-            .filter(|&slot| can_rank(slot))
-            .map(|slot| scored(slot, products.as_ref().map_or((0, 0), |p| p[slot])))
-            .collect();
-        return ScanScores { rows, lexical, population: None };
+        // Every record that can rank, with its signals, in one pass over the records.
+        let (mut slots, mut rows) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        for (slot, entry) in vectors.entries.iter().enumerate() {
+            if retrievable(entry) {
+                let (cosine, raw) =
+                    cosines.as_ref().map_or((0.0, 0.0), |(c, r)| (c[slot], r[slot]));
+                slots.push(slot as u32);
+                rows.push(signal_of(vectors, &lexical, slot, cosine, raw));
+            }
+        }
+        return ScanScores { slots, rows, population: None };
     };
     // The lists nearest the query as ranking sees it: without its common part.
     let toward = match common {
@@ -828,7 +893,13 @@ fn scan(
     // In slot order, so the reads run forward through the codes.
     candidates.sort_unstable();
     candidates.dedup();
-    let rows = candidates.into_iter().map(exact).collect();
+    let rows = (candidates.iter())
+        .map(|&slot| {
+            let (cosine, raw) = exact(slot);
+            signal_of(vectors, &lexical, slot, cosine, raw)
+        })
+        .collect();
+    let slots = candidates.into_iter().map(|slot| slot as u32).collect();
     // The population, from a sample scaled to the whole notebook.
     let mut population = Population {
         speakers_present: (0..vectors.speakers.len())
@@ -843,13 +914,13 @@ fn scan(
         let products = vectors.dot2_range(run.clone(), wide_query, wide_direction);
         for (slot, product) in run.zip(products) {
             if can_rank(slot) {
-                population.semantic.add(f64::from(scored(slot, product).cosine));
+                population.semantic.add(f64::from(scored(slot, product).0));
             }
         }
     }
     let factor = n as f64 / (runs.len() * SAMPLE_RUN).max(1) as f64;
     population.semantic = population.semantic.scaled(factor);
-    ScanScores { rows, lexical, population: Some(population) }
+    ScanScores { slots, rows, population: Some(population) }
 }
 
 /// How many of the records most similar by cosine [`UserIndex::nearest`] ranks by closeness
@@ -956,32 +1027,15 @@ impl UserIndex {
             _ => None,
         };
         let retrievable = |entry: &Entry| entry.retrievable(&filter, scope);
-        let ScanScores { rows, lexical, population } =
-            scan(self, split.as_ref(), common.as_ref(), terms, notebooks, &retrievable);
-        let mut signals = Signals {
-            rows: Vec::with_capacity(rows.len()),
-            speakers: self.speakers.all(),
-            population,
-        };
-        for scored in &rows {
-            let entry = &self.entries[scored.slot];
-            signals.rows.push(RowSignal {
-                bm25: lexical.turns[scored.slot],
-                cosine: f64::from(scored.cosine),
-                gate_cosine: f64::from(scored.raw),
-                session_bm25: lexical.session_score(entry.session),
-                speaker: entry.speaker,
-                valid_from: Timestamp::from_millis(entry.valid_from),
-                asks: entry.asks,
-                of_self: entry.of_self,
-            });
-        }
+        let ScanScores { slots, rows, population } =
+            scan(self, split.as_ref(), common.as_ref(), terms, notebooks, retrievable);
+        let signals = Signals { rows, speakers: self.speakers.all(), population };
         select(&signals)
             .into_iter()
             .filter_map(|fused| {
                 let row = signals.rows.get(fused.index)?;
                 let (bm25, cosine) = (row.bm25, row.gate_cosine);
-                let slot = rows.get(fused.index)?.slot;
+                let slot = *slots.get(fused.index)? as usize;
                 let row = self.entries[slot].rowid;
                 let dims = if self.scales[slot] == 0.0 { 0 } else { self.dims };
                 Some(Ranked { row, fused, bm25, cosine, dims })
@@ -1087,6 +1141,46 @@ mod tests {
         (0..user.entries.len()).map(|slot| user.along_of(slot, direction)).collect()
     }
 
+    /// The pass over every slot's products gives each slot the cosine `without_common`
+    /// gives it, to the bit, also where a record lies (nearly) along the direction and has
+    /// nothing left to compare.
+    #[test]
+    fn every_cosine_at_once_is_each_slots_own() {
+        let mut next = numbers(3);
+        let prior: Vec<f32> = (0..256).map(|d| if d % 5 == 0 { 0.3 } else { 0.0 }).collect();
+        let mut user = UserIndex::default();
+        for rowid in 0..500 {
+            let vector: Vec<f32> =
+                (0..256).map(|d| next() + if d % 5 == 0 { 0.5 } else { 0.0 }).collect();
+            let (codes, scale) = quantize(&vector);
+            user.upsert(entry(rowid), &codes, scale, "plain");
+        }
+        let query: Vec<f32> = (0..256).map(|_| next()).collect();
+        let split = SplitQuery::new(&user, &query).unwrap();
+        let common = Common::new(&user, &query, &split, &prior).unwrap();
+        let with_query: Vec<i32> = (0..500).map(|slot| user.dot_at(slot, &split)).collect();
+        // The true products with the direction, then every third one as large as a record
+        // along the direction itself would have (and larger).
+        let along_exactly = (1.0 / (common.direction.scale * user.scales[0])) as i32;
+        let alongs: Vec<i32> = (0..500)
+            .map(|slot| match slot % 3 {
+                0 => user.dot_at(slot, &common.direction),
+                1 => along_exactly,
+                _ => -2 * along_exactly,
+            })
+            .collect();
+        let (cosines, raws) = user.cosines(&with_query, &alongs, split.scale, Some(&common));
+        let mut degenerate = 0;
+        for slot in 0..500 {
+            let raw = with_query[slot] as f32 * split.scale * user.scales[slot];
+            let expected = common.exact_from(&user, slot, raw, alongs[slot]);
+            assert_eq!(raws[slot].to_bits(), raw.to_bits(), "raw cosine of slot {slot}");
+            assert_eq!(cosines[slot].to_bits(), expected.to_bits(), "cosine of slot {slot}");
+            degenerate += usize::from(expected == 0.0);
+        }
+        assert!(degenerate > 100, "{degenerate} slots with nothing left to compare");
+    }
+
     #[test]
     fn kept_products_with_the_direction_rank_as_fresh_ones() {
         let mut next = numbers(5);
@@ -1117,8 +1211,7 @@ mod tests {
             let before = user.alongs.lock().unwrap().as_ref().map(|kept| kept.direction.clone());
             let scan_rows = |user: &UserIndex| {
                 let all = |_: &Entry| true;
-                scan(user, Some(&split), Some(&common), &[], 1, &all)
-                    .rows
+                scored(&scan(user, Some(&split), Some(&common), &[], 1, all))
                     .iter()
                     .map(|r| (r.slot, r.cosine.to_bits(), r.raw.to_bits()))
                     .collect::<Vec<_>>()
@@ -1128,7 +1221,7 @@ mod tests {
             let direction = {
                 let alongs = user.alongs.lock().unwrap();
                 let kept = alongs.as_ref().expect("a search keeps its products");
-                assert_eq!(kept.products, fresh_alongs(&user, &kept.direction), "round {round}");
+                assert_eq!(*kept.products, fresh_alongs(&user, &kept.direction), "round {round}");
                 kept.direction.clone()
             };
             if let Some(before) = before.filter(|b| *b != direction) {
@@ -1142,6 +1235,27 @@ mod tests {
         }
         // Most searches corrected the products the one before kept.
         assert!(corrected > searches / 2, "{corrected} of {searches} corrected");
+    }
+
+    /// A scanned record: its slot, its cosine as ranking sees it and raw, and its BM25F.
+    struct Scored {
+        slot: usize,
+        cosine: f32,
+        raw: f32,
+        bm25: f64,
+    }
+
+    /// The records a scan lets rank, in its order (its cosines, widened from `f32`, back
+    /// as they were computed).
+    fn scored(scan: &ScanScores) -> Vec<Scored> {
+        (scan.slots.iter().zip(&scan.rows))
+            .map(|(&slot, row)| Scored {
+                slot: slot as usize,
+                cosine: row.cosine as f32,
+                raw: row.gate_cosine as f32,
+                bm25: row.bm25,
+            })
+            .collect()
     }
 
     /// Pseudo-random numbers in [-0.5, 0.5).
@@ -1171,8 +1285,8 @@ mod tests {
         let query = vectors[4242].clone();
         let split = SplitQuery::new(&user, &query).unwrap();
         let active = |e: &Entry| e.active;
-        let ScanScores { rows, lexical, population } =
-            scan(&user, Some(&split), None, &["zebra".into()], 1, &active);
+        let scanned = scan(&user, Some(&split), None, &["zebra".into()], 1, active);
+        let rows = scored(&scanned);
         let exact =
             |slot: usize| user.dot_at(slot, &split) as f32 * split.scale * user.scales[slot];
         // Only some records can rank, each with its exact cosine, and none inactive.
@@ -1181,9 +1295,9 @@ mod tests {
         assert!(rows.iter().all(|r| r.slot != 4243));
         // The nearest record and the lexical match (record 77) are among them.
         assert!(rows.iter().any(|r| r.slot == 4242));
-        assert!(lexical.turns[77] > 0.0 && rows.iter().any(|r| r.slot == 77));
+        assert!(rows.iter().any(|r| r.slot == 77 && r.bm25 > 0.0));
         // The sampled statistics stand for every active record.
-        let population = population.unwrap();
+        let population = scanned.population.unwrap();
         let (count, mean) = (population.semantic.count(), population.semantic.mean());
         assert!((count - (n - 1) as f64).abs() < 10.0, "{count}");
         let true_mean = (0..n).filter(|&s| s != 4243).map(|s| f64::from(exact(s))).sum::<f64>()
@@ -1197,8 +1311,9 @@ mod tests {
         }
         let split = SplitQuery::new(&small, &query).unwrap();
         let all = |_: &Entry| true;
-        let ScanScores { rows, population, .. } = scan(&small, Some(&split), None, &[], 1, &all);
-        assert!(population.is_none());
+        let scanned = scan(&small, Some(&split), None, &[], 1, all);
+        assert!(scanned.population.is_none());
+        let rows = scored(&scanned);
         assert_eq!(rows.len(), 100);
         for r in rows {
             assert_eq!(
@@ -1246,7 +1361,7 @@ mod tests {
                     vectors.iter().map(|(rowid, v)| (*rowid, cosine(v))).collect();
                 truth.sort_by(|a, b| b.1.total_cmp(&a.1));
                 let split = SplitQuery::new(user, query).unwrap();
-                let mut rows = scan(user, Some(&split), None, &[], notebooks, &all).rows;
+                let mut rows = scored(&scan(user, Some(&split), None, &[], notebooks, all));
                 rows.sort_by(|a, b| b.cosine.total_cmp(&a.cosine));
                 let top: Vec<i64> =
                     rows.iter().take(10).map(|r| user.entries[r.slot].rowid).collect();
@@ -1264,7 +1379,7 @@ mod tests {
         // Ranked among others, the notebook offers fewer records, and still nearly all of its
         // nearest.
         let split = SplitQuery::new(&user, &queries[0]).unwrap();
-        let offered = |notebooks| scan(&user, Some(&split), None, &[], notebooks, &all).rows.len();
+        let offered = |notebooks| scan(&user, Some(&split), None, &[], notebooks, all).rows.len();
         assert!(offered(SHARES_MAX) * 2 < offered(1), "{} of {}", offered(SHARES_MAX), offered(1));
         // Its share costs at most a point of recall@10 (a record in a hundred).
         let among = recall(&user, &vectors, &queries, SHARES_MAX + 3);
