@@ -681,12 +681,14 @@ impl<'a> Token<'a> {
 /// The retrievable records' signals for one query, with the speaker names they refer to.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Signals<'a> {
-    /// One entry per retrievable record, or per candidate when `population` is given.
+    /// One entry per retrievable record, or only per candidate among them (the best by
+    /// lexical and by vector search, for a large user) when `population` is given.
     pub rows: Vec<RowSignal>,
     /// Speaker names, indexed by [`RowSignal::speaker`].
     pub speakers: Vec<&'a str>,
-    /// Statistics over every retrievable record, when `rows` holds only the candidates
-    /// among them (the best by lexical and by vector search, for a large user).
+    /// Statistics over every retrievable record: required when `rows` holds only the
+    /// candidates; when `rows` holds every record, [`fuse`] takes them from the rows if not
+    /// given (the same figures, at the cost of two more passes over the rows).
     pub population: Option<Population>,
 }
 

@@ -835,17 +835,29 @@ fn scan(
             };
             vectors.cosines(&with_query, &alongs, q.scale, common)
         });
-        // Every record that can rank, with its signals, in one pass over the records.
+        // Every record that can rank, with its signals and their statistics, in one pass
+        // over the records.
         let (mut slots, mut rows) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let mut population = Population {
+            speakers_present: vec![false; vectors.speakers.len()],
+            ..Default::default()
+        };
         for (slot, entry) in vectors.entries.iter().enumerate() {
             if retrievable(entry) {
                 let (cosine, raw) =
                     cosines.as_ref().map_or((0.0, 0.0), |(c, r)| (c[slot], r[slot]));
+                let row = signal_of(vectors, &lexical, slot, cosine, raw);
+                population.semantic.add(row.cosine);
+                let speaker = entry.speaker.map(|s| s as usize);
+                if let Some(present) = speaker.and_then(|s| population.speakers_present.get_mut(s))
+                {
+                    *present = true;
+                }
                 slots.push(slot as u32);
-                rows.push(signal_of(vectors, &lexical, slot, cosine, raw));
+                rows.push(row);
             }
         }
-        return ScanScores { slots, rows, population: None };
+        return ScanScores { slots, rows, population: Some(population) };
     };
     // The lists nearest the query as ranking sees it: without its common part.
     let toward = match common {
@@ -1312,7 +1324,11 @@ mod tests {
         let split = SplitQuery::new(&small, &query).unwrap();
         let all = |_: &Entry| true;
         let scanned = scan(&small, Some(&split), None, &[], 1, all);
-        assert!(scanned.population.is_none());
+        // With the statistics of exactly those records, as fusion would take them from the
+        // rows.
+        let mut semantic = mnemo_core::retrieval::Moments::default();
+        scanned.rows.iter().for_each(|row| semantic.add(row.cosine));
+        assert_eq!(scanned.population.as_ref().map(|p| p.semantic), Some(semantic));
         let rows = scored(&scanned);
         assert_eq!(rows.len(), 100);
         for r in rows {
