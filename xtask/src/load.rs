@@ -50,8 +50,8 @@ impl Connection {
         Ok(Self { reader: BufReader::new(stream), addr: addr.to_owned() })
     }
 
-    /// Sends a JSON POST; returns the status and body.
-    async fn post(&mut self, path: &str, key: &str, body: &str) -> anyhow::Result<(u16, String)> {
+    /// Sends a JSON POST; returns the status and body (its bytes: searches' are not read).
+    async fn post(&mut self, path: &str, key: &str, body: &str) -> anyhow::Result<(u16, Vec<u8>)> {
         let request = format!(
             "POST {path} HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {key}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
             self.addr,
@@ -61,21 +61,23 @@ impl Connection {
         let mut status_line = String::new();
         self.reader.read_line(&mut status_line).await?;
         let status: u16 = status_line.split_whitespace().nth(1).context("no status")?.parse()?;
-        let mut length = 0usize;
+        let (mut length, mut line) = (0usize, String::new());
         loop {
-            let mut line = String::new();
+            line.clear();
             self.reader.read_line(&mut line).await?;
-            let line = line.trim_end();
-            if line.is_empty() {
+            let header = line.trim_end();
+            if header.is_empty() {
                 break;
             }
-            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                length = v.trim().parse()?;
+            if let Some((name, value)) = header.split_once(':')
+                && name.eq_ignore_ascii_case("content-length")
+            {
+                length = value.trim().parse()?;
             }
         }
         let mut body = vec![0u8; length];
         self.reader.read_exact(&mut body).await?;
-        Ok((status, String::from_utf8_lossy(&body).into_owned()))
+        Ok((status, body))
     }
 }
 
@@ -176,7 +178,7 @@ pub(crate) fn run(
                         match conn.post("/v1/memories", &key, &body).await {
                             Ok((200, b)) => {
                                 write_ms.push(start.elapsed().as_secs_f64() * 1000.0);
-                                let v: serde_json::Value = serde_json::from_str(&b).unwrap_or_default();
+                                let v: serde_json::Value = serde_json::from_slice(&b).unwrap_or_default();
                                 if v["outcome"] == "added" {
                                     acked.push((user, v["id"].as_str().unwrap_or_default().to_owned()));
                                 }
