@@ -682,7 +682,7 @@ impl<'a> Token<'a> {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Signals<'a> {
     /// One entry per retrievable record, or only per candidate among them (the best by
-    /// lexical and by vector search, for a large user) when `population` is given.
+    /// lexical and by vector search, for a large user), in which case `population` is given.
     pub rows: Vec<RowSignal>,
     /// Speaker names, indexed by [`RowSignal::speaker`].
     pub speakers: Vec<&'a str>,
@@ -860,8 +860,8 @@ pub fn fuse(
         // evidence, or asks something, is as good as random from row to row).
         let mut score =
             offset + w_lexical * row.bm25 + w_semantic * row.cosine + w_session * row.session_bm25;
-        let named = row.speaker.is_some_and(|s| named.get(s as usize).copied().unwrap_or(false));
-        score += if named { config.speaker_bonus } else { 0.0 };
+        let is_named = row.speaker.is_some_and(|s| named.get(s as usize).copied().unwrap_or(false));
+        score += if is_named { config.speaker_bonus } else { 0.0 };
         if !dates.is_empty() {
             score += config.date_bonus * date_match(&dates, row.valid_from, config.date_tau_days);
         }

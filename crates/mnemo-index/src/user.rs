@@ -356,9 +356,10 @@ impl UserIndex {
         (with_query, alongs)
     }
 
-    /// Every slot's cosine to a query as ranking sees it and its raw cosine (see [`Scored`]),
-    /// from the slots' code dot products with the query (of `query_scale`) and, with
-    /// `common`, with its direction (`products`), in one pass the compiler vectorises.
+    /// Every slot's cosine to a query as ranking sees it (without the common direction) and
+    /// its raw cosine (which the relevance gate judges), from the slots' code dot products
+    /// with the query (`with_query`, the query's codes of `query_scale`) and, with `common`,
+    /// with its direction (`alongs`), in one pass the compiler vectorises.
     fn cosines(
         &self,
         with_query: &[i32],
@@ -759,8 +760,7 @@ struct ScanScores {
     slots: Vec<u32>,
     /// Their signals, in the same order.
     rows: Vec<RowSignal>,
-    /// The statistics of every retrievable record, when `rows` holds only those that can
-    /// rank.
+    /// The statistics of every retrievable record.
     population: Option<Population>,
 }
 
@@ -787,12 +787,13 @@ fn signal_of(
     }
 }
 
-/// The records of `vectors` that can rank for one query with their cosines to it, and the
-/// BM25F scores of `terms`. A small user's every retrievable record can; a large user's are
-/// the best by head cosine among the lists nearest the query and the best by BM25F, each
-/// with its exact cosine, with the statistics of the retrievable records taken from a
-/// sample. `notebooks` is how many notebooks the search ranks together, this one among them
-/// (see [`SHARES_MAX`]).
+/// The records of `vectors` that can rank for one query, with their signals (cosines to it,
+/// BM25F of `terms`...) and the statistics of every retrievable record. A small user's every
+/// retrievable record can rank, and the statistics are theirs, taken in the same pass; a
+/// large user's are the best by head cosine among the lists nearest the query and the best
+/// by BM25F, each with its exact cosine, with the statistics taken from a sample.
+/// `notebooks` is how many notebooks the search ranks together, this one among them (see
+/// [`SHARES_MAX`]).
 fn scan(
     vectors: &UserIndex,
     query: Option<&SplitQuery>,
