@@ -253,10 +253,10 @@ fn mean_and_std(values: &[f64]) -> (f64, f64) {
 #[inline]
 pub fn without_common(cosine: f64, a_along: f64, b_along: f64) -> f64 {
     let rest = (1.0 - a_along * a_along) * (1.0 - b_along * b_along);
-    if rest < 1e-6 {
-        return 0.0;
-    }
-    ((cosine - a_along * b_along) / rest.sqrt()).clamp(-1.0, 1.0)
+    // Computed either way and the degenerate case selected after, without a branch, so a
+    // loop over many records compiles to vector code.
+    let apart = ((cosine - a_along * b_along) / rest.sqrt()).clamp(-1.0, 1.0);
+    if rest < 1e-6 { 0.0 } else { apart }
 }
 
 /// The notebook's common direction: the sum of its unit vectors plus

@@ -374,8 +374,6 @@ impl UserIndex {
             return (raw.clone(), raw);
         };
         let (a, direction_scale) = (common.query_along, common.direction.scale);
-        // `without_common` without its branches, so the loop runs as vector code: the same
-        // arithmetic, with the degenerate case selected at the end.
         let apart = crate::kernels::with_vectors(
             #[inline(always)]
             || {
@@ -384,9 +382,7 @@ impl UserIndex {
                 let slots = (apart.iter_mut().zip(&raw)).zip(alongs.iter().zip(&self.scales));
                 for ((out, &cosine), (&along, &scale)) in slots {
                     let along = f64::from(along as f32 * direction_scale * scale);
-                    let rest = (1.0 - a * a) * (1.0 - along * along);
-                    let value = ((f64::from(cosine) - a * along) / rest.sqrt()).clamp(-1.0, 1.0);
-                    *out = if rest < 1e-6 { 0.0 } else { value as f32 };
+                    *out = without_common(f64::from(cosine), a, along) as f32;
                 }
                 apart
             },
