@@ -68,6 +68,39 @@ pub struct Claim {
     /// week") rather than of how things are: what happened stays true whatever changes
     /// later, so a later statement never replaces it.
     pub event: bool,
+    /// The quantity the clause states, if it states one ("80 kg", "$1,500", "11pm").
+    pub measure: Option<Measure>,
+}
+
+/// What a quantity measures, read from its unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dimension {
+    /// An amount of money ("$1,500", "£72,000", "40 euros").
+    Money,
+    /// A weight ("80 kg", "165 lbs").
+    Mass,
+    /// Someone's age ("29 years old", "I turned 30").
+    Age,
+    /// A time of day ("6am", "9:30", "noon").
+    Clock,
+    /// A length of time ("20 minutes", "an hour").
+    Duration,
+    /// A distance ("5 km", "3 miles").
+    Distance,
+}
+
+/// A quantity a clause states, and what it is of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Measure {
+    /// What it measures.
+    pub dimension: Dimension,
+    /// The amount in the dimension's one unit (kilograms, minutes, kilometres, minutes after
+    /// midnight, years, money as said), in hundredths.
+    pub hundredths: i64,
+    /// What it is of: the clause's content words other than the quantity, its unit and words
+    /// of time, loosely stemmed ("rent" in "my rent is $1,500 a month"; nothing in "I'm 29
+    /// years old", which is of the holder).
+    pub of: HashSet<String>,
 }
 
 /// Whether a statement says that something changed, and how plainly.
@@ -197,6 +230,7 @@ fn split_words(lower: &str) -> Vec<&str> {
         };
         let inside = c.is_alphanumeric()
             || matches!(c, '\'' | '/' | '-')
+            || (matches!(c, '$' | '£' | '€') && digit_around(1))
             || (matches!(c, ',' | '.' | ':') && digit_around(-1) && digit_around(1));
         match (inside, start) {
             (true, None) => start = Some(at),
@@ -676,19 +710,33 @@ fn claim_of(clause: &[String]) -> Option<Claim> {
     let event = tells_an_event(skip_framing(all));
     let words = skip_framing(all);
     let first = words.first()?;
-    let claim = |holder, kind, slot: Vec<String>, value: &[String]| Claim {
-        holder,
-        kind,
-        slot,
-        value: value_words(value),
-        topic: HashSet::new(),
-        additive,
-        past,
-        change,
-        negated,
-        form: ValueForm::of(value),
-        event,
+    let claim = |holder, kind, slot: Vec<String>, value: &[String]| {
+        let measure = measure_of(words, &slot, value);
+        Claim {
+            holder,
+            kind,
+            slot,
+            value: value_words(value),
+            topic: HashSet::new(),
+            additive,
+            past,
+            change,
+            negated,
+            form: ValueForm::of(value),
+            event,
+            measure,
+        }
     };
+    // "the landlord raised my rent to $1,700", "they cut my hours to 20 a week": what the
+    // user's attribute became, whoever changed it.
+    if let Some(m) = words.iter().skip(1).position(|w| w == "my").map(|m| m + 1)
+        && let Some(to) = words[m..].iter().position(|w| w == "to").map(|t| t + m)
+        && (2..=4).contains(&(to - m))
+        && words.get(to + 1).is_some_and(|w| amount(w).is_some())
+    {
+        let slot = slot_words(&words[m + 1..to]);
+        return Some(claim(Holder::User, SlotKind::Attribute, slot, &words[to + 1..]));
+    }
     // "Call me Jim", "(please) answer me in French", "reply to me in German": a request of
     // how to treat the user is the user's own standing preference.
     let me_at = match (words.get(1).map(String::as_str), words.get(2).map(String::as_str)) {
@@ -865,6 +913,186 @@ pub fn claims(statement: &str) -> Vec<Claim> {
     out
 }
 
+/// Signs that open an amount of money.
+const CURRENCY_SIGNS: [char; 3] = ['$', '£', '€'];
+
+/// A number as said ("1,500", "9.5", "$72,000"): its value, and whether a currency sign
+/// opened it.
+fn amount(word: &str) -> Option<(f64, bool)> {
+    let digits = word.trim_start_matches(CURRENCY_SIGNS);
+    let money = digits.len() < word.len();
+    (digits.starts_with(|c: char| c.is_ascii_digit())
+        && digits.chars().all(|c| c.is_ascii_digit() || matches!(c, ',' | '.')))
+    .then(|| digits.replace(',', "").parse::<f64>().ok())
+    .flatten()
+    .map(|value| (value, money))
+}
+
+/// A time of day as one word ("6am", "11pm", "9:30", "7:45pm", "noon"), in minutes after
+/// midnight.
+fn clock(word: &str) -> Option<f64> {
+    match word {
+        "noon" | "midday" => return Some(720.0),
+        "midnight" => return Some(0.0),
+        _ => {}
+    }
+    let (time, half) = match word.strip_suffix("am").or_else(|| word.strip_suffix("a.m")) {
+        Some(t) => (t, Some(false)),
+        None => match word.strip_suffix("pm").or_else(|| word.strip_suffix("p.m")) {
+            Some(t) => (t, Some(true)),
+            None => (word, None),
+        },
+    };
+    let (hours, minutes) = match time.split_once(':') {
+        Some((h, m)) if m.len() == 2 => (h.parse::<u32>().ok()?, m.parse::<u32>().ok()?),
+        None if half.is_some() => (time.parse::<u32>().ok()?, 0),
+        _ => return None,
+    };
+    if hours > 24 || minutes > 59 || (half.is_some() && !(1..=12).contains(&hours)) {
+        return None;
+    }
+    let hours = match half {
+        Some(pm) => hours % 12 + if pm { 12 } else { 0 },
+        None => hours,
+    };
+    Some(f64::from(hours * 60 + minutes))
+}
+
+/// A unit word's dimension and its size in the dimension's one unit.
+fn unit(word: &str) -> Option<(Dimension, f64)> {
+    Some(match word {
+        "kg" | "kgs" | "kilo" | "kilos" | "kilogram" | "kilograms" => (Dimension::Mass, 1.0),
+        "lb" | "lbs" | "pound" | "pounds" => (Dimension::Mass, 0.4536),
+        "stone" => (Dimension::Mass, 6.35),
+        "minute" | "minutes" | "min" | "mins" => (Dimension::Duration, 1.0),
+        "hour" | "hours" | "hr" | "hrs" => (Dimension::Duration, 60.0),
+        "km" | "kms" | "kilometre" | "kilometres" | "kilometer" | "kilometers" => {
+            (Dimension::Distance, 1.0)
+        }
+        "mile" | "miles" => (Dimension::Distance, 1.609),
+        "dollars" | "dollar" | "bucks" | "euros" | "euro" | "usd" | "eur" | "gbp" => {
+            (Dimension::Money, 1.0)
+        }
+        _ => return None,
+    })
+}
+
+/// Words that belong to a quantity rather than to what it is of.
+fn of_a_quantity(word: &str) -> bool {
+    amount(word).is_some()
+        || clock(word).is_some()
+        || unit(word).is_some()
+        || matches!(word, "old" | "year" | "years" | "half" | "turn" | "turned" | "turning")
+}
+
+/// Words of time that say when or how often, not what a quantity is of.
+fn of_time(word: &str) -> bool {
+    TIME_WORDS.contains(&word)
+        || matches!(
+            word,
+            "day"
+                | "days"
+                | "daily"
+                | "morning"
+                | "mornings"
+                | "night"
+                | "nights"
+                | "evening"
+                | "evenings"
+                | "week"
+                | "weeks"
+                | "weekly"
+                | "weekend"
+                | "weekends"
+                | "month"
+                | "months"
+                | "monthly"
+                | "annual"
+                | "annually"
+                | "yearly"
+                | "every"
+                | "each"
+                | "most"
+                | "usually"
+                | "around"
+                | "about"
+                | "last"
+                | "per"
+        )
+}
+
+/// The first quantity a clause states, with what it is of (from its slot and value).
+fn measure_of(words: &[String], slot: &[String], value: &[String]) -> Option<Measure> {
+    let found = words.iter().enumerate().find_map(|(k, word)| {
+        let next = words.get(k + 1).map(String::as_str);
+        if let Some(minutes) = clock(word) {
+            return Some((Dimension::Clock, minutes));
+        }
+        if let Some((number, money)) = amount(word) {
+            if money {
+                return Some((Dimension::Money, number));
+            }
+            if matches!(next, Some("year" | "years"))
+                && words.get(k + 2).is_some_and(|w| w == "old")
+            {
+                return Some((Dimension::Age, number));
+            }
+            if let Some((dimension, size)) = next.and_then(unit) {
+                return Some((dimension, number * size));
+            }
+            // "I turned 30", "she's turning 5": an age when no unit follows.
+            let turned = k > 0 && matches!(words[k - 1].as_str(), "turn" | "turned" | "turning");
+            if turned && next.is_none_or(|n| unit(n).is_none()) && number <= 130.0 {
+                return Some((Dimension::Age, number));
+            }
+        }
+        // "an hour", "half an hour".
+        if matches!(word.as_str(), "a" | "an") && matches!(next, Some("hour")) {
+            let half = k > 0 && words[k - 1] == "half";
+            return Some((Dimension::Duration, if half { 30.0 } else { 60.0 }));
+        }
+        None
+    })?;
+    let (dimension, size) = found;
+    let of = slot
+        .iter()
+        .map(String::as_str)
+        .chain(value.iter().map(String::as_str))
+        .filter(|w| !of_a_quantity(w) && !of_time(w) && !is_stopword(w) && *w != "'s")
+        .filter(|w| !matches!(*w, "a" | "an" | "am" | "is" | "are" | "be" | "been" | "have"))
+        .map(loose)
+        .collect();
+    Some(Measure { dimension, hundredths: (size * 100.0).round() as i64, of })
+}
+
+/// Whether one of two claims is an attribute the other is not: "my daughter is 5 years old"
+/// is the daughter's age, not another value of "I'm 29 years old".
+fn named_apart(old: &Claim, new: &Claim) -> bool {
+    (old.kind == SlotKind::Attribute || new.kind == SlotKind::Attribute) && !same_slot(old, new)
+}
+
+/// Whether two claims state quantities of different dimensions ("5 km" / "6am"), which no
+/// change of number turns into each other.
+fn measures_apart(old: &Claim, new: &Claim) -> bool {
+    matches!((&old.measure, &new.measure), (Some(a), Some(b)) if a.dimension != b.dimension)
+}
+
+/// Whether claim `new` states another amount of the quantity claim `old` states: the same
+/// dimension, a different amount, of the same thing. The same thing: what each is of shares
+/// a word, or neither names anything (both are of their holder, "I'm 29 years old" / "I
+/// turned 30"); or the statements are related in meaning and neither is an attribute the
+/// other is not ("I weigh 80 kg" / "I'm down to 72 kilos", but not "I'm 29 years old" / "my
+/// daughter is 5 years old").
+fn remeasured(old: &Claim, new: &Claim, near: Nearness) -> bool {
+    let (Some(a), Some(b)) = (&old.measure, &new.measure) else {
+        return false;
+    };
+    let same_thing = (a.of.is_empty() && b.of.is_empty())
+        || !a.of.is_disjoint(&b.of)
+        || (near.related && !named_apart(old, new));
+    a.dimension == b.dimension && a.hundredths != b.hundredths && same_thing
+}
+
 /// Whether two slots are the same: equal, or attributes about the same noun.
 fn same_slot(old: &Claim, new: &Claim) -> bool {
     if old.slot == new.slot {
@@ -888,7 +1116,9 @@ fn value_apart_from(claim: &Claim, other: &Claim) -> HashSet<String> {
 /// Whether two values say the same with different numbers: each has a number, the numbers
 /// differ, and the other words of one are among the other's.
 fn renumbered(old: &HashSet<String>, new: &HashSet<String>) -> bool {
-    let is_number = |w: &&String| w.starts_with(|c: char| c.is_ascii_digit());
+    let is_number = |w: &&String| {
+        w.trim_start_matches(CURRENCY_SIGNS).starts_with(|c: char| c.is_ascii_digit())
+    };
     let split = |value: &HashSet<String>| -> (HashSet<String>, HashSet<String>) {
         value.iter().cloned().partition(|w| is_number(&w))
     };
@@ -947,7 +1177,20 @@ fn replaces(old: &Claim, new: &Claim, near: Nearness) -> bool {
     // sailing on day 3".)
     if new.holder == Holder::User
         && renumbered(&old_value, &new_value)
-        && (same_slot(old, new) || near.related)
+        && !measures_apart(old, new)
+        && (same_slot(old, new) || (near.related && !named_apart(old, new)))
+    {
+        return true;
+    }
+    // "I weigh 80 kg" / "I'm down to 72 kilos"; "My rent is $1,500 a month" / "The landlord
+    // raised my rent to $1,700"; "I'm 29 years old" / "I turned 30 last week": the same
+    // quantity of the user's, another amount. Something that happened with a quantity ("I
+    // ran 10 km on Sunday") says nothing of what held before unless it says it changed.
+    if new.holder == Holder::User
+        && !old.negated
+        && !new.negated
+        && (!new.event || new.change != Change::None)
+        && remeasured(old, new, near)
     {
         return true;
     }
@@ -1127,7 +1370,7 @@ mod tests {
             ("My bike is a Brompton.", "My bike is a Cannondale."),
             ("My favourite colour is teal.", "My favourite colour is burnt orange."),
             ("I swim 20 lengths every Sunday.", "I swim 40 lengths every Sunday."),
-            ("My salary is $65,000 a year.", "I got a raise, so I earn $72,000 a year now."),
+            ("My salary is $65,000 a year.", "I got a raise, so my salary is $72,000 a year now."),
         ];
         for (old, new) in yes {
             assert!(contradicts(old, new, NEAREST), "{old} / {new}");
@@ -1164,6 +1407,62 @@ mod tests {
         ];
         for (old, new) in no {
             assert!(!contradicts(old, new, NEAREST), "{old} / {new}");
+        }
+    }
+
+    #[test]
+    fn quantities_are_read_with_their_units() {
+        let measure = |statement: &str| {
+            let claim = claims(statement).into_iter().find(|c| c.measure.is_some());
+            claim.and_then(|c| c.measure).map(|m| (m.dimension, m.hundredths))
+        };
+        assert_eq!(measure("I weigh 80 kg."), Some((Dimension::Mass, 8000)));
+        assert_eq!(measure("I'm down to 165 lbs."), Some((Dimension::Mass, 7484)));
+        assert_eq!(measure("My rent is $1,500 a month."), Some((Dimension::Money, 150_000)));
+        assert_eq!(measure("I'm 29 years old."), Some((Dimension::Age, 2900)));
+        assert_eq!(measure("I turned 30 last week."), Some((Dimension::Age, 3000)));
+        assert_eq!(measure("I go to bed around 11pm."), Some((Dimension::Clock, 138_000)));
+        assert_eq!(measure("I'm in bed by 9:30 most nights."), Some((Dimension::Clock, 57_000)));
+        assert_eq!(measure("I eat lunch at noon."), Some((Dimension::Clock, 72_000)));
+        assert_eq!(measure("My commute is an hour long."), Some((Dimension::Duration, 6000)));
+        assert_eq!(measure("I run 3 miles."), Some((Dimension::Distance, 483)));
+        // A number without a unit measures nothing ("two kids", "Writer 2").
+        assert_eq!(measure("I have 2 kids."), None);
+        assert_eq!(measure("I turned the lights off."), None);
+        // What the quantity is of: the rent, not the month.
+        let rent = claims("My rent is $1,500 a month.").remove(0).measure.map(|m| m.of);
+        assert_eq!(rent, Some(HashSet::from(["rent".to_owned()])));
+    }
+
+    #[test]
+    fn another_amount_of_the_same_quantity_replaces_it() {
+        let yes = [
+            ("I'm 29 years old.", "I turned 30 last week."),
+            ("My rent is $1,500 a month.", "The landlord raised my rent to $1,700."),
+            ("My rent is £1,100 a month.", "My landlord raised my rent to £1,250 a month."),
+            ("I usually go to bed around 11pm.", "I'm usually in bed by 9:30 most nights."),
+            ("I eat lunch at noon every day.", "I have lunch at 2pm every day."),
+        ];
+        for (old, new) in yes {
+            assert!(contradicts(old, new, UNRELATED), "{old} / {new}");
+        }
+        // Of the holder by different words: only when related in meaning.
+        let related = Nearness { related: true, nearest: false };
+        assert!(contradicts("I weigh 80 kg.", "I'm down to 72 kilos.", related));
+        assert!(!contradicts("I weigh 80 kg.", "I'm down to 72 kilos.", UNRELATED));
+        let no = [
+            // Another thing's quantity, however related.
+            ("I'm 29 years old.", "My daughter is 5 years old."),
+            ("My rent is $1,500 a month.", "My brother earns $4,000 a month."),
+            // The same amount, another dimension, or something that happened.
+            ("I weigh 80 kg.", "I weigh 80 kg these days."),
+            ("I run 5 km every morning.", "I wake up at 6am every morning."),
+            ("I run 5 km every morning.", "I ran 10 km last Sunday."),
+            // Neither another amount nor of the user.
+            ("I'm 29 years old.", "I'm not 30 yet."),
+        ];
+        for (old, new) in no {
+            assert!(!contradicts(old, new, related), "{old} / {new}");
         }
     }
 }
