@@ -523,11 +523,37 @@ fn value_words(words: &[String]) -> HashSet<String> {
         .collect()
 }
 
-/// The words of a slot phrase, loosely stemmed; adverbs of time and degree left out.
+/// Words that frame what is said without being part of it ("honestly", "please", "ok").
+fn is_interjection(word: &str) -> bool {
+    matches!(
+        word,
+        "actually"
+            | "honestly"
+            | "oh"
+            | "ok"
+            | "okay"
+            | "sorry"
+            | "yes"
+            | "yeah"
+            | "anyway"
+            | "btw"
+            | "please"
+            | "thanks"
+            | "thank"
+            | "cheers"
+            | "hi"
+            | "hello"
+            | "hey"
+    )
+}
+
+/// The words of a slot phrase, loosely stemmed; adverbs of time and degree, and framing
+/// read after the clause ("… my go-to drink, honestly"), left out.
 fn slot_words(words: &[String]) -> Vec<String> {
     words
         .iter()
         .filter(|w| !TIME_WORDS.contains(&w.as_str()) && !matches!(w.as_str(), "the" | "a" | "an"))
+        .filter(|w| !is_interjection(w))
         .map(|w| loose(w))
         .collect()
 }
@@ -632,35 +658,12 @@ fn split_at_conjunctions(words: &[String]) -> Vec<Vec<String>> {
 fn skip_framing(words: &[String]) -> &[String] {
     let mut start = 0;
     while let Some(w) = words.get(start) {
-        let framing = matches!(
-            w.as_str(),
-            "actually"
-                | "honestly"
-                | "well"
-                | "oh"
-                | "ok"
-                | "okay"
-                | "sorry"
-                | "yes"
-                | "yeah"
-                | "then"
-                | "still"
-                | "really"
-                | "anyway"
-                | "btw"
-                | "also"
-                | "plus"
-                | "please"
-                | "thanks"
-                | "thank"
-                | "cheers"
-                | "hi"
-                | "hello"
-                | "hey"
-                | "and"
-                | "but"
-                | "so"
-        ) || TIME_WORDS.contains(&w.as_str());
+        let framing = is_interjection(w)
+            || matches!(
+                w.as_str(),
+                "well" | "then" | "still" | "really" | "also" | "plus" | "and" | "but" | "so"
+            )
+            || TIME_WORDS.contains(&w.as_str());
         if !framing {
             break;
         }
@@ -744,6 +747,41 @@ fn claim_of(clause: &[String]) -> Option<Claim> {
         (Some("to"), Some("me")) => Some(3),
         _ => None,
     };
+    // "I'd rather you call me James", "I'd like you to reply to me in German": the same
+    // request, said as what the user wants.
+    if first == "i"
+        && let Some(you) = words.iter().position(|w| w == "you")
+        && let Some(verb) = words.get(you + 1 + usize::from(words.get(you + 1)? == "to"))
+        && let Some(me) = words[you..].iter().position(|w| w == "me").map(|m| m + you)
+        && me <= you + 4
+        && value_words(&words[me + 1..]).len() <= 3
+        && !matches!(
+            verb.as_str(),
+            "told"
+                | "tell"
+                | "let"
+                | "asked"
+                | "showed"
+                | "gave"
+                | "can"
+                | "could"
+                | "should"
+                | "would"
+                | "will"
+                | "might"
+                | "must"
+                | "do"
+                | "did"
+                | "does"
+                | "not"
+                | "have"
+                | "had"
+                | "know"
+                | "knew"
+        )
+    {
+        return Some(claim(Holder::User, SlotKind::Activity, vec![loose(verb)], &words[me + 1..]));
+    }
     if let Some(after) = me_at
         && value_words(&words[after..]).len() <= 3
         && !matches!(first.as_str(), "i" | "my" | "is" | "are" | "was" | "tell" | "told" | "let")
@@ -1367,6 +1405,12 @@ mod tests {
             ("I pay for Hulu.", "I cancelled Hulu and watch Netflix instead."),
             ("I vape most days.", "I quit vaping in June."),
             ("Please write to me in Dutch.", "From now on, write to me in Polish."),
+            ("Call me Jim.", "Actually, I'd rather you call me James."),
+            ("Please reply to me in English.", "I'd like you to reply to me in Welsh now."),
+            (
+                "My favourite drink is a flat white.",
+                "Honestly, iced matcha has become my go-to drink.",
+            ),
             ("My bike is a Brompton.", "My bike is a Cannondale."),
             ("My favourite colour is teal.", "My favourite colour is burnt orange."),
             ("I swim 20 lengths every Sunday.", "I swim 40 lengths every Sunday."),
@@ -1404,6 +1448,8 @@ mod tests {
             ("My bike is a Brompton.", "My bike is green."),
             ("I rent a studio in Porto.", "My studio is on the top floor."),
             ("I swim 20 lengths every Sunday.", "I cycle 40 km every Sunday."),
+            ("Call me Jim.", "I told you to call me at noon."),
+            ("Call me Jim.", "I'd rather you didn't call me at work."),
         ];
         for (old, new) in no {
             assert!(!contradicts(old, new, NEAREST), "{old} / {new}");
