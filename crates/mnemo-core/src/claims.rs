@@ -184,12 +184,13 @@ const BETWEEN_SUBJECT_AND_VERB: [&str; 24] = [
 ];
 
 /// Verbs whose object is a new value of something the holder had before.
-const CHANGE_VERBS: [&str; 8] =
-    ["switch", "move", "change", "transfer", "swap", "replace", "convert", "migrate"];
+const CHANGE_VERBS: [&str; 9] =
+    ["switch", "move", "change", "transfer", "swap", "replace", "convert", "migrate", "relocate"];
 
 /// Verbs that end what held before ("I quit smoking", "I sold the Civic", "I cancelled
 /// Netflix"): a statement using one says that what it names no longer holds.
-const ENDING_VERBS: [&str; 7] = ["quit", "stop", "cancel", "close", "sell", "sold", "leave"];
+const ENDING_VERBS: [&str; 8] =
+    ["quit", "stop", "cancel", "close", "sell", "sold", "leave", "left"];
 
 /// Verbs that replace what held before without naming the slot ("we renamed the puppy",
 /// "Japanese has overtaken Italian"). Beginnings ("start", "join", "take up") are not among
@@ -523,6 +524,13 @@ fn value_words(words: &[String]) -> HashSet<String> {
         .collect()
 }
 
+/// A subject's words without the auxiliaries before its copula ("my favourite fruit has
+/// been cherries": the slot is "favourite fruit").
+fn without_auxiliaries(words: &[String]) -> &[String] {
+    let end = words.iter().rposition(|w| !matches!(w.as_str(), "has" | "have" | "had"));
+    &words[..end.map_or(0, |e| e + 1)]
+}
+
 /// Words that frame what is said without being part of it ("honestly", "please", "ok").
 fn is_interjection(word: &str) -> bool {
     matches!(
@@ -558,9 +566,10 @@ fn slot_words(words: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// The noun a slot is about: its last word, or the last before `of` ("shade of blue").
+/// The noun a slot is about: its last word, or the last before `of` ("shade of blue") or
+/// before an infinitive ("sport to watch").
 fn head(slot: &[String]) -> Option<&str> {
-    let end = slot.iter().position(|w| w == "of").unwrap_or(slot.len());
+    let end = slot.iter().position(|w| w == "of" || w == "to").unwrap_or(slot.len());
     slot[..end].last().map(String::as_str)
 }
 
@@ -794,7 +803,7 @@ fn claim_of(clause: &[String]) -> Option<Claim> {
             let value = &words[q + 1..];
             // "my wife's favourite food is …": someone else's attribute.
             if words.get(2).is_some_and(|w| w == "'s") && q > 3 {
-                let slot = slot_words(&words[3..q]);
+                let slot = slot_words(without_auxiliaries(&words[3..q]));
                 return Some(claim(
                     Holder::Other(words[1].clone()),
                     SlotKind::Attribute,
@@ -802,7 +811,7 @@ fn claim_of(clause: &[String]) -> Option<Claim> {
                     value,
                 ));
             }
-            let slot = slot_words(&words[1..q]);
+            let slot = slot_words(without_auxiliaries(&words[1..q]));
             return (!slot.is_empty())
                 .then(|| claim(Holder::User, SlotKind::Attribute, slot, value));
         }
@@ -1406,6 +1415,13 @@ mod tests {
             ("I vape most days.", "I quit vaping in June."),
             ("Please write to me in Dutch.", "From now on, write to me in Polish."),
             ("Call me Jim.", "Actually, I'd rather you call me James."),
+            ("My favourite fruit is mango.", "Lately my favourite fruit has been cherries."),
+            (
+                "My favourite sport to watch is tennis.",
+                "Basketball is the sport I most like to watch.",
+            ),
+            ("I live in Canada.", "We relocated to Australia in March."),
+            ("I work at Deloitte as an auditor.", "I started a new job at KPMG and left Deloitte."),
             ("Please reply to me in English.", "I'd like you to reply to me in Welsh now."),
             (
                 "My favourite drink is a flat white.",
