@@ -438,7 +438,8 @@ fn says_it_changed(words: &[String]) -> Change {
             || ((is_change_verb(w) || is_ending_verb(w) || is_revising_verb(w)) && asserted(k))
     }) || has_phrase(words, &["back", "to"])
         || has_phrase(words, &["any", "more"])
-        || has_phrase(words, &["no", "longer"]);
+        || has_phrase(words, &["no", "longer"])
+        || ends_a_relationship(words);
     let implied = words.iter().enumerate().any(|(k, w)| {
         matches!(w.as_str(), "now" | "nowadays" | "lately" | "again" | "actually")
             || (BECOMING_VERBS.contains(&w.as_str()) && asserted(k))
@@ -452,6 +453,14 @@ fn says_it_changed(words: &[String]) -> Change {
     } else {
         Change::None
     }
+}
+
+/// Whether a clause ends a relationship ("we broke up", "Daniel and I split up").
+fn ends_a_relationship(words: &[String]) -> bool {
+    words.windows(2).any(|w| {
+        matches!(w[0].as_str(), "split" | "splitting" | "broke" | "break" | "breaking")
+            && w[1] == "up"
+    })
 }
 
 /// Common verbs whose simple past does not end in `-ed`.
@@ -631,7 +640,25 @@ fn split_outside_numbers(sentence: &str) -> Vec<&str> {
 fn split_at_conjunctions(words: &[String]) -> Vec<Vec<String>> {
     let mut out = Vec::new();
     let mut current = Vec::new();
+    // "Daniel and I split up" is "I split up with Daniel": one subject, not two clauses.
+    let mut companion: Option<&String> = None;
+    let mut skip = 0;
     for (k, word) in words.iter().enumerate() {
+        if skip > 0 {
+            skip -= 1;
+            continue;
+        }
+        if k == 1
+            && word == "and"
+            && words.get(2).is_some_and(|w| w == "i")
+            && !is_stopword(&words[0])
+            && !matches!(words[0].as_str(), "he" | "she" | "they" | "it" | "you")
+        {
+            companion = Some(&words[0]);
+            current = vec!["i".to_owned()];
+            skip = 1;
+            continue;
+        }
         let conjunction =
             matches!(word.as_str(), "and" | "but" | "so" | "because" | "though" | "although");
         let next_starts = words.get(k + 1).is_some_and(|n| {
@@ -652,10 +679,16 @@ fn split_at_conjunctions(words: &[String]) -> Vec<Vec<String>> {
             )
         });
         if conjunction && next_starts && !current.is_empty() {
+            if let Some(name) = companion.take() {
+                current.extend(["with".to_owned(), name.clone()]);
+            }
             out.push(std::mem::take(&mut current));
             continue;
         }
         current.push(word.clone());
+    }
+    if let Some(name) = companion {
+        current.extend(["with".to_owned(), name.clone()]);
     }
     if !current.is_empty() {
         out.push(current);
@@ -718,6 +751,7 @@ fn claim_of(clause: &[String]) -> Option<Claim> {
         || all.iter().any(|w| matches!(w.as_str(), "formerly" | "previously"));
     let negated = all.iter().any(|w| matches!(w.as_str(), "not" | "never"))
         || (change == Change::Explicit && all.iter().any(|w| is_ending_verb(w)))
+        || ends_a_relationship(all)
         || has_phrase(all, &["no", "longer"]);
     let event = tells_an_event(skip_framing(all));
     let words = skip_framing(all);
@@ -1421,6 +1455,7 @@ mod tests {
                 "Basketball is the sport I most like to watch.",
             ),
             ("I live in Canada.", "We relocated to Australia in March."),
+            ("My boyfriend is called Daniel.", "Daniel and I split up; I'm seeing Marco now."),
             ("I work at Deloitte as an auditor.", "I started a new job at KPMG and left Deloitte."),
             ("Please reply to me in English.", "I'd like you to reply to me in Welsh now."),
             (
@@ -1465,6 +1500,8 @@ mod tests {
             ("I rent a studio in Porto.", "My studio is on the top floor."),
             ("I swim 20 lengths every Sunday.", "I cycle 40 km every Sunday."),
             ("Call me Jim.", "I told you to call me at noon."),
+            ("My boyfriend is called Daniel.", "Sam and I broke up."),
+            ("My sister is Ana.", "Ana and I went hiking."),
             ("Call me Jim.", "I'd rather you didn't call me at work."),
         ];
         for (old, new) in no {
