@@ -1058,12 +1058,31 @@ fn unit(word: &str) -> Option<(Dimension, f64)> {
     })
 }
 
-/// Words that belong to a quantity rather than to what it is of.
+/// Words that belong to a quantity rather than to what it is of: the amount and its unit,
+/// the verbs that say what is measured of the holder ("I weigh 80 kg", "I earn $72,000",
+/// "I turned 30") and the direction it moved ("down to 72 kilos").
 fn of_a_quantity(word: &str) -> bool {
     amount(word).is_some()
         || clock(word).is_some()
         || unit(word).is_some()
-        || matches!(word, "old" | "year" | "years" | "half" | "turn" | "turned" | "turning")
+        || matches!(
+            word,
+            "old"
+                | "year"
+                | "years"
+                | "half"
+                | "turn"
+                | "turned"
+                | "turning"
+                | "weigh"
+                | "weighs"
+                | "weighed"
+                | "earn"
+                | "earns"
+                | "earned"
+                | "down"
+                | "up"
+        )
 }
 
 /// Words of time that say when or how often, not what a quantity is of.
@@ -1152,25 +1171,24 @@ fn named_apart(old: &Claim, new: &Claim) -> bool {
     (old.kind == SlotKind::Attribute || new.kind == SlotKind::Attribute) && !same_slot(old, new)
 }
 
-/// Whether two claims state quantities of different dimensions ("5 km" / "6am"), which no
-/// change of number turns into each other.
+/// Whether two claims' numbers measure different things ("5 km" / "6am", "20 lengths" / "40
+/// km"), which no change of number turns into each other.
 fn measures_apart(old: &Claim, new: &Claim) -> bool {
-    matches!((&old.measure, &new.measure), (Some(a), Some(b)) if a.dimension != b.dimension)
+    let dimension = |c: &Claim| c.measure.as_ref().map(|m| m.dimension);
+    dimension(old) != dimension(new)
 }
 
 /// Whether claim `new` states another amount of the quantity claim `old` states: the same
-/// dimension, a different amount, of the same thing. The same thing: what each is of shares
-/// a word, or neither names anything (both are of their holder, "I'm 29 years old" / "I
-/// turned 30"); or the statements are related in meaning and neither is an attribute the
-/// other is not ("I weigh 80 kg" / "I'm down to 72 kilos", but not "I'm 29 years old" / "my
-/// daughter is 5 years old").
-fn remeasured(old: &Claim, new: &Claim, near: Nearness) -> bool {
+/// dimension, a different amount, of the same thing: what each is of shares a word ("my
+/// rent"), or neither names anything, so both are of their holder ("I'm 29 years old" / "I
+/// turned 30", "I weigh 80 kg" / "I'm down to 72 kilos"). Closeness in meaning is no
+/// evidence here: "I weigh 80 kg" and "I can deadlift 120 kg now" are close and hold
+/// together.
+fn remeasured(old: &Claim, new: &Claim) -> bool {
     let (Some(a), Some(b)) = (&old.measure, &new.measure) else {
         return false;
     };
-    let same_thing = (a.of.is_empty() && b.of.is_empty())
-        || !a.of.is_disjoint(&b.of)
-        || (near.related && !named_apart(old, new));
+    let same_thing = (a.of.is_empty() && b.of.is_empty()) || !a.of.is_disjoint(&b.of);
     a.dimension == b.dimension && a.hundredths != b.hundredths && same_thing
 }
 
@@ -1200,8 +1218,12 @@ fn renumbered(old: &HashSet<String>, new: &HashSet<String>) -> bool {
     let is_number = |w: &&String| {
         w.trim_start_matches(CURRENCY_SIGNS).starts_with(|c: char| c.is_ascii_digit())
     };
+    // A unit is part of its number: sharing "kg" does not make "I weigh 80 kg" and "I can
+    // deadlift 120 kg" one statement.
     let split = |value: &HashSet<String>| -> (HashSet<String>, HashSet<String>) {
-        value.iter().cloned().partition(|w| is_number(&w))
+        let (numbers, words): (HashSet<String>, HashSet<String>) =
+            value.iter().cloned().partition(|w| is_number(&w));
+        (numbers, words.into_iter().filter(|w| !of_a_quantity(w)).collect())
     };
     let ((old_numbers, old_words), (new_numbers, new_words)) = (split(old), split(new));
     !old_numbers.is_empty()
@@ -1271,7 +1293,7 @@ fn replaces(old: &Claim, new: &Claim, near: Nearness) -> bool {
         && !old.negated
         && !new.negated
         && (!new.event || new.change != Change::None)
-        && remeasured(old, new, near)
+        && remeasured(old, new)
     {
         return true;
     }
@@ -1545,13 +1567,13 @@ mod tests {
         for (old, new) in yes {
             assert!(contradicts(old, new, UNRELATED), "{old} / {new}");
         }
-        // Of the holder by different words: only when related in meaning.
+        assert!(contradicts("I weigh 80 kg.", "I'm down to 72 kilos.", UNRELATED));
         let related = Nearness { related: true, nearest: false };
-        assert!(contradicts("I weigh 80 kg.", "I'm down to 72 kilos.", related));
-        assert!(!contradicts("I weigh 80 kg.", "I'm down to 72 kilos.", UNRELATED));
         let no = [
             // Another thing's quantity, however related.
             ("I'm 29 years old.", "My daughter is 5 years old."),
+            ("I weigh 80 kg.", "My suitcase weighs 23 kg."),
+            ("I weigh 80 kg.", "I can deadlift 120 kg now."),
             ("My rent is $1,500 a month.", "My brother earns $4,000 a month."),
             // The same amount, another dimension, or something that happened.
             ("I weigh 80 kg.", "I weigh 80 kg these days."),
