@@ -87,6 +87,9 @@ pub enum Dimension {
     Duration,
     /// A distance ("5 km", "3 miles").
     Distance,
+    /// The days of the week something is done on ("on Mondays and Wednesdays", "every
+    /// Friday"), one bit per day.
+    Weekdays,
 }
 
 /// A quantity a clause states, and what it is of.
@@ -1058,6 +1061,22 @@ fn unit(word: &str) -> Option<(Dimension, f64)> {
     })
 }
 
+/// Which day of the week a word names, as said of a habit ("Mondays", "weekends" are two
+/// days; a lone "Monday" is a date unless "every" comes before it).
+fn weekday(word: &str, every: bool) -> Option<u8> {
+    const DAYS: [&str; 7] =
+        ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
+    if word == "weekends" || (every && word == "weekend") {
+        return Some(0b110_0000);
+    }
+    let (day, plural) = match word.strip_suffix('s') {
+        Some(day) => (day, true),
+        None => (word, false),
+    };
+    let at = DAYS.iter().position(|d| *d == day)?;
+    (plural || every).then_some(1 << at)
+}
+
 /// Words that belong to a quantity rather than to what it is of: the amount and its unit,
 /// the verbs that say what is measured of the holder ("I weigh 80 kg", "I earn $72,000",
 /// "I turned 30") and the direction it moved ("down to 72 kilos").
@@ -1065,6 +1084,7 @@ fn of_a_quantity(word: &str) -> bool {
     amount(word).is_some()
         || clock(word).is_some()
         || unit(word).is_some()
+        || weekday(word, true).is_some()
         || matches!(
             word,
             "old"
@@ -1152,14 +1172,25 @@ fn measure_of(words: &[String], slot: &[String], value: &[String]) -> Option<Mea
             return Some((Dimension::Duration, if half { 30.0 } else { 60.0 }));
         }
         None
-    })?;
-    let (dimension, size) = found;
+    });
+    // "on Mondays and Wednesdays", "every Friday": the days together.
+    let days = words.iter().enumerate().fold(0u8, |days, (k, w)| {
+        let every = k > 0 && words[k - 1] == "every";
+        days | weekday(w, every).unwrap_or(0)
+    });
+    let (dimension, size) = match found {
+        Some(found) => found,
+        None if days != 0 => (Dimension::Weekdays, f64::from(days) / 100.0),
+        None => return None,
+    };
     let of = slot
         .iter()
         .map(String::as_str)
         .chain(value.iter().map(String::as_str))
         .filter(|w| !of_a_quantity(w) && !of_time(w) && !is_stopword(w) && *w != "'s")
         .filter(|w| !matches!(*w, "a" | "an" | "am" | "is" | "are" | "be" | "been" | "have"))
+        // Light verbs name no activity of their own ("I go to the gym" is about the gym).
+        .filter(|w| !matches!(*w, "go" | "goes" | "going" | "do" | "does" | "get" | "gets"))
         .map(loose)
         .collect();
     Some(Measure { dimension, hundredths: (size * 100.0).round() as i64, of })
@@ -1188,7 +1219,13 @@ fn remeasured(old: &Claim, new: &Claim) -> bool {
     let (Some(a), Some(b)) = (&old.measure, &new.measure) else {
         return false;
     };
-    let same_thing = (a.of.is_empty() && b.of.is_empty()) || !a.of.is_disjoint(&b.of);
+    // Days of the week say when something is done: only the same thing done ("I go to the
+    // gym" / "my gym days") is done on other days, not another done with the same object
+    // ("I play football on Sundays" / "I watch football on Saturdays").
+    let same_thing = match a.dimension {
+        Dimension::Weekdays => a.of == b.of,
+        _ => (a.of.is_empty() && b.of.is_empty()) || !a.of.is_disjoint(&b.of),
+    };
     a.dimension == b.dimension && a.hundredths != b.hundredths && same_thing
 }
 
@@ -1547,6 +1584,9 @@ mod tests {
         assert_eq!(measure("I eat lunch at noon."), Some((Dimension::Clock, 72_000)));
         assert_eq!(measure("My commute is an hour long."), Some((Dimension::Duration, 6000)));
         assert_eq!(measure("I run 3 miles."), Some((Dimension::Distance, 483)));
+        assert_eq!(measure("I swim on Mondays and Fridays."), Some((Dimension::Weekdays, 17)));
+        assert_eq!(measure("I call my mum every Sunday."), Some((Dimension::Weekdays, 64)));
+        assert_eq!(measure("I met Sam on Monday."), None);
         // A number without a unit measures nothing ("two kids", "Writer 2").
         assert_eq!(measure("I have 2 kids."), None);
         assert_eq!(measure("I turned the lights off."), None);
@@ -1563,6 +1603,10 @@ mod tests {
             ("My rent is £1,100 a month.", "My landlord raised my rent to £1,250 a month."),
             ("I usually go to bed around 11pm.", "I'm usually in bed by 9:30 most nights."),
             ("I eat lunch at noon every day.", "I have lunch at 2pm every day."),
+            (
+                "I go to the gym on Mondays and Wednesdays.",
+                "My gym days are Tuesdays and Thursdays now.",
+            ),
         ];
         for (old, new) in yes {
             assert!(contradicts(old, new, UNRELATED), "{old} / {new}");
@@ -1573,6 +1617,9 @@ mod tests {
             // Another thing's quantity, however related.
             ("I'm 29 years old.", "My daughter is 5 years old."),
             ("I weigh 80 kg.", "My suitcase weighs 23 kg."),
+            ("I play football on Sundays.", "I watch football on Saturdays."),
+            ("I go to the gym on Mondays.", "I go to yoga on Wednesdays."),
+            ("I go to the gym on Mondays.", "I went to the gym on Tuesday."),
             ("I weigh 80 kg.", "I can deadlift 120 kg now."),
             ("My rent is $1,500 a month.", "My brother earns $4,000 a month."),
             // The same amount, another dimension, or something that happened.
