@@ -1633,4 +1633,52 @@ mod tests {
             assert!(!contradicts(old, new, related), "{old} / {new}");
         }
     }
+
+    proptest::proptest! {
+        /// A statement of a quantity never replaces itself, and the same statement with
+        /// another amount always does, whatever the amounts and however near in meaning.
+        #[test]
+        fn another_amount_replaces_and_the_same_never_does(
+            template in proptest::sample::select(vec![
+                "I weigh {} kg.",
+                "My rent is ${} a month.",
+                "I'm {} years old.",
+                "My commute is {} minutes each way.",
+                "I run {} km every morning.",
+                "Our budget for groceries is €{} a week.",
+            ]),
+            a in 1u32..=99,
+            b in 1u32..=99,
+            related in proptest::bool::ANY,
+        ) {
+            let near = Nearness { related, nearest: related };
+            let say = |n: u32| template.replace("{}", &n.to_string());
+            proptest::prop_assert!(!contradicts(&say(a), &say(a), near));
+            proptest::prop_assert_eq!(contradicts(&say(a), &say(b), near), a != b);
+        }
+
+        /// Reading any statement's quantity never panics, whatever its numbers and signs, and
+        /// a time of day or a set of weekdays it reads is one that exists.
+        #[test]
+        fn any_statement_reads_without_panicking(
+            words in proptest::collection::vec(proptest::sample::select(vec![
+                "I", "my", "weigh", "$", "£1,2,3", "12:99", "25:00", "0pm", "13am", "9:30",
+                "noon", "turned", "999999999999999999999", "1.5.5", "kg", "an", "hour",
+                "half", "every", "Monday", "Sundays", "to", "raised", "the", ".", ",",
+            ]), 0..12),
+        ) {
+            let statement = words.join(" ");
+            for measure in claims(&statement).into_iter().filter_map(|c| c.measure) {
+                match measure.dimension {
+                    Dimension::Clock => {
+                        proptest::prop_assert!((0..=144_000).contains(&measure.hundredths));
+                    }
+                    Dimension::Weekdays => {
+                        proptest::prop_assert!((1..=127).contains(&measure.hundredths));
+                    }
+                    _ => proptest::prop_assert!(measure.hundredths >= 0),
+                }
+            }
+        }
+    }
 }
