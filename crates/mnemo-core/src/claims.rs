@@ -1189,9 +1189,9 @@ fn measure_of(words: &[String], slot: &[String], value: &[String]) -> Option<Mea
         .chain(value.iter().map(String::as_str))
         .filter(|w| !of_a_quantity(w) && !of_time(w) && !is_stopword(w) && *w != "'s")
         .filter(|w| !matches!(*w, "a" | "an" | "am" | "is" | "are" | "be" | "been" | "have"))
-        // Light verbs name no activity of their own ("I go to the gym" is about the gym).
-        .filter(|w| !matches!(*w, "go" | "goes" | "going" | "do" | "does" | "get" | "gets"))
         .map(loose)
+        // Light verbs name no activity of their own ("I go to the gym" is about the gym).
+        .filter(|w| !matches!(w.as_str(), "go" | "goe" | "going" | "do" | "doe" | "get"))
         .collect();
     Some(Measure { dimension, hundredths: (size * 100.0).round() as i64, of })
 }
@@ -1508,6 +1508,10 @@ mod tests {
             ("I vape most days.", "I quit vaping in June."),
             ("Please write to me in Dutch.", "From now on, write to me in Polish."),
             ("Call me Jim.", "Actually, I'd rather you call me James."),
+            (
+                "User goes to the gym on Mondays and Wednesdays",
+                "User's gym days are Tuesdays and Thursdays now",
+            ),
             ("My favourite fruit is mango.", "Lately my favourite fruit has been cherries."),
             (
                 "My favourite sport to watch is tennis.",
