@@ -14,6 +14,9 @@
 //! one nearest to it in meaning, however each words the slot. Markers of addition ("also",
 //! "too", "as well") and of the past ("used to") make a statement compatible with what is
 //! stored, and so does a description beside a name ("my car is red" / "my car is a Mazda").
+//! A quantity a clause states ([`Measure`]: its dimension read from its unit, its amount, and
+//! what it is of) is replaced by another amount of the same dimension of the same thing ("I
+//! weigh 80 kg" / "I'm down to 72 kilos", "my gym days are Tuesdays and Thursdays now").
 //!
 //! Statements as the extractor rewrites them ("User's favourite food is sushi", "Lives in
 //! Dallas") read the same as the user's own words.
