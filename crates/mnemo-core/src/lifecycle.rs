@@ -757,7 +757,7 @@ impl Outcome {
     }
 }
 
-/// The result of [`Mnemo::remember`].
+/// The result of `Mnemo::remember` (in the `mnemo` crate).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Remembered {
     /// What happened.
