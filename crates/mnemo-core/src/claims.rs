@@ -800,7 +800,8 @@ fn claim_of(clause: &[String]) -> Option<Claim> {
     // request, said as what the user wants.
     if first == "i"
         && let Some(you) = words.iter().position(|w| w == "you")
-        && let Some(verb) = words.get(you + 1 + usize::from(words.get(you + 1)? == "to"))
+        && let Some(verb) =
+            words.get(you + 1 + usize::from(words.get(you + 1).is_some_and(|w| w == "to")))
         && let Some(me) = words[you..].iter().position(|w| w == "me").map(|m| m + you)
         && me <= you + 4
         && value_words(&words[me + 1..]).len() <= 3
@@ -1573,6 +1574,9 @@ mod tests {
         for (old, new) in no {
             assert!(!contradicts(old, new, NEAREST), "{old} / {new}");
         }
+        // A clause that ends on "you" still claims what it says.
+        assert_eq!(claims("I miss you").len(), 1);
+        assert!(contradicts("I eat meat.", "I don't eat meat anymore, I promise you", NEAREST));
     }
 
     #[test]
