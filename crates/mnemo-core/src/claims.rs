@@ -1024,9 +1024,9 @@ fn clock(word: &str) -> Option<f64> {
         "midnight" => return Some(0.0),
         _ => {}
     }
-    let (time, half) = match word.strip_suffix("am").or_else(|| word.strip_suffix("a.m")) {
+    let (time, half) = match word.strip_suffix("am") {
         Some(t) => (t, Some(false)),
-        None => match word.strip_suffix("pm").or_else(|| word.strip_suffix("p.m")) {
+        None => match word.strip_suffix("pm") {
             Some(t) => (t, Some(true)),
             None => (word, None),
         },
@@ -1036,14 +1036,16 @@ fn clock(word: &str) -> Option<f64> {
         None if half.is_some() => (time.parse::<u32>().ok()?, 0),
         _ => return None,
     };
-    if hours > 24 || minutes > 59 || (half.is_some() && !(1..=12).contains(&hours)) {
+    if minutes > 59 || (half.is_some() && !(1..=12).contains(&hours)) {
         return None;
     }
     let hours = match half {
         Some(pm) => hours % 12 + if pm { 12 } else { 0 },
         None => hours,
     };
-    Some(f64::from(hours * 60 + minutes))
+    // "24:00" is the end of the day; "24:30" is no time.
+    let minutes = hours.checked_mul(60)? + minutes;
+    (minutes <= 24 * 60).then_some(f64::from(minutes))
 }
 
 /// A unit word's dimension and its size in the dimension's one unit.
@@ -1598,6 +1600,10 @@ mod tests {
         assert_eq!(measure("I swim on Mondays and Fridays."), Some((Dimension::Weekdays, 17)));
         assert_eq!(measure("I call my mum every Sunday."), Some((Dimension::Weekdays, 64)));
         assert_eq!(measure("I met Sam on Monday."), None);
+        // Only times that exist.
+        assert_eq!(measure("My shift ends at 24:00."), Some((Dimension::Clock, 144_000)));
+        assert_eq!(measure("My shift ends at 24:30."), None);
+        assert_eq!(measure("I wake at 13am."), None);
         // A number without a unit measures nothing ("two kids", "Writer 2").
         assert_eq!(measure("I have 2 kids."), None);
         assert_eq!(measure("I turned the lights off."), None);
@@ -1673,7 +1679,8 @@ mod tests {
         #[test]
         fn any_statement_reads_without_panicking(
             words in proptest::collection::vec(proptest::sample::select(vec![
-                "I", "my", "weigh", "$", "£1,2,3", "12:99", "25:00", "0pm", "13am", "9:30",
+                "I", "my", "weigh", "$", "£1,2,3", "12:99", "25:00", "24:30", "0pm", "13am",
+                "9:30", "4294967295:00",
                 "noon", "turned", "999999999999999999999", "1.5.5", "kg", "an", "hour",
                 "half", "every", "Monday", "Sundays", "to", "raised", "the", ".", ",",
             ]), 0..12),
