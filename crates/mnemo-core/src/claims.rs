@@ -101,7 +101,7 @@ pub struct Measure {
     /// What it measures.
     pub dimension: Dimension,
     /// The amount in the dimension's one unit (kilograms, minutes, kilometres, minutes after
-    /// midnight, years, money as said), in hundredths.
+    /// midnight, years, money as said), in hundredths; for weekdays, their bits.
     pub hundredths: i64,
     /// What it is of: the clause's content words other than the quantity, its unit and words
     /// of time, loosely stemmed ("rent" in "my rent is $1,500 a month"; nothing in "I'm 29
@@ -1184,9 +1184,9 @@ fn measure_of(words: &[String], slot: &[String], value: &[String]) -> Option<Mea
         let every = k > 0 && words[k - 1] == "every";
         days | weekday(w, every).unwrap_or(0)
     });
-    let (dimension, size) = match found {
-        Some(found) => found,
-        None if days != 0 => (Dimension::Weekdays, f64::from(days) / 100.0),
+    let (dimension, hundredths) = match found {
+        Some((dimension, size)) => (dimension, (size * 100.0).round() as i64),
+        None if days != 0 => (Dimension::Weekdays, i64::from(days)),
         None => return None,
     };
     let of = slot
@@ -1194,12 +1194,11 @@ fn measure_of(words: &[String], slot: &[String], value: &[String]) -> Option<Mea
         .map(String::as_str)
         .chain(value.iter().map(String::as_str))
         .filter(|w| !of_a_quantity(w) && !of_time(w) && !is_stopword(w) && *w != "'s")
-        .filter(|w| !matches!(*w, "a" | "an" | "am" | "is" | "are" | "be" | "been" | "have"))
         .map(loose)
         // Light verbs name no activity of their own ("I go to the gym" is about the gym).
-        .filter(|w| !matches!(w.as_str(), "go" | "goe" | "going" | "do" | "doe" | "get"))
+        .filter(|w| !matches!(w.as_str(), "go" | "goe" | "going" | "get"))
         .collect();
-    Some(Measure { dimension, hundredths: (size * 100.0).round() as i64, of })
+    Some(Measure { dimension, hundredths, of })
 }
 
 /// Whether one of two claims is an attribute the other is not: "my daughter is 5 years old"
