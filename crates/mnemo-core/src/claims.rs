@@ -1427,6 +1427,13 @@ mod tests {
     const NEAREST: Nearness = Nearness { related: true, nearest: true };
     const UNRELATED: Nearness = Nearness { related: false, nearest: false };
 
+    /// Asserts that `contradicts` says `expected` of each pair, naming a pair where it does not.
+    fn assert_each(pairs: &[(&str, &str)], near: Nearness, expected: bool) {
+        for (old, new) in pairs {
+            assert_eq!(contradicts(old, new, near), expected, "{old} / {new}");
+        }
+    }
+
     #[test]
     fn the_memo_gives_what_reading_gives_and_stays_bounded() {
         let mut memo = ClaimsMemo::default();
@@ -1535,9 +1542,7 @@ mod tests {
             ("I swim 20 lengths every Sunday.", "I swim 40 lengths every Sunday."),
             ("My salary is $65,000 a year.", "I got a raise, so my salary is $72,000 a year now."),
         ];
-        for (old, new) in yes {
-            assert!(contradicts(old, new, NEAREST), "{old} / {new}");
-        }
+        assert_each(&yes, NEAREST, true);
         assert!(!contradicts("I write my notes in Notion.", "I moved to Obsidian.", UNRELATED));
         // A shared word names nothing unless the statements are related in meaning.
         let related = Nearness { related: true, nearest: false };
@@ -1572,9 +1577,7 @@ mod tests {
             ("My sister is Ana.", "Ana and I went hiking."),
             ("Call me Jim.", "I'd rather you didn't call me at work."),
         ];
-        for (old, new) in no {
-            assert!(!contradicts(old, new, NEAREST), "{old} / {new}");
-        }
+        assert_each(&no, NEAREST, false);
         // A clause that ends on "you" still claims what it says.
         assert_eq!(claims("I miss you").len(), 1);
         assert!(contradicts("I eat meat.", "I don't eat meat anymore, I promise you", NEAREST));
@@ -1624,9 +1627,7 @@ mod tests {
                 "My gym days are Tuesdays and Thursdays now.",
             ),
         ];
-        for (old, new) in yes {
-            assert!(contradicts(old, new, UNRELATED), "{old} / {new}");
-        }
+        assert_each(&yes, UNRELATED, true);
         assert!(contradicts("I weigh 80 kg.", "I'm down to 72 kilos.", UNRELATED));
         let related = Nearness { related: true, nearest: false };
         let no = [
@@ -1645,9 +1646,7 @@ mod tests {
             // Neither another amount nor of the user.
             ("I'm 29 years old.", "I'm not 30 yet."),
         ];
-        for (old, new) in no {
-            assert!(!contradicts(old, new, related), "{old} / {new}");
-        }
+        assert_each(&no, related, false);
     }
 
     proptest::proptest! {
