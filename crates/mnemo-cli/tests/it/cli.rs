@@ -671,3 +671,40 @@ fn the_default_build_opens_https_endpoints_with_tls() {
     assert!(!out.stderr.contains("unsecured"), "{}", out.stderr);
     assert_eq!(first.join().unwrap(), 0x16, "the first byte sent is not a TLS handshake");
 }
+
+#[test]
+fn another_amount_of_a_stated_quantity_supersedes_it_without_a_key() {
+    let env = Env::new();
+    let remember =
+        |at: &str, text: &str| env.json(&["remember", "--user", "ana", "--now", at, text]);
+    let day_one = "2026-03-01T09:00:00Z";
+    for chatter in ["I water the plants on Sundays", "My sister lives in Porto"] {
+        remember(day_one, chatter);
+    }
+    let rent = remember(day_one, "My rent is $1,500 a month");
+    let age = remember(day_one, "I'm 29 years old");
+    let gym = remember(day_one, "I go to the gym on Mondays and Wednesdays");
+    let day_two = "2026-03-02T09:00:00Z";
+    // Another bill of the same month is not another rent.
+    let utilities = remember(day_two, "My utilities are about $200 a month");
+    assert_eq!(utilities["outcome"], "added", "{utilities}");
+    for (old, new) in [
+        (&rent, "The landlord raised my rent to $1,700"),
+        (&age, "I turned 30 last week"),
+        (&gym, "My gym days are Tuesdays and Thursdays now"),
+    ] {
+        let written = remember(day_two, new);
+        assert_eq!(written["outcome"], "updated", "{new}: {written}");
+        assert_eq!(written["superseded"], Value::Array(vec![old["id"].clone()]), "{new}");
+    }
+    let active = env.json(&["list", "--user", "ana", "--status", "active"]);
+    let texts: Vec<&str> = active["memories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert_eq!(texts.len(), 6, "{texts:?}");
+    assert!(texts.contains(&"My utilities are about $200 a month"), "{texts:?}");
+    assert!(!texts.contains(&"My rent is $1,500 a month"), "{texts:?}");
+}
