@@ -50,7 +50,8 @@ impl Connection {
         Ok(Self { reader: BufReader::new(stream), addr: addr.to_owned() })
     }
 
-    /// Sends a JSON POST; returns the status and body (its bytes: searches' are not read).
+    /// Sends a JSON POST; returns the status and the body's bytes (a search's are read, not
+    /// decoded).
     async fn post(&mut self, path: &str, key: &str, body: &str) -> anyhow::Result<(u16, Vec<u8>)> {
         let request = format!(
             "POST {path} HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {key}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
