@@ -1179,15 +1179,19 @@ fn measure_of(words: &[String], slot: &[String], value: &[String]) -> Option<Mea
         }
         None
     });
-    // "on Mondays and Wednesdays", "every Friday": the days together.
-    let days = words.iter().enumerate().fold(0u8, |days, (k, w)| {
-        let every = k > 0 && words[k - 1] == "every";
-        days | weekday(w, every).unwrap_or(0)
-    });
     let (dimension, hundredths) = match found {
         Some((dimension, size)) => (dimension, (size * 100.0).round() as i64),
-        None if days != 0 => (Dimension::Weekdays, i64::from(days)),
-        None => return None,
+        None => {
+            // "on Mondays and Wednesdays", "every Friday": the days together.
+            let days = words.iter().enumerate().fold(0u8, |days, (k, w)| {
+                let every = k > 0 && words[k - 1] == "every";
+                days | weekday(w, every).unwrap_or(0)
+            });
+            if days == 0 {
+                return None;
+            }
+            (Dimension::Weekdays, i64::from(days))
+        }
     };
     let of = slot
         .iter()
