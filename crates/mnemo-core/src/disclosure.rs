@@ -20,7 +20,7 @@ const FIRST_PERSON: &[&str] =
 /// First-person plural words (the user's team, family or company).
 const FIRST_PLURAL: &[&str] = &["we", "we're", "we've", "we'll", "our", "ours", "us"];
 /// Second-person words (talk about the listener rather than the speaker).
-const SECOND_PERSON: &[&str] = &["you", "your", "you're", "you've", "yours", "u"];
+pub(crate) const SECOND_PERSON: &[&str] = &["you", "your", "you're", "you've", "yours", "u"];
 /// Words that mark a past event or a change.
 const EVENT_WORDS: &[&str] = &[
     "was", "went", "did", "got", "had", "made", "took", "started", "finished", "just", "been",
@@ -37,7 +37,7 @@ pub(crate) fn speaks_of_self(text: &str) -> bool {
 
 /// Lower-cased words of a text (letters, digits and apostrophes; typographic apostrophes
 /// folded to `'`).
-fn words(text: &str) -> Vec<String> {
+pub(crate) fn words(text: &str) -> Vec<String> {
     text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '\u{2019}'))
         .filter(|w| !w.is_empty())
         .map(|w| w.replace('\u{2019}', "'").to_lowercase())

@@ -1366,6 +1366,36 @@ const FORMULAE: &[&str] = &[
     "all good",
 ];
 
+/// Participles of the lasting events of a life, told in the passive ("I was born in Lisbon",
+/// "I was diagnosed with asthma", "I was raised by my grandparents"): what happened to the
+/// user once and stays true, unlike "I was wondering…" or "I was at the gym".
+const LIFE_EVENTS: &[&str] = &[
+    "born",
+    "raised",
+    "brought",
+    "diagnosed",
+    "adopted",
+    "baptised",
+    "baptized",
+    "married",
+    "divorced",
+    "widowed",
+    "educated",
+    "trained",
+    "promoted",
+    "hired",
+    "fired",
+    "laid",
+    "elected",
+    "naturalised",
+    "naturalized",
+];
+
+/// Whether a clause opens "I was" with a participle of [`LIFE_EVENTS`].
+fn life_event(words: &[&str]) -> bool {
+    matches!(words, ["i", "was", participle, ..] if LIFE_EVENTS.contains(participle))
+}
+
 /// Set phrases that make a whole clause small talk however it goes on ("never mind, that
 /// didn't work", "sorry for the typos, on my phone").
 const OPENING_FORMULAE: &[&str] =
@@ -1386,7 +1416,7 @@ fn small_talk(lower: &str) -> bool {
     {
         return true;
     }
-    if FEELINGS.iter().any(|f| starts_with_word(lower, f.trim_end())) {
+    if FEELINGS.iter().any(|f| starts_with_word(lower, f.trim_end())) && !life_event(&words) {
         return true;
     }
     // Laughing about a moment ("my coffee went cold again lol").
@@ -1610,7 +1640,7 @@ fn durable_statement(
     // the selector's call.
     let direct = whole_message
         && words.len() <= 12
-        && first_person(lower)
+        && (first_person(lower) || names_what_is_mine(lower))
         && !MOMENTARY.iter().any(|m| lower.contains(m));
     if !(discloses || direct) {
         return None;
@@ -1625,6 +1655,40 @@ fn durable_statement(
         return None;
     }
     Some(fact(Kind::Semantic, None, about_the_user(sentence)))
+}
+
+/// Words after which "my" or "our" makes the thing before them the user's own: a copula
+/// ("Purple is my favourite colour", "Liverpool are my team", "Parasite has become my
+/// favourite film") or "as" ("Elden Ring has replaced Skyrim as my favourite game").
+const IDENTIFYING: &[&str] = &["is", "are", "become", "became", "remains", "remain", "as"];
+
+/// Openers that make a sentence about something other than a thing of the user's: pronouns
+/// and demonstratives ("This is my first time", "It's my fault"), a question word, or
+/// thanks and apologies.
+const NOT_A_THING: &[&str] = &[
+    "it", "it's", "its", "this", "that", "that's", "these", "those", "there", "there's", "here",
+    "here's", "what", "what's", "which", "who", "who's", "he", "he's", "she", "she's", "they",
+    "they're", "his", "her", "their", "thanks", "thank", "sorry", "please", "ok", "okay", "yes",
+    "no", "well", "so", "and", "but", "oh",
+];
+
+/// Whether a sentence names a thing as the user's own, its subject the thing and a possessive
+/// after an identifying verb ("Purple is my favourite colour now", "Firefox is my browser
+/// now"): a statement about the user as direct as one that opens with "I". Sentences that
+/// speak to the assistant ("Your answer is my favourite") are not.
+fn names_what_is_mine(lower: &str) -> bool {
+    let words = crate::disclosure::words(lower);
+    let Some(first) = words.first() else {
+        return false;
+    };
+    if NOT_A_THING.contains(&first.as_str())
+        || words.iter().any(|w| crate::disclosure::SECOND_PERSON.contains(&w.as_str()))
+    {
+        return false;
+    }
+    words.windows(2).skip(1).any(|pair| {
+        IDENTIFYING.contains(&pair[0].as_str()) && (pair[1] == "my" || pair[1] == "our")
+    })
 }
 
 /// Whether a sentence hands something over ("Here's my .env, what's wrong with it", "here's
@@ -2494,6 +2558,51 @@ mod tests {
         }
         for text in ["The build broke yesterday", "Please write a short note to Dr. Alvarez."] {
             assert_eq!(extract(text, wednesday(), false), vec![], "{text:?}");
+        }
+    }
+
+    /// Asserts that each message, without the selector's call, gives one memory whose
+    /// content starts as given.
+    fn each_kept_as(cases: &[(&str, &str)]) {
+        for (text, content) in cases {
+            let found = extract(text, wednesday(), false);
+            assert_eq!(found.len(), 1, "{text:?} gave {found:?}");
+            assert!(found[0].content.starts_with(content), "{text:?} gave {found:?}");
+        }
+    }
+
+    #[test]
+    fn a_short_statement_naming_a_thing_as_the_users_own_is_kept_without_the_selector() {
+        each_kept_as(&[
+            ("Purple is my favourite colour now.", "Purple is the user's favourite colour now"),
+            ("Firefox is my browser now.", "Firefox is the user's browser now"),
+            ("Liverpool are my team, always have been.", "Liverpool are the user's team"),
+            (
+                "Elden Ring has replaced Skyrim as my favourite game.",
+                "Elden Ring has replaced Skyrim as the user's favourite game",
+            ),
+        ]);
+        // The subject is no thing of the user's, the sentence speaks to the assistant, or the
+        // possessive follows no identifying verb.
+        for text in [
+            "This is my first time using this.",
+            "It's my fault, sorry.",
+            "Your answer is my favourite so far.",
+            "The error is in my config file.",
+            "Thanks, that was my question.",
+        ] {
+            assert_eq!(extract(text, wednesday(), false), vec![], "{text:?}");
+        }
+    }
+
+    #[test]
+    fn lasting_events_of_a_life_told_in_the_passive_are_not_small_talk() {
+        each_kept_as(&[
+            ("I was born in Lisbon.", "User was born in Lisbon"),
+            ("I was raised by my grandparents in Cork.", "User was raised by"),
+        ]);
+        for text in ["I was wondering about that.", "I was at the gym.", "I was so tired."] {
+            assert_eq!(extract(text, wednesday(), true), vec![], "{text:?}");
         }
     }
 

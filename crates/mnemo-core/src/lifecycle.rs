@@ -71,12 +71,54 @@ pub fn normalize_key(text: &str) -> String {
     text.split_whitespace().map(str::to_lowercase).collect::<Vec<_>>().join("_")
 }
 
-/// The number-like tokens of a text (any word containing a digit). Embeddings barely
-/// distinguish "PIN 1234" from "PIN 5678", so two statements are near-duplicates only if
-/// their numbers agree.
-pub fn numbers(text: &str) -> std::collections::BTreeSet<&str> {
+/// Cardinal numbers written as words, which state a count as surely as digits do ("I have
+/// two kids" / "I have three children").
+const NUMBER_WORDS: &[&str] = &[
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+    "twenty",
+    "thirty",
+    "forty",
+    "fifty",
+    "sixty",
+    "seventy",
+    "eighty",
+    "ninety",
+    "hundred",
+    "thousand",
+    "million",
+    "dozen",
+    "twice",
+    "thrice",
+    "once",
+];
+
+/// The number-like tokens of a text, lower-cased: any word containing a digit, and cardinal
+/// numbers written as words. Embeddings barely distinguish "PIN 1234" from "PIN 5678", or
+/// "two kids" from "three children", so two statements are near-duplicates only if their
+/// numbers agree.
+pub fn numbers(text: &str) -> std::collections::BTreeSet<String> {
     text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| w.chars().any(|c| c.is_ascii_digit()))
+        .map(str::to_lowercase)
+        .filter(|w| w.chars().any(|c| c.is_ascii_digit()) || NUMBER_WORDS.contains(&w.as_str()))
         .collect()
 }
 
@@ -1092,6 +1134,15 @@ mod tests {
         let old = stored("a", candidate("My locker number is 1234", None, SourceType::UserStated));
         let ctx = WriteContext { similar: vec![(old, 0.99)], ..Default::default() };
         assert!(matches!(decide(&c, &ctx, NOW), Decision::Insert { .. }));
+        // A count in words is a number too; the same count however written is not news.
+        let c = candidate("I have three children", None, SourceType::UserStated);
+        let old = stored("a", candidate("I have two kids", None, SourceType::UserStated));
+        let ctx = WriteContext { similar: vec![(old, 0.93)], ..Default::default() };
+        assert!(matches!(decide(&c, &ctx, NOW), Decision::Insert { .. }));
+        let c = candidate("I have Two kids!", None, SourceType::UserStated);
+        let old = stored("a", candidate("I have two kids", None, SourceType::UserStated));
+        let ctx = WriteContext { similar: vec![(old, 0.97)], ..Default::default() };
+        assert!(matches!(decide(&c, &ctx, NOW), Decision::Skip { .. }));
     }
 
     #[test]
