@@ -3,8 +3,11 @@
 //! a new value supersedes the old), and an expiry for transient states, resolved against the
 //! message's time.
 //!
-//! It reads only first-person statements. Questions, hypotheticals, other people's facts and
-//! one-off requests produce nothing.
+//! It reads first-person statements, short statements that name a thing as the user's own
+//! ("Purple is my favourite colour now") and, told which names the user has given before,
+//! short statements about the people and pets of the user's life ("Rex is a golden
+//! retriever"). Questions, hypotheticals, strangers' facts and one-off requests produce
+//! nothing.
 
 use crate::clock::Timestamp;
 use crate::record::Kind;
@@ -1630,10 +1633,23 @@ fn durable_statement(
     lower: &str,
     discloses: bool,
     whole_message: bool,
+    known: &dyn Fn(&str) -> bool,
 ) -> Option<Extracted> {
     let words: Vec<&str> = lower.split_whitespace().collect();
     if words.len() < 2 {
         return None;
+    }
+    // "Rex is a golden retriever" after "I have a dog named Rex": a short statement about
+    // someone of the user's life, named as the user named them.
+    let of_someone_known = whole_message
+        && words.len() <= 12
+        && opens_with_a_known_name(sentence, known)
+        && !MOMENTARY.iter().any(|m| lower.contains(m))
+        && !crate::disclosure::words(lower)
+            .iter()
+            .any(|w| crate::disclosure::SECOND_PERSON.contains(&w.as_str()));
+    if of_someone_known && !imperative(lower) && !small_talk(lower) {
+        return Some(fact(Kind::Semantic, None, about_the_user(sentence)));
     }
     // A message that is one short, direct first-person statement ("I speak fluent
     // Hungarian", "I drive a 2019 Honda Civic") discloses by its form; anything else needs
@@ -1698,6 +1714,64 @@ fn names_what_is_mine(lower: &str) -> bool {
         _ => false,
     };
     (1..words.len()).any(|at| IDENTIFYING.contains(&words[at].as_str()) && owned(&words[at + 1..]))
+}
+
+/// The name a sentence opens with, as written ("Rex is…", "Dana's shift…" → "Dana"): a
+/// capitalised word of letters that is not "I" nor a common word ("The", "This", "My").
+fn opening_name(sentence: &str) -> Option<&str> {
+    let first = sentence.split_whitespace().next()?;
+    // "Caroline, congrats", "Wow, that's great": a word set off by a comma addresses the
+    // listener or exclaims, and is no subject.
+    if first.ends_with([',', '!', ':']) {
+        return None;
+    }
+    let name = first
+        .trim_end_matches(|c: char| !c.is_alphanumeric())
+        .trim_end_matches("'s")
+        .trim_end_matches("\u{2019}s");
+    let lower = name.to_lowercase();
+    (name.chars().count() >= 2
+        && name.chars().next().is_some_and(char::is_uppercase)
+        && name.chars().all(char::is_alphabetic)
+        && !crate::retrieval::is_stopword(&lower)
+        && !FIRST_PERSON_SUBJECTS.contains(&lower.as_str()))
+    .then_some(name)
+}
+
+/// Whether a sentence opens with a name that `known` says the user has named as someone of
+/// their life.
+fn opens_with_a_known_name(sentence: &str, known: &dyn Fn(&str) -> bool) -> bool {
+    opening_name(sentence).is_some_and(known)
+}
+
+/// The names a message's sentences open with ([`extract_knowing`] asks whether the user
+/// named each before).
+pub fn opening_names(message: &str) -> Vec<String> {
+    let mut names: Vec<String> = sentences(message)
+        .iter()
+        .filter_map(|(sentence, _)| opening_name(sentence).map(str::to_owned))
+        .collect();
+    names.dedup();
+    names
+}
+
+/// Whether `text`, something the user said or a memory about them, names `name` as someone
+/// of the user's life: as written, capitalised, inside a sentence that speaks of the user and
+/// right after one of its words ("I have a dog named Rex", "User is married to Dana"), not
+/// opening it or a clause of it ("I was like, Wow").
+pub fn names_someone(text: &str, name: &str) -> bool {
+    sentences(text).iter().any(|(sentence, _)| {
+        let lower = sentence.to_lowercase();
+        let of_the_user = crate::disclosure::speaks_of_self(&lower)
+            || starts_with_word(&lower, "user")
+            || starts_with_word(&lower, "user's");
+        of_the_user
+            && sentence.split_whitespace().collect::<Vec<_>>().windows(2).any(|pair| {
+                let word = pair[1].trim_end_matches(|c: char| !c.is_alphanumeric());
+                let word = word.strip_suffix("'s").unwrap_or(word);
+                pair[0].ends_with(char::is_alphanumeric) && word == name
+            })
+    })
 }
 
 /// Whether a sentence hands something over ("Here's my .env, what's wrong with it", "here's
@@ -2065,6 +2139,18 @@ fn capitalize(text: &str) -> String {
 /// transient and standing-instruction statements are found from their structure either way;
 /// other first-person statements are kept only when the message discloses something.
 pub fn extract(message: &str, at: Timestamp, discloses: bool) -> Vec<Extracted> {
+    extract_knowing(message, at, discloses, &|_| false)
+}
+
+/// [`extract`], told by `known` which names (as written: "Rex", "Dana") the user has already
+/// named as someone of their life, a pet or a person, so a short statement about one ("Rex
+/// is a golden retriever") is kept as one about the user's own.
+pub fn extract_knowing(
+    message: &str,
+    at: Timestamp,
+    discloses: bool,
+    known: &dyn Fn(&str) -> bool,
+) -> Vec<Extracted> {
     let mut found = Vec::new();
     // "Summarise this: <text>", "can u proofread: <text>": what follows the colon of a
     // request is material handed over, not the user speaking about themselves.
@@ -2095,7 +2181,7 @@ pub fn extract(message: &str, at: Timestamp, discloses: bool) -> Vec<Extracted> 
             let clause =
                 antecedent.as_deref().and_then(|a| with_antecedent(&clause, a)).unwrap_or(clause);
             antecedent = relation_named(&clause).or(antecedent);
-            drawn.extend(from_clause(&clause, *question, at, discloses, short));
+            drawn.extend(from_clause(&clause, *question, at, discloses, short, known));
         }
         if drawn.is_empty() {
             continue;
@@ -2174,6 +2260,7 @@ fn from_clause(
     at: Timestamp,
     discloses: bool,
     whole_message: bool,
+    known: &dyn Fn(&str) -> bool,
 ) -> Option<Extracted> {
     let mut s = clause;
     let mut lower = s.to_ascii_lowercase();
@@ -2276,7 +2363,7 @@ fn from_clause(
     let found = statement(s, at)
         .or_else(|| transient(s, &lower, at))
         .or_else(|| style_directive(s, &lower))
-        .or_else(|| durable_statement(s, &lower, discloses || explicit, whole_message))
+        .or_else(|| durable_statement(s, &lower, discloses || explicit, whole_message, known))
         .or_else(|| workplace_fact(s, &lower, whole_message));
     match found {
         Some(e) => Some(e),
@@ -2605,6 +2692,47 @@ mod tests {
         ] {
             assert_eq!(extract(text, wednesday(), false), vec![], "{text:?}");
         }
+    }
+
+    #[test]
+    fn a_short_statement_about_someone_the_user_named_is_kept() {
+        let rex = |name: &str| name == "Rex";
+        let kept = |text: &str| extract_knowing(text, wednesday(), false, &rex);
+        assert_eq!(
+            kept("Rex is a golden retriever.")
+                .iter()
+                .map(|e| e.content.as_str())
+                .collect::<Vec<_>>(),
+            vec!["Rex is a golden retriever"]
+        );
+        assert_eq!(kept("Rex's vet is Dr. Lee.").len(), 1);
+        // A name the user never gave, a word set off as an address, a question, or a moment.
+        for text in [
+            "Paris is the capital of France.",
+            "Rex, sit!",
+            "Rex was sick yesterday.",
+            "Is Rex a good name for a dog?",
+            "Rex should get your attention.",
+        ] {
+            assert_eq!(kept(text), vec![], "{text:?}");
+        }
+        assert_eq!(extract("Rex is a golden retriever.", wednesday(), false), vec![]);
+    }
+
+    #[test]
+    fn a_name_is_the_users_when_they_name_it_inside_a_sentence_about_themselves() {
+        assert!(names_someone("I have a dog named Rex.", "Rex"));
+        assert!(names_someone("User is married to Dana", "Dana"));
+        assert!(names_someone("My sister Ana's flat is in Porto.", "Ana"));
+        // Not of the user, opening the sentence or a clause, or another word.
+        assert!(!names_someone("The neighbours have a dog named Rex.", "Rex"));
+        assert!(!names_someone("Rex is my dog.", "Rex"));
+        assert!(!names_someone("I was like, Wow.", "Wow"));
+        assert!(!names_someone("I have a dog named Rexie.", "Rex"));
+        assert_eq!(
+            opening_names("Rex is a golden retriever. Dana, thanks! The vet is near. I agree."),
+            vec!["Rex"]
+        );
     }
 
     #[test]

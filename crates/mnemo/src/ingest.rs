@@ -3,26 +3,26 @@
 //! proposes memories from what the user said, and each goes through the policy gate and the
 //! consistency rules. The whole ingestion is one transaction.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use mnemo_core::duration::Ttl;
 use mnemo_core::error::InvalidInput;
 use mnemo_core::extract::Extracted;
-use mnemo_core::extract::{RULESET, extract};
+use mnemo_core::extract::{RULESET, extract_knowing, names_someone, opening_names};
 use mnemo_core::ledger::Restatement;
 use mnemo_core::lifecycle::{CandidateFields, Outcome, Remembered};
 use mnemo_core::llm_extract::{
     PROMPT_VERSION, Proposal, Shown, schema, system_prompt, user_prompt, validate,
 };
 use mnemo_core::policy::ReasonCode;
-use mnemo_core::ports::ChatModel;
+use mnemo_core::ports::{ChatModel, SearchFilter};
 use mnemo_core::scope::validate_key;
 use mnemo_core::screen::redact;
 use mnemo_core::screen::{Screening, screen, sensitive_category};
 use mnemo_core::transcript::{Message, Role};
 use mnemo_core::{Kind, MemoryId, Source, SourceType, Timestamp, UserRef};
 
-use crate::{Mnemo, Parts, Result, Staged};
+use crate::{Mnemo, PRIVATE, Parts, Result, SearchRequest, Staged};
 use mnemo_core::lifecycle::Candidate;
 use mnemo_core::space::WriteRule;
 
@@ -131,6 +131,9 @@ pub struct IngestReport {
 
 /// Attempts per question when the model is unavailable.
 const MODEL_ATTEMPTS: u32 = 3;
+
+/// Most names one ingestion looks up among the user's memories (one search each).
+const MAX_NAMES_LOOKED_UP: usize = 16;
 
 /// Asks the chat model for a JSON answer, retrying with backoff while it is unavailable;
 /// any other failure ends the attempts. The error is the last failure, as text.
@@ -345,10 +348,16 @@ impl Mnemo {
         // been said up to it.
         let secrets_redacted = std::sync::atomic::AtomicUsize::new(0);
         let builtin = self.embedder.as_ref().is_some_and(|e| e.id() == builtin_embedder_id());
+        let known = if self.chat.is_none() && !options.incognito {
+            self.names_known(who, messages)?
+        } else {
+            BTreeMap::new()
+        };
         let prepare = |_, run: Vec<Item<'_>>| {
             run.into_iter()
                 .map(|item| {
-                    let prepared = self.prepare_message(item, options, &session, now, builtin)?;
+                    let prepared =
+                        self.prepare_message(item, options, &session, now, builtin, &known)?;
                     secrets_redacted
                         .fetch_add(prepared.redacted, std::sync::atomic::Ordering::Relaxed);
                     Ok(prepared.parts)
@@ -381,6 +390,43 @@ impl Mnemo {
         })
     }
 
+    /// The names the user's messages open sentences with ("Rex is a golden retriever") that
+    /// the user had named as someone of their life: each with the index of the first message
+    /// it is known for, 0 when a memory of the user's names it ("User has a dog named Rex"),
+    /// `i + 1` when message `i` of this conversation does.
+    fn names_known(&self, who: &UserRef, messages: &[Message]) -> Result<BTreeMap<String, usize>> {
+        let said: Vec<(usize, &str)> = messages
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.role == Role::User)
+            .map(|(i, m)| (i, m.content.as_str()))
+            .collect();
+        let names: BTreeSet<String> =
+            said.iter().flat_map(|(_, text)| opening_names(text)).collect();
+        let mut known = BTreeMap::new();
+        for name in names.into_iter().take(MAX_NAMES_LOOKED_UP) {
+            let request = SearchRequest {
+                query: name.clone(),
+                k: 5,
+                filter: SearchFilter::default(),
+                min_relevance: Some(0.0),
+                as_of: None,
+                spaces: Some(vec![PRIVATE.to_owned()]),
+            };
+            let stored = self.search(who, &request)?.iter().any(|hit| {
+                !hit.memory.transcript
+                    && hit.memory.kind != Kind::Episodic
+                    && names_someone(&hit.memory.content, &name)
+            });
+            if stored {
+                known.insert(name, 0);
+            } else if let Some((i, _)) = said.iter().find(|(_, text)| names_someone(text, &name)) {
+                known.insert(name, i + 1);
+            }
+        }
+        Ok(known)
+    }
+
     /// One message prepared for the ingestion's batch: its turn (unless already expired)
     /// and the statements drawn from it, validated, and the turn embedded when the
     /// self-disclosure selector's embedding of it is the notebook's own (`builtin`).
@@ -391,6 +437,7 @@ impl Mnemo {
         session: &str,
         now: Timestamp,
         builtin: bool,
+        known: &BTreeMap<String, usize>,
     ) -> Result<PreparedMessage> {
         let Item { index, message, reference, asked } = item;
         let (text, redacted) = redact(&message.content);
@@ -406,7 +453,9 @@ impl Mnemo {
                 let vector = disclosure_embedding(&text);
                 let p = self.disclosure.probability(&text, &vector);
                 embedding = Some(vector);
-                (extract(&text, at, self.disclosure.selects(p)), RULESET.to_owned(), vec![], false)
+                let known = |name: &str| known.get(name).is_some_and(|from| *from <= index);
+                let found = extract_knowing(&text, at, self.disclosure.selects(p), &known);
+                (found, RULESET.to_owned(), vec![], false)
             }
             None => (Vec::new(), String::new(), Vec::new(), false),
         };
@@ -596,8 +645,9 @@ mod tests {
         let item = Item { index: 0, message: &message, reference: "s:0".into(), asked: None };
         let builtin = mnemo.embedder.as_ref().is_some_and(|e| e.id() == builtin_embedder_id());
         let now = mnemo.now();
+        let options = IngestOptions::new("s");
         let prepared =
-            mnemo.prepare_message(item, &IngestOptions::new("s"), "s", now, builtin).unwrap();
+            mnemo.prepare_message(item, &options, "s", now, builtin, &BTreeMap::new()).unwrap();
         let mut turns = prepared.parts.into_iter().filter(|(l, _)| matches!(l, Label::Turn));
         let (_, (turn, vector)) = turns.next().unwrap();
         assert_eq!(turn.content, content.trim());

@@ -394,3 +394,63 @@ fn a_planted_instruction_in_a_chat_is_quarantined_from_search_context_and_mcp() 
     let context = answers[2]["result"]["content"][0]["text"].as_str().unwrap();
     assert!(context.contains("Zilker Park") && context.contains("quarantined"), "{context}");
 }
+
+/// The contents of the memories one `mnemo ingest` of `lines` proposed.
+fn ingested(env: &Env, user: &str, session: &str, lines: &[Value]) -> Vec<String> {
+    let file = write_jsonl(env, &format!("{user}-{session}.jsonl"), lines);
+    let out = env.json(&[
+        "ingest",
+        "--user",
+        user,
+        "--session",
+        session,
+        "--now",
+        "2026-03-04T12:00:00Z",
+        &file,
+    ]);
+    out["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["content"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn a_short_statement_about_someone_the_user_named_is_kept_in_a_later_conversation() {
+    let env = Env::new();
+    let said = |content: &str| serde_json::json!({"role": "user", "content": content});
+    assert_eq!(
+        ingested(&env, "u", "s1", &[said("I have a dog named Rex.")]),
+        vec!["User has a dog named Rex"]
+    );
+    // A later conversation: the name is known from the memory, not from the conversation.
+    assert_eq!(
+        ingested(
+            &env,
+            "u",
+            "s2",
+            &[said("Rex is a golden retriever."), said("Paris is the capital of France.")]
+        ),
+        vec!["Rex is a golden retriever"]
+    );
+    // In one conversation, a name is the user's from the message that names it on.
+    assert_eq!(
+        ingested(
+            &env,
+            "v",
+            "s1",
+            &[
+                said("Jake loves hiking."),
+                said("My best friend is Jake."),
+                said("Jake just moved to Denver.")
+            ]
+        ),
+        vec!["User's best friend is Jake", "Jake just moved to Denver"]
+    );
+    // Another user's names are not this one's.
+    assert_eq!(
+        ingested(&env, "w", "s1", &[said("Rex is a golden retriever.")]),
+        Vec::<String>::new()
+    );
+}
