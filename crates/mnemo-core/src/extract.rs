@@ -237,6 +237,13 @@ fn starts_with_word(lower: &str, prefix: &str) -> bool {
         && lower[prefix.len()..].chars().next().is_none_or(|c| !c.is_alphanumeric())
 }
 
+/// A captured value without the standing marker said after it ("Bob from now on" is Bob).
+fn without_standing(text: &str) -> &str {
+    let lower = text.to_ascii_lowercase();
+    let end = STANDING.iter().filter_map(|m| lower.find(&format!(" {m}"))).min();
+    &text[..end.unwrap_or(text.len())]
+}
+
 /// Cuts a captured value at the first clause boundary and trims it.
 fn value(text: &str) -> Option<String> {
     let mut v = text.trim();
@@ -460,8 +467,24 @@ fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
     if let Some(found) = more_keyed(sentence, l) {
         return Some(found);
     }
-    for prefix in ["my name is", "call me", "please call me", "i go by"] {
-        if let Some(name) = after(sentence, l, prefix).and_then(value) {
+    for prefix in [
+        "my name is",
+        "call me",
+        "please call me",
+        "just call me",
+        "you can call me",
+        "i go by",
+        "i'd rather you call me",
+        "i would rather you call me",
+        "i'd prefer you call me",
+        "i'd prefer it if you call me",
+        "i'd like you to call me",
+        "i would like you to call me",
+        "i prefer to be called",
+        "i'd rather be called",
+        "i'd like to be called",
+    ] {
+        if let Some(name) = after(sentence, l, prefix).map(without_standing).and_then(value) {
             return Some(fact(
                 Kind::Profile,
                 key("user", "name"),
@@ -502,6 +525,10 @@ fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
         "i am based in",
         "i now live in",
         "we live in",
+        "i relocated to",
+        "we relocated to",
+        "i've relocated to",
+        "we've relocated to",
     ] {
         if let Some(place) = after(sentence, l, prefix).and_then(value) {
             let place = without_time(&place);
@@ -578,6 +605,13 @@ fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
         "i am working at",
         "i just joined",
         "i joined",
+        "i started a new job at",
+        "i've started a new job at",
+        "i got a new job at",
+        "i got a job at",
+        "i've got a new job at",
+        "i took a job at",
+        "i took a new job at",
     ] {
         if let Some(employer) = after(sentence, l, prefix).and_then(value) {
             return Some(fact(
@@ -2417,6 +2451,22 @@ mod tests {
     fn facts_with_keys() {
         let k = |s: &str, a: &str, c: &str| Some((s.to_owned(), a.to_owned(), c.to_owned()));
         assert_eq!(keyed("Call me Sam"), k("user", "name", "Preferred name: Sam"));
+        assert_eq!(
+            keyed("I'd rather you call me Bob from now on."),
+            k("user", "name", "Preferred name: Bob")
+        );
+        assert_eq!(
+            keyed("We relocated to Australia in March."),
+            k("user", "home_city", "Lives in Australia")
+        );
+        assert_eq!(keyed("I got a new job at KPMG"), k("user", "employer", "Works at KPMG"));
+        let started =
+            extract("I just started a new job at KPMG and left Deloitte.", wednesday(), true);
+        assert!(
+            started.iter().any(|e| e.key == Some(("user".into(), "employer".into()))
+                && e.content == "Works at KPMG"),
+            "{started:?}"
+        );
         assert_eq!(keyed("My name is Ana Lima."), k("user", "name", "Preferred name: Ana Lima"));
         assert_eq!(
             keyed("I moved from Dallas to Austin last month"),
