@@ -2451,15 +2451,14 @@ mod tests {
     fn facts_with_keys() {
         let k = |s: &str, a: &str, c: &str| Some((s.to_owned(), a.to_owned(), c.to_owned()));
         assert_eq!(keyed("Call me Sam"), k("user", "name", "Preferred name: Sam"));
-        assert_eq!(
-            keyed("I'd rather you call me Bob from now on."),
-            k("user", "name", "Preferred name: Bob")
-        );
-        assert_eq!(
-            keyed("We relocated to Australia in March."),
-            k("user", "home_city", "Lives in Australia")
-        );
-        assert_eq!(keyed("I got a new job at KPMG"), k("user", "employer", "Works at KPMG"));
+        // Other ways of saying a name, a move and an employer.
+        for (text, attribute, content) in [
+            ("I'd rather you call me Bob from now on.", "name", "Preferred name: Bob"),
+            ("We relocated to Australia in March.", "home_city", "Lives in Australia"),
+            ("I got a new job at KPMG", "employer", "Works at KPMG"),
+        ] {
+            assert_eq!(keyed(text), k("user", attribute, content), "{text:?}");
+        }
         let started =
             extract("I just started a new job at KPMG and left Deloitte.", wednesday(), true);
         assert!(
