@@ -439,9 +439,20 @@ fn says_it_changed(words: &[String]) -> Change {
             )
         })
     };
+    // A verb of change changes a value, not when it alternates ("I switch between sitting
+    // and standing") or renews a worn thing with no new value named ("I replaced the
+    // batteries in the smoke alarm", against "I replaced my phone with a Pixel 8").
+    let changes_a_value = |k: usize, w: &str| {
+        if words.get(k + 1).is_some_and(|next| next == "between") {
+            return false;
+        }
+        verb_base(w) != verb_base("replace")
+            || words[k + 1..].iter().any(|n| matches!(n.as_str(), "with" | "by" | "as" | "for"))
+    };
     let explicit = words.iter().enumerate().any(|(k, w)| {
         matches!(w.as_str(), "anymore" | "instead")
-            || ((is_change_verb(w) || is_ending_verb(w) || is_revising_verb(w)) && asserted(k))
+            || (is_change_verb(w) && changes_a_value(k, w) && asserted(k))
+            || ((is_ending_verb(w) || is_revising_verb(w)) && asserted(k))
     }) || has_phrase(words, &["back", "to"])
         || has_phrase(words, &["any", "more"])
         || has_phrase(words, &["no", "longer"])
@@ -1580,8 +1591,19 @@ mod tests {
             ("My boyfriend is called Daniel.", "Sam and I broke up."),
             ("My sister is Ana.", "Ana and I went hiking."),
             ("Call me Jim.", "I'd rather you didn't call me at work."),
+            // Alternating, or renewing a worn thing, changes no value.
+            (
+                "I always sit in the aisle seat on trains.",
+                "I work at a standing desk and switch between sitting and standing every hour.",
+            ),
+            (
+                "I need to get my watch battery replaced.",
+                "I replaced the batteries in the smoke alarm.",
+            ),
+            ("I prefer showers to baths.", "I recently replaced all the towels in the bathroom."),
         ];
         assert_each(&no, NEAREST, false);
+        assert!(contradicts("I use an iPhone 12.", "I replaced my phone with a Pixel 8.", NEAREST));
         // A clause that ends on "you" still claims what it says.
         assert_eq!(claims("I miss you").len(), 1);
         assert!(contradicts("I eat meat.", "I don't eat meat anymore, I promise you", NEAREST));

@@ -264,5 +264,5 @@ fn an_ordinary_notebook_supersedes_nothing() {
         }
     }
     assert!(statements.len() >= 700);
-    assert!(superseded.len() <= 3, "{} false contradictions: {superseded:#?}", superseded.len());
+    assert!(superseded.is_empty(), "{} false contradictions: {superseded:#?}", superseded.len());
 }
