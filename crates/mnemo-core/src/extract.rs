@@ -1682,7 +1682,7 @@ fn durable_statement(
         && !crate::disclosure::words(lower)
             .iter()
             .any(|w| crate::disclosure::SECOND_PERSON.contains(&w.as_str()));
-    if of_someone_known && !imperative(lower) && !small_talk(lower) {
+    if of_someone_known && !reports_someone(lower) && !imperative(lower) && !small_talk(lower) {
         return Some(fact(Kind::Semantic, None, about_the_user(sentence)));
     }
     // A message that is one short, direct first-person statement ("I speak fluent
@@ -2755,13 +2755,15 @@ mod tests {
             vec!["Rex is a golden retriever"]
         );
         assert_eq!(kept("Rex's vet is Dr. Lee.").len(), 1);
-        // A name the user never gave, a word set off as an address, a question, or a moment.
+        // A name the user never gave, a word set off as an address, a question, a moment, or
+        // someone's words reported.
         for text in [
             "Paris is the capital of France.",
             "Rex, sit!",
             "Rex was sick yesterday.",
             "Is Rex a good name for a dog?",
             "Rex should get your attention.",
+            "Rex told me to call her back.",
         ] {
             assert_eq!(kept(text), vec![], "{text:?}");
         }
