@@ -20,7 +20,7 @@ const FIRST_PERSON: &[&str] =
 /// First-person plural words (the user's team, family or company).
 const FIRST_PLURAL: &[&str] = &["we", "we're", "we've", "we'll", "our", "ours", "us"];
 /// Second-person words (talk about the listener rather than the speaker).
-pub(crate) const SECOND_PERSON: &[&str] = &["you", "your", "you're", "you've", "yours", "u"];
+const SECOND_PERSON: &[&str] = &["you", "your", "you're", "you've", "yours", "u"];
 /// Words that mark a past event or a change.
 const EVENT_WORDS: &[&str] = &[
     "was", "went", "did", "got", "had", "made", "took", "started", "finished", "just", "been",
@@ -33,6 +33,12 @@ pub(crate) fn speaks_of_self(text: &str) -> bool {
     words(text)
         .iter()
         .any(|w| FIRST_PERSON.contains(&w.as_str()) || FIRST_PLURAL.contains(&w.as_str()))
+}
+
+/// Whether a text has a second-person word: it speaks to the listener ("your answer is my
+/// favourite"), not of a thing of the speaker's.
+pub(crate) fn addresses_the_listener(text: &str) -> bool {
+    words(text).iter().any(|w| SECOND_PERSON.contains(&w.as_str()))
 }
 
 /// Lower-cased words of a text (letters, digits and apostrophes; typographic apostrophes

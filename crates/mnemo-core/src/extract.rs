@@ -1673,33 +1673,24 @@ fn durable_statement(
     if words.len() < 2 {
         return None;
     }
-    // "Rex is a golden retriever" after "I have a dog named Rex": a short statement about
-    // someone of the user's life, named as the user named them.
-    let of_someone_known = whole_message
-        && words.len() <= 12
+    // A message that is one short statement ("I speak fluent Hungarian", "I drive a 2019
+    // Honda Civic", "Purple is my favourite colour now") discloses by its form; anything else
+    // needs the selector's call.
+    let short = whole_message && words.len() <= 12 && !MOMENTARY.iter().any(|m| lower.contains(m));
+    // "Rex is a golden retriever" after "I have a dog named Rex": a statement about someone
+    // of the user's life, named as the user named them.
+    let of_someone_known = short
         && opens_with_a_known_name(sentence, known)
-        && !MOMENTARY.iter().any(|m| lower.contains(m))
-        && !crate::disclosure::words(lower)
-            .iter()
-            .any(|w| crate::disclosure::SECOND_PERSON.contains(&w.as_str()));
-    if of_someone_known && !reports_someone(lower) && !imperative(lower) && !small_talk(lower) {
-        return Some(fact(Kind::Semantic, None, about_the_user(sentence)));
-    }
-    // A message that is one short, direct first-person statement ("I speak fluent
-    // Hungarian", "I drive a 2019 Honda Civic") discloses by its form; anything else needs
-    // the selector's call.
-    let direct = whole_message
-        && words.len() <= 12
-        && (first_person(lower) || names_what_is_mine(lower))
-        && !MOMENTARY.iter().any(|m| lower.contains(m));
-    if !(discloses || direct) {
+        && !crate::disclosure::addresses_the_listener(lower);
+    let direct = short && (first_person(lower) || names_what_is_mine(lower));
+    if !(discloses || direct || of_someone_known) {
         return None;
     }
-    let about_user = crate::disclosure::speaks_of_self(lower);
+    let about_user = crate::disclosure::speaks_of_self(lower) || of_someone_known;
     // "My daughter's name is Maya", "My sister is a doctor": the user's people, kept
-    // unkeyed (they never take the user's own keys). "My manager told us to…" reports
-    // someone else's words, and is not.
-    let someone_else = opens_with_relation(lower) && reports_someone(lower);
+    // unkeyed (they never take the user's own keys). "My manager told us to…" and "Rex told
+    // me to…" report someone else's words, and are not.
+    let someone_else = (opens_with_relation(lower) || of_someone_known) && reports_someone(lower);
     if !about_user || someone_else || handing_over(lower) || imperative(lower) || small_talk(lower)
     {
         return None;
@@ -1732,9 +1723,7 @@ fn names_what_is_mine(lower: &str) -> bool {
     let Some(first) = words.first() else {
         return false;
     };
-    if NOT_A_THING.contains(&first.as_str())
-        || words.iter().any(|w| crate::disclosure::SECOND_PERSON.contains(&w.as_str()))
-    {
+    if NOT_A_THING.contains(&first.as_str()) || crate::disclosure::addresses_the_listener(lower) {
         return false;
     }
     // After the verb, the possessive itself ("… is my favourite colour") or a thing the user
