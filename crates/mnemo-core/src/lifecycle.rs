@@ -506,12 +506,13 @@ pub fn decide_with(
     let contradicted = contradicted(candidate, context, now, memo);
     // A keyed statement is settled by its key: a different value is an update, however
     // similar its wording, so the near-duplicate rule applies only without a live key match.
+    let said_numbers = std::cell::OnceCell::new();
     if !live_same_key
         && let Some((existing, _)) = context.similar.iter().find(|(m, cosine)| {
             *cosine >= NEAR_DUPLICATE_COSINE
                 && !m.is_expired(now)
                 && same_occurrence(candidate, m)
-                && numbers(&m.content) == numbers(&candidate.content)
+                && numbers(&m.content) == *said_numbers.get_or_init(|| numbers(&candidate.content))
                 && !contradicted.iter().any(|c| c.id == m.id)
         })
     {
