@@ -1615,18 +1615,22 @@ mod tests {
             let claim = claims(statement).into_iter().find(|c| c.measure.is_some());
             claim.and_then(|c| c.measure).map(|m| (m.dimension, m.hundredths))
         };
-        assert_eq!(measure("I weigh 80 kg."), Some((Dimension::Mass, 8000)));
-        assert_eq!(measure("I'm down to 165 lbs."), Some((Dimension::Mass, 7484)));
-        assert_eq!(measure("My rent is $1,500 a month."), Some((Dimension::Money, 150_000)));
-        assert_eq!(measure("I'm 29 years old."), Some((Dimension::Age, 2900)));
-        assert_eq!(measure("I turned 30 last week."), Some((Dimension::Age, 3000)));
-        assert_eq!(measure("I go to bed around 11pm."), Some((Dimension::Clock, 138_000)));
-        assert_eq!(measure("I'm in bed by 9:30 most nights."), Some((Dimension::Clock, 57_000)));
-        assert_eq!(measure("I eat lunch at noon."), Some((Dimension::Clock, 72_000)));
-        assert_eq!(measure("My commute is an hour long."), Some((Dimension::Duration, 6000)));
-        assert_eq!(measure("I run 3 miles."), Some((Dimension::Distance, 483)));
-        assert_eq!(measure("I swim on Mondays and Fridays."), Some((Dimension::Weekdays, 17)));
-        assert_eq!(measure("I call my mum every Sunday."), Some((Dimension::Weekdays, 64)));
+        for (statement, dimension, hundredths) in [
+            ("I weigh 80 kg.", Dimension::Mass, 8000),
+            ("I'm down to 165 lbs.", Dimension::Mass, 7484),
+            ("My rent is $1,500 a month.", Dimension::Money, 150_000),
+            ("I'm 29 years old.", Dimension::Age, 2900),
+            ("I turned 30 last week.", Dimension::Age, 3000),
+            ("I go to bed around 11pm.", Dimension::Clock, 138_000),
+            ("I'm in bed by 9:30 most nights.", Dimension::Clock, 57_000),
+            ("I eat lunch at noon.", Dimension::Clock, 72_000),
+            ("My commute is an hour long.", Dimension::Duration, 6000),
+            ("I run 3 miles.", Dimension::Distance, 483),
+            ("I swim on Mondays and Fridays.", Dimension::Weekdays, 17),
+            ("I call my mum every Sunday.", Dimension::Weekdays, 64),
+        ] {
+            assert_eq!(measure(statement), Some((dimension, hundredths)), "{statement:?}");
+        }
         assert_eq!(measure("I met Sam on Monday."), None);
         // Only times that exist.
         assert_eq!(measure("My shift ends at 24:00."), Some((Dimension::Clock, 144_000)));
