@@ -307,6 +307,15 @@ fn tokens(clause: &str) -> Vec<String> {
             } else {
                 read.push("i".to_owned());
                 i = at + 1;
+                // "the user and others", "the user and their wife": the extractor's "we",
+                // read as the user, as "we" is.
+                if out.get(i).is_some_and(|w| w == "and") {
+                    match out.get(i + 1).map(String::as_str) {
+                        Some("others") => i += 2,
+                        Some("their") if out.len() > i + 2 => i += 3,
+                        _ => {}
+                    }
+                }
             }
             continue;
         }
@@ -540,13 +549,22 @@ fn is_stopword(word: &str) -> bool {
     crate::retrieval::is_stopword(word)
 }
 
-/// The content words of a value, loosely stemmed, time words left out.
+/// A slot's or value's word as it is compared: a noun by the name of its synonyms' group
+/// ("movies" and "film" alike), then loosely stemmed; a number word as it is.
+fn term(word: &str) -> String {
+    if crate::lifecycle::is_number_word(word) {
+        return word.to_owned();
+    }
+    loose(crate::lexicon::canonical(word))
+}
+
+/// The content words of a value, compared as [`term`]s, time words left out.
 fn value_words(words: &[String]) -> HashSet<String> {
     words
         .iter()
         .filter(|w| !is_stopword(w) && !TIME_WORDS.contains(&w.as_str()) && *w != "'s")
         .filter(|w| !matches!(w.as_str(), "called" | "named" | "go" | "favourite" | "favorite"))
-        .map(|w| loose(w))
+        .map(|w| term(w))
         .collect()
 }
 
@@ -581,14 +599,14 @@ fn is_interjection(word: &str) -> bool {
     )
 }
 
-/// The words of a slot phrase, loosely stemmed; adverbs of time and degree, and framing
-/// read after the clause ("… my go-to drink, honestly"), left out.
+/// The words of a slot phrase, compared as [`term`]s; adverbs of time and degree, and
+/// framing read after the clause ("… my go-to drink, honestly"), left out.
 fn slot_words(words: &[String]) -> Vec<String> {
     words
         .iter()
         .filter(|w| !TIME_WORDS.contains(&w.as_str()) && !matches!(w.as_str(), "the" | "a" | "an"))
         .filter(|w| !is_interjection(w))
-        .map(|w| loose(w))
+        .map(|w| term(w))
         .collect()
 }
 
@@ -603,10 +621,17 @@ fn has_phrase(words: &[String], phrase: &[&str]) -> bool {
     words.windows(phrase.len()).any(|w| w.iter().zip(phrase).all(|(a, b)| a == b))
 }
 
+/// A clause's words, and the framing phrase set off before it ("From now on", "After
+/// rewatching it"), which tells when or how but names no slot or value.
+struct Clause {
+    words: Vec<String>,
+    framing: Vec<String>,
+}
+
 /// The clauses of a statement: split at punctuation inside sentences and at conjunctions. A
-/// short phrase set off by a comma with no subject of its own ("From now on, …", "After the
-/// reorg, …") frames the clause after it and is read with it.
-fn clauses(statement: &str) -> Vec<Vec<String>> {
+/// short phrase set off by a comma with no subject of its own ("From now on, …", "After
+/// rewatching it, …") frames the clauses after it.
+fn clauses(statement: &str) -> Vec<Clause> {
     let mut out = Vec::new();
     for (sentence, question) in crate::extract::sentences(statement) {
         // A question claims nothing.
@@ -615,18 +640,21 @@ fn clauses(statement: &str) -> Vec<Vec<String>> {
         }
         let mut framing: Vec<String> = Vec::new();
         for part in split_outside_numbers(&sentence) {
-            let mut words = tokens(part);
+            let words = tokens(part);
             let subject = words.iter().any(|w| matches!(w.as_str(), "i" | "my" | "me"));
             if words.len() <= 3 && !subject {
                 framing.extend(words);
                 continue;
             }
-            // The framing is read after the clause, where it does not stand for its subject.
-            words.append(&mut framing);
-            out.extend(split_at_conjunctions(&words));
+            let framing = std::mem::take(&mut framing);
+            out.extend(
+                split_at_conjunctions(&words)
+                    .into_iter()
+                    .map(|words| Clause { words, framing: framing.clone() }),
+            );
         }
         if !framing.is_empty() {
-            out.push(framing);
+            out.push(Clause { words: framing, framing: Vec::new() });
         }
     }
     out
@@ -757,8 +785,11 @@ fn skip_framing(words: &[String]) -> &[String] {
     }
 }
 
-fn claim_of(clause: &[String]) -> Option<Claim> {
-    let all = clause;
+/// The claim of a clause: its words, and the phrase that frames it (read for what it says
+/// of change, addition and the past, not for the slot or value).
+fn claim_of(clause: &[String], framing: &[String]) -> Option<Claim> {
+    let all: Vec<String> = clause.iter().chain(framing).cloned().collect();
+    let all = all.as_slice();
     let additive = all
         .iter()
         .any(|w| matches!(w.as_str(), "also" | "too" | "another" | "additionally" | "both"))
@@ -771,7 +802,7 @@ fn claim_of(clause: &[String]) -> Option<Claim> {
         || ends_a_relationship(all)
         || has_phrase(all, &["no", "longer"]);
     let event = tells_an_event(skip_framing(all));
-    let words = skip_framing(all);
+    let words = skip_framing(clause);
     let first = words.first()?;
     let claim = |holder, kind, slot: Vec<String>, value: &[String]| {
         let measure = measure_of(words, &slot, value);
@@ -933,7 +964,20 @@ fn claim_of(clause: &[String]) -> Option<Claim> {
             &words[2..],
         ));
     };
-    let start = rest.iter().position(|w| !BETWEEN_SUBJECT_AND_VERB.contains(&w.as_str()))?;
+    let mut start = rest.iter().position(|w| !BETWEEN_SUBJECT_AND_VERB.contains(&w.as_str()))?;
+    // "I have two kids", "I've a dog": "have" before its object is the verb, not an
+    // auxiliary.
+    let object_follows = |w: &str| {
+        matches!(w, "a" | "an" | "the" | "no" | "some" | "my")
+            || crate::lifecycle::is_number_word(w)
+            || w.starts_with(|c: char| c.is_ascii_digit())
+    };
+    if start > 0
+        && matches!(rest[start - 1].as_str(), "have" | "has" | "had")
+        && object_follows(&rest[start])
+    {
+        start -= 1;
+    }
     let verb = &rest[start];
     let after = &rest[start + 1..];
     if is_change_verb(verb) {
@@ -991,7 +1035,7 @@ fn relative_attribute(words: &[String]) -> Option<(Vec<String>, &[String])> {
 pub fn claims(statement: &str) -> Vec<Claim> {
     let mut out = Vec::new();
     let mut said_by_i = false;
-    for clause in clauses(statement) {
+    for Clause { words: clause, framing } in clauses(statement) {
         let framed = skip_framing(&clause);
         let subject = |w: &String| matches!(w.as_str(), "i" | "my" | "we" | "our" | "me");
         // "I sold the Civic and now drive a Tesla": a clause with no subject of its own
@@ -1002,10 +1046,10 @@ pub fn claims(statement: &str) -> Vec<Claim> {
         let claim = if said_by_i && !own_subject && !clause.iter().any(subject) {
             let mut continued = vec!["i".to_owned()];
             continued.extend(clause.iter().cloned());
-            claim_of(&continued)
+            claim_of(&continued, &framing)
         } else {
             said_by_i = framed.first().is_some_and(|w| w == "i");
-            claim_of(&clause)
+            claim_of(&clause, &framing)
         };
         out.extend(claim);
     }
@@ -1209,9 +1253,10 @@ fn measure_of(words: &[String], slot: &[String], value: &[String]) -> Option<Mea
         .map(String::as_str)
         .chain(value.iter().map(String::as_str))
         .filter(|w| !of_a_quantity(w) && !of_time(w) && !is_stopword(w) && *w != "'s")
-        .map(loose)
-        // Light verbs name no activity of their own ("I go to the gym" is about the gym).
-        .filter(|w| !matches!(w.as_str(), "go" | "goe" | "going" | "get"))
+        // Light verbs name no activity of their own ("I go to the gym" is about the gym); a
+        // slot's verb arrives loosely stemmed ("goe").
+        .filter(|w| !matches!(*w, "go" | "goes" | "goe" | "going" | "get" | "gets"))
+        .map(term)
         .collect();
     Some(Measure { dimension, hundredths, of })
 }
@@ -1274,6 +1319,7 @@ fn value_apart_from(claim: &Claim, other: &Claim) -> HashSet<String> {
 fn renumbered(old: &HashSet<String>, new: &HashSet<String>) -> bool {
     let is_number = |w: &&String| {
         w.trim_start_matches(CURRENCY_SIGNS).starts_with(|c: char| c.is_ascii_digit())
+            || crate::lifecycle::is_number_word(w)
     };
     // A unit is part of its number: sharing "kg" does not make "I weigh 80 kg" and "I can
     // deadlift 120 kg" one statement.
@@ -1607,6 +1653,51 @@ mod tests {
         // A clause that ends on "you" still claims what it says.
         assert_eq!(claims("I miss you").len(), 1);
         assert!(contradicts("I eat meat.", "I don't eat meat anymore, I promise you", NEAREST));
+    }
+
+    #[test]
+    fn synonyms_name_one_slot_and_a_framing_phrase_names_none() {
+        // Unrelated in meaning as far as the caller knows: the slot is read from the words.
+        let yes = [
+            ("My favourite film is The Godfather.", "My favourite movie is Amelie."),
+            (
+                "My favourite author is Terry Pratchett.",
+                "Ursula K. Le Guin is my favourite writer.",
+            ),
+            (
+                "My favourite movie is Inception.",
+                "After rewatching it, Parasite has become my all-time favourite film.",
+            ),
+            ("I have two kids.", "I have three children."),
+            ("I have 2 kids.", "I have 3 kids now."),
+        ];
+        assert_each(&yes, UNRELATED, true);
+        let no = [
+            ("My favourite film is The Godfather.", "My favourite book is Dune."),
+            ("My favourite movie is Amelie.", "My favourite film is Amelie."),
+            ("I have two kids.", "I have three dogs."),
+            ("I have two kids.", "I have two children."),
+            ("I have a dog.", "I have a cat now."),
+            ("My doctor is Dr. Patel.", "My physician is Dr. Patel."),
+        ];
+        assert_each(&no, NEAREST, false);
+        // The framing phrase still tells of change ("From now on").
+        let framed = claims("After rewatching it, Parasite has become my favourite film.");
+        assert_eq!(framed[0].slot, [term("favourite"), term("film")]);
+        let from_now_on = claims("From now on, reply to me in German.");
+        assert_ne!(from_now_on[0].change, Change::None);
+        // The extractor's "we" is the user, as "we" is.
+        for rewritten in
+            ["User and others rent the apartment", "User and their wife rent the apartment"]
+        {
+            assert_eq!(claims(rewritten), claims("We rent the apartment"), "{rewritten}");
+        }
+        // "Have" before its object is the verb.
+        let kids = claims("I have two kids.").remove(0);
+        assert_eq!(
+            (kids.slot, kids.value),
+            (vec![loose("have")], HashSet::from(["two".to_owned(), "child".to_owned()]))
+        );
     }
 
     #[test]

@@ -1667,7 +1667,7 @@ fn durable_statement(
     lower: &str,
     discloses: bool,
     whole_message: bool,
-    known: &dyn Fn(&str) -> bool,
+    around: &Surroundings<'_>,
 ) -> Option<Extracted> {
     let words: Vec<&str> = lower.split_whitespace().collect();
     if words.len() < 2 {
@@ -1680,7 +1680,7 @@ fn durable_statement(
     // "Rex is a golden retriever" after "I have a dog named Rex": a statement about someone
     // of the user's life, named as the user named them.
     let of_someone_known = short
-        && opens_with_a_known_name(sentence, known)
+        && opens_with_a_known_name(sentence, around.known)
         && !crate::disclosure::addresses_the_listener(lower);
     let direct = short && (first_person(lower) || names_what_is_mine(lower));
     if !(discloses || direct || of_someone_known) {
@@ -1695,7 +1695,7 @@ fn durable_statement(
     {
         return None;
     }
-    Some(fact(Kind::Semantic, None, about_the_user(sentence)))
+    Some(fact(Kind::Semantic, None, about_the_user_as(sentence, &around.we)))
 }
 
 /// Words after which "my" or "our" makes the thing before them the user's own: a copula
@@ -2064,11 +2064,112 @@ fn third_person(verb: &str) -> String {
     format!("{verb}s")
 }
 
+/// What the rest of a message tells about each of its clauses.
+struct Surroundings<'a> {
+    /// Whether a name, as written, is one the user has named as someone of their life.
+    known: &'a dyn Fn(&str) -> bool,
+    /// Who "we" are in the message.
+    we: We,
+}
+
+/// Who a message's "we" are, which its rewriting about the user names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum We {
+    /// The user's team: the message speaks of work ("We deploy with GitHub Actions", "my
+    /// colleagues and I … we").
+    Team,
+    /// The user and the people the message names as theirs ("My wife is from Bogotá and we
+    /// speak Spanish at home": the wife).
+    With(String),
+    /// Anyone else: the user and others, which is never wrong ("We have a vegetable garden").
+    Others,
+}
+
+/// Words that place a message's "we" at work when it names none of the user's people, beside
+/// [`WORKPLACE_NOUNS`] other than the places and things of everyday life too.
+const WORK_CUES: &[&str] = &["work", "job", "colleagues", "coworkers", "tickets", "ci"];
+
+/// Workplace nouns that everyday life has too ("the school", "our budget"): no sign of work.
+const EVERYDAY_TOO: &[&str] = &[
+    "school",
+    "shop",
+    "store",
+    "restaurant",
+    "clinic",
+    "lab",
+    "practice",
+    "budget",
+    "site",
+    "build",
+    "design",
+    "support",
+    "board",
+    "newsletter",
+    "business",
+    "warehouse",
+    "project",
+];
+
+/// The user's people who are met at work: a "we" with them is the user's team.
+const WORK_RELATIONS: &[&str] =
+    &["boss", "manager", "colleague", "colleagues", "coworker", "teammate", "client", "team"];
+
+impl We {
+    /// Reads who "we" are from the whole message: the first of the user's people it names
+    /// ("my kids", "my family"), else work when it speaks of work, else others.
+    fn in_message(message: &str) -> We {
+        let words: Vec<String> = message
+            .split_whitespace()
+            .map(|w| {
+                w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
+                    .replace('\u{2019}', "'")
+                    .to_lowercase()
+            })
+            .collect();
+        for pair in words.windows(2) {
+            let who = pair[1].trim_end_matches("'s");
+            if pair[0] != "my" {
+                continue;
+            }
+            if WORK_RELATIONS.contains(&who) {
+                return We::Team;
+            }
+            if RELATIONS.contains(&who) || matches!(who, "family" | "fam" | "mentee" | "group") {
+                return We::With(who.to_owned());
+            }
+        }
+        let at_work = |w: &str| {
+            WORK_CUES.contains(&w) || (WORKPLACE_NOUNS.contains(&w) && !EVERYDAY_TOO.contains(&w))
+        };
+        if words.iter().any(|w| at_work(w.trim_end_matches("'s"))) {
+            return We::Team;
+        }
+        We::Others
+    }
+
+    /// How the rewriting names "we" (at the start of a statement or inside it), and whether
+    /// that subject takes a singular verb.
+    fn subject(&self, first: bool) -> (String, bool) {
+        let user = if first { "User" } else { "the user" };
+        match self {
+            We::Team => (format!("{user}'s team"), true),
+            We::With(who) => (format!("{user} and their {who}"), false),
+            We::Others => (format!("{user} and others"), false),
+        }
+    }
+}
+
 /// Rewrites a first-person clause as a self-contained statement about the user: "I work as
 /// a nurse at St. David's" → "User works as a nurse at St. David's"; "My daughter's name is
-/// Maya" → "User's daughter's name is Maya"; "We host everything on GKE" → "User's team
-/// hosts everything on GKE". Words other than the pronouns and their verbs are unchanged.
+/// Maya" → "User's daughter's name is Maya"; "We host everything on GKE" → "User and others
+/// host everything on GKE" ("we" read from the clause alone, as [`We`] tells). Words other
+/// than the pronouns and their verbs are unchanged.
 pub fn about_the_user(clause: &str) -> String {
+    about_the_user_as(clause, &We::in_message(clause))
+}
+
+/// [`about_the_user`] with "we" read from the whole message.
+fn about_the_user_as(clause: &str, we: &We) -> String {
     let tokens: Vec<&str> = clause.split_whitespace().collect();
     let mut out: Vec<String> = Vec::with_capacity(tokens.len() + 2);
     let mut conjugate_next = false;
@@ -2079,7 +2180,7 @@ pub fn about_the_user(clause: &str) -> String {
         let first = out.is_empty();
         let subject = if first { "User" } else { "the user" };
         let possessive = if first { "User's" } else { "the user's" };
-        let team = if first { "User's team" } else { "the user's team" };
+        let (group, singular) = we.subject(first);
         let replaced: Option<String> = match lower.as_str() {
             "i" => {
                 // "Sam and I have": a subject of two keeps its plural verb.
@@ -2095,14 +2196,15 @@ pub fn about_the_user(clause: &str) -> String {
             "my" => Some(possessive.into()),
             "mine" => Some(possessive.trim_end_matches("'s").to_owned() + "'s"),
             "we" => {
-                conjugate_next = true;
-                Some(team.into())
+                conjugate_next = singular;
+                Some(group)
             }
-            "we're" => Some(format!("{team} is")),
-            "we've" => Some(format!("{team} has")),
-            "we'll" => Some(format!("{team} will")),
+            "we're" => Some(format!("{group} {}", if singular { "is" } else { "are" })),
+            "we've" => Some(format!("{group} {}", if singular { "has" } else { "have" })),
+            "we'll" => Some(format!("{group} will")),
+            "we'd" => Some(format!("{group} would")),
             "our" | "ours" => Some(possessive.into()),
-            "us" if i > 0 => Some("the user's team".into()),
+            "us" if i > 0 => Some(we.subject(false).0),
             _ => None,
         };
         if let Some(r) = replaced {
@@ -2195,6 +2297,7 @@ pub fn extract_knowing(
     let all = sentences(message);
     // A short message (a line or two) states its facts directly.
     let short = message.split_whitespace().count() <= 20;
+    let around = Surroundings { known, we: We::in_message(message) };
     for (sentence, question) in &all {
         // "My dad's name is Robert and he's a retired firefighter": the second clause's
         // pronoun stands for the person the first one named.
@@ -2204,7 +2307,7 @@ pub fn extract_knowing(
             let clause =
                 antecedent.as_deref().and_then(|a| with_antecedent(&clause, a)).unwrap_or(clause);
             antecedent = relation_named(&clause).or(antecedent);
-            drawn.extend(from_clause(&clause, *question, at, discloses, short, known));
+            drawn.extend(from_clause(&clause, *question, at, discloses, short, &around));
         }
         if drawn.is_empty() {
             continue;
@@ -2264,7 +2367,8 @@ pub fn extract_knowing(
             })
             .max_by_key(|(s, _)| s.split_whitespace().count());
         if let Some((s, _)) = statement {
-            let mut e = fact(Kind::Semantic, None, format!("User said: {}", about_the_user(s)));
+            let said = about_the_user_as(s, &around.we);
+            let mut e = fact(Kind::Semantic, None, format!("User said: {said}"));
             e.sensitive = crate::screen::sensitive_category(s).is_some();
             let lower = s.to_lowercase();
             if bounded(&lower) {
@@ -2276,6 +2380,28 @@ pub fn extract_knowing(
     found
 }
 
+/// What follows a leading phrase of time before the user's own subject ("Since the move
+/// I'm on Eastern time", "After the reorg, I report to Tom"): the statement it frames.
+fn after_a_leading_adverbial(sentence: &str) -> Option<&str> {
+    let lower = sentence.to_ascii_lowercase();
+    let openers = ["since", "ever since", "after", "following", "as of", "starting", "from"];
+    if !openers.iter().any(|o| starts_with_word(&lower, o)) {
+        return None;
+    }
+    // The subject's position among the next few words, by byte offset.
+    let mut offset = 0;
+    for (k, word) in sentence.split_whitespace().enumerate().take(7) {
+        offset += sentence[offset..].find(word)?;
+        let bare = word.to_ascii_lowercase().replace('\u{2019}', "'");
+        if FIRST_PERSON_SUBJECTS.contains(&bare.as_str()) {
+            // Right after the opener it is a clause of its own ("Since I moved here …").
+            return (k > 1).then(|| &sentence[offset..]);
+        }
+        offset += word.len();
+    }
+    None
+}
+
 /// What one clause says about the user, if anything.
 fn from_clause(
     clause: &str,
@@ -2283,7 +2409,7 @@ fn from_clause(
     at: Timestamp,
     discloses: bool,
     whole_message: bool,
-    known: &dyn Fn(&str) -> bool,
+    around: &Surroundings<'_>,
 ) -> Option<Extracted> {
     let mut s = clause;
     let mut lower = s.to_ascii_lowercase();
@@ -2383,15 +2509,17 @@ fn from_clause(
         s = &with_subject;
         lower = s.to_ascii_lowercase();
     }
+    // "Since the move I'm on Eastern time": a keyed statement after a leading phrase of time.
     let found = statement(s, at)
+        .or_else(|| after_a_leading_adverbial(s).and_then(|rest| statement(rest, at)))
         .or_else(|| transient(s, &lower, at))
         .or_else(|| style_directive(s, &lower))
-        .or_else(|| durable_statement(s, &lower, discloses || explicit, whole_message, known))
+        .or_else(|| durable_statement(s, &lower, discloses || explicit, whole_message, around))
         .or_else(|| workplace_fact(s, &lower, whole_message));
     match found {
         Some(e) => Some(e),
         // Whatever the user explicitly asked to keep, in their words.
-        None if explicit => Some(fact(Kind::Semantic, None, about_the_user(s))),
+        None if explicit => Some(fact(Kind::Semantic, None, about_the_user_as(s, &around.we))),
         None => None,
     }
 }
@@ -2809,12 +2937,11 @@ mod tests {
         let all = extract("I work as a nurse in Oslo and I love chess", wednesday(), false);
         let contents: Vec<_> = all.iter().map(|e| e.content.as_str()).collect();
         assert_eq!(contents, ["Works as nurse in Oslo", "Loves chess"]);
-        let all =
-            extract("My daughter's name is Maya, and we host everything on GKE", wednesday(), true);
+        let all = extract("My daughter's name is Maya, and we keep bees", wednesday(), true);
         let contents: Vec<_> = all.iter().map(|e| e.content.as_str()).collect();
         assert_eq!(
             contents,
-            ["User's daughter's name is Maya", "User's team hosts everything on GKE"]
+            ["User's daughter's name is Maya", "User and their daughter keep bees"]
         );
         assert_eq!(
             about_the_user("I usually study in the library"),
@@ -2836,6 +2963,56 @@ mod tests {
         assert_eq!(contents, ["Leo and the user have been friends since school"]);
         let all = extract("I swim on Mondays and I cycle on Fridays", wednesday(), true);
         assert_eq!(all.len(), 2, "{all:?}");
+    }
+
+    #[test]
+    fn we_are_the_people_the_message_names_the_team_at_work_else_the_user_and_others() {
+        let rewritten = |message: &str| -> Vec<String> {
+            extract(message, wednesday(), true).into_iter().map(|e| e.content).collect()
+        };
+        for (message, expected) in [
+            ("We have a vegetable garden.", "User and others have a vegetable garden"),
+            (
+                "We have a border collie called Biscuit.",
+                "User and others have a border collie called Biscuit",
+            ),
+            ("We deploy with GitHub Actions.", "User's team deploys with GitHub Actions"),
+            (
+                "We ship from the monorepo every Friday.",
+                "User's team ships from the monorepo every Friday",
+            ),
+            ("We're saving up to buy a house.", "User and others are saving up to buy a house"),
+            ("We've got twin boys aged five.", "User and others have got twin boys aged five"),
+        ] {
+            assert_eq!(rewritten(message), [expected], "{message}");
+        }
+        assert_eq!(
+            rewritten("My wife is from Bogotá and we speak Spanish at home."),
+            ["User's wife is from Bogotá", "User and their wife speak Spanish at home"]
+        );
+        assert_eq!(We::in_message("My boss says we ship on Fridays"), We::Team);
+        assert_eq!(We::in_message("My kids loved it. We went camping."), We::With("kids".into()));
+        assert_eq!(about_the_user("It brings us closer"), "It brings the user and others closer");
+    }
+
+    #[test]
+    fn a_keyed_statement_is_read_after_a_leading_phrase_of_time() {
+        for discloses in [false, true] {
+            let all = extract("Since the move I'm on Eastern time.", wednesday(), discloses);
+            let keyed: Vec<_> = all.iter().map(|e| (e.content.as_str(), e.key.clone())).collect();
+            assert_eq!(
+                keyed,
+                [("Time zone: Eastern time", Some(("user".to_owned(), "time_zone".to_owned())))]
+            );
+        }
+        assert_eq!(
+            after_a_leading_adverbial("After the reorg, I report to Tom"),
+            Some("I report to Tom")
+        );
+        // A subordinate clause with its own subject, and no leading phrase, are not framing.
+        assert_eq!(after_a_leading_adverbial("Since I moved here I've been happier"), None);
+        assert_eq!(after_a_leading_adverbial("I'm on Eastern time"), None);
+        assert_eq!(after_a_leading_adverbial("Since"), None);
     }
 
     #[test]

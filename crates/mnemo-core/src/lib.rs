@@ -17,6 +17,7 @@ pub mod error;
 pub mod export;
 pub mod extract;
 pub mod ledger;
+pub mod lexicon;
 pub mod lifecycle;
 pub mod limits;
 pub mod llm_extract;

@@ -111,6 +111,11 @@ const NUMBER_WORDS: &[&str] = &[
     "once",
 ];
 
+/// Whether a lowercase word is a cardinal number written as a word ("three", "dozen").
+pub fn is_number_word(word: &str) -> bool {
+    NUMBER_WORDS.contains(&word)
+}
+
 /// The number-like tokens of a text, lower-cased: any word containing a digit, and cardinal
 /// numbers written as words. Embeddings barely distinguish "PIN 1234" from "PIN 5678", or
 /// "two kids" from "three children", so two statements are near-duplicates only if their
@@ -118,7 +123,7 @@ const NUMBER_WORDS: &[&str] = &[
 pub fn numbers(text: &str) -> std::collections::BTreeSet<String> {
     text.split(|c: char| !c.is_alphanumeric())
         .map(str::to_lowercase)
-        .filter(|w| w.chars().any(|c| c.is_ascii_digit()) || NUMBER_WORDS.contains(&w.as_str()))
+        .filter(|w| w.chars().any(|c| c.is_ascii_digit()) || is_number_word(w))
         .collect()
 }
 
