@@ -189,6 +189,10 @@ const BETWEEN_SUBJECT_AND_VERB: [&str; 24] = [
     "totally",
 ];
 
+/// Verbs that give their subject an amount ("my commute takes 20 minutes").
+const MEASURING_VERBS: [&str; 8] =
+    ["takes", "took", "costs", "cost", "lasts", "lasted", "weighs", "weighed"];
+
 /// Verbs whose object is a new value of something the holder had before.
 const CHANGE_VERBS: [&str; 9] =
     ["switch", "move", "change", "transfer", "swap", "replace", "convert", "migrate", "relocate"];
@@ -357,7 +361,9 @@ fn tokens(clause: &str) -> Vec<String> {
     read
 }
 
-/// A word compared loosely: a plural or third-person `s` (or `es`, `ies`) and an `ed` dropped.
+/// A word compared loosely: a plural or third-person `s` (or `es`, `ies`) and an `ed` dropped,
+/// then a final `e`, so a word and its `s` form compare alike ("cycle", "cycles" → "cycl";
+/// "watch", "watches" → "watch").
 pub(crate) fn loose(word: &str) -> String {
     if let Some(stem) = word.strip_suffix("ies").filter(|s| s.len() >= 3) {
         return format!("{stem}y");
@@ -365,13 +371,7 @@ pub(crate) fn loose(word: &str) -> String {
     if let Some(stem) = word.strip_suffix("ed").filter(|s| s.len() >= 3) {
         return stem.strip_suffix(|c: char| c == 'e').unwrap_or(stem).to_owned();
     }
-    if let Some(stem) = word.strip_suffix('s').filter(|s| s.len() >= 3 && !s.ends_with('s')) {
-        return stem
-            .strip_suffix('e')
-            .filter(|s| s.ends_with("ch") || s.ends_with("sh"))
-            .unwrap_or(stem)
-            .to_owned();
-    }
+    let word = word.strip_suffix('s').filter(|s| s.len() >= 3 && !s.ends_with('s')).unwrap_or(word);
     word.strip_suffix('e').filter(|s| s.len() >= 3).unwrap_or(word).to_owned()
 }
 
@@ -897,6 +897,21 @@ fn claim_of(clause: &[String], framing: &[String]) -> Option<Claim> {
             let slot = slot_words(without_auxiliaries(&words[1..q]));
             return (!slot.is_empty())
                 .then(|| claim(Holder::User, SlotKind::Attribute, slot, value));
+        }
+        // "My commute takes 20 minutes", "my rent costs $1,500": a verb of measure gives an
+        // attribute of the user's its amount, as "my commute is an hour long" does.
+        if let Some(verb) = words.iter().take(5).position(|w| MEASURING_VERBS.contains(&w.as_str()))
+            && verb >= 2
+        {
+            let measured = claim(
+                Holder::User,
+                SlotKind::Attribute,
+                slot_words(&words[1..verb]),
+                &words[verb + 1..],
+            );
+            if measured.measure.is_some() {
+                return Some(measured);
+            }
         }
         let someone = words.get(1)?.clone();
         let verb = words.get(2)?;
@@ -1653,6 +1668,41 @@ mod tests {
         // A clause that ends on "you" still claims what it says.
         assert_eq!(claims("I miss you").len(), 1);
         assert!(contradicts("I eat meat.", "I don't eat meat anymore, I promise you", NEAREST));
+    }
+
+    #[test]
+    fn a_verb_of_measure_gives_the_users_attribute_its_amount() {
+        let yes = [
+            ("My commute takes 20 minutes.", "My commute is an hour long."),
+            ("My rent costs $1,500 a month.", "My rent is $1,700 a month now."),
+        ];
+        assert_each(&yes, UNRELATED, true);
+        let no = [
+            ("My commute takes 20 minutes.", "My lunch break is an hour long."),
+            ("My commute takes 20 minutes.", "My commute takes 20 minutes by train."),
+            ("I weigh 80 kg.", "My daughter weighs 20 kg."),
+        ];
+        assert_each(&no, NEAREST, false);
+        let commute = claims("My commute takes 20 minutes.").remove(0);
+        assert_eq!((commute.holder, commute.kind), (Holder::User, SlotKind::Attribute));
+        // Without an amount it is someone's doing.
+        assert!(matches!(claims("My sister takes the bus.")[0].holder, Holder::Other(_)));
+    }
+
+    #[test]
+    fn a_word_and_its_s_form_compare_alike() {
+        for (a, b) in [("cycle", "cycles"), ("watch", "watches"), ("use", "uses"), ("box", "boxes")]
+        {
+            assert_eq!(loose(a), loose(b), "{a} / {b}");
+        }
+        assert_eq!(loose("class"), "class");
+        // The extractor's third person is the user's first: "User cycles to work" / "I
+        // don't cycle anymore".
+        assert!(contradicts(
+            "User cycles to work every day",
+            "User doesn't cycle anymore",
+            NEAREST
+        ));
     }
 
     #[test]

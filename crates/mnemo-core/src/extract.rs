@@ -665,9 +665,21 @@ fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
                     continue;
                 }
             }
+            // A student studies: "Is a university student", not "Works as …".
+            let role = if title.to_ascii_lowercase().split_whitespace().any(|w| w == "student") {
+                let lower = title.to_ascii_lowercase();
+                // "an undergraduate", "a university student".
+                let vowel = lower.starts_with(['a', 'e', 'i', 'o'])
+                    || (lower.starts_with('u')
+                        && !["uni", "us", "ut"].iter().any(|p| lower.starts_with(p)));
+                let article = if vowel { "an" } else { "a" };
+                format!("Is {article} {title}")
+            } else {
+                format!("Works as {title}")
+            };
             let content = match &employer {
-                Some(e) => format!("Works as {title} at {e}"),
-                None => format!("Works as {title}"),
+                Some(e) => format!("{role} at {e}"),
+                None => role,
             };
             return Some(fact(Kind::Semantic, key("user", "role"), content));
         }
@@ -2993,6 +3005,25 @@ mod tests {
         assert_eq!(We::in_message("My boss says we ship on Fridays"), We::Team);
         assert_eq!(We::in_message("My kids loved it. We went camping."), We::With("kids".into()));
         assert_eq!(about_the_user("It brings us closer"), "It brings the user and others closer");
+    }
+
+    #[test]
+    fn a_student_is_one_and_does_not_work_as_one() {
+        let role = |message: &str| one(message).map(|e| (e.content, e.key));
+        let key = Some(("user".to_owned(), "role".to_owned()));
+        assert_eq!(
+            role("I'm a university student."),
+            Some(("Is a university student".into(), key.clone()))
+        );
+        assert_eq!(
+            role("I'm an undergraduate student at Leeds."),
+            Some(("Is an undergraduate student at Leeds".into(), key.clone()))
+        );
+        assert_eq!(
+            role("I'm a PhD student in linguistics at Edinburgh"),
+            Some(("Is a PhD student in linguistics at Edinburgh".into(), key.clone()))
+        );
+        assert_eq!(role("I'm a nurse."), Some(("Works as nurse".into(), key)));
     }
 
     #[test]

@@ -393,7 +393,8 @@ impl Mnemo {
     /// The names the user's messages open sentences with ("Rex is a golden retriever") that
     /// the user had named as someone of their life: each with the index of the first message
     /// it is known for, 0 when a memory of the user's names it ("User has a dog named Rex"),
-    /// `i + 1` when message `i` of this conversation does.
+    /// `i + 1` when message `i` of this conversation does. Each name is looked up by its
+    /// word alone (no embedding), in the user's own notebook.
     fn names_known(&self, who: &UserRef, messages: &[Message]) -> Result<BTreeMap<String, usize>> {
         let said: Vec<(usize, &str)> = messages
             .iter()
@@ -413,7 +414,7 @@ impl Mnemo {
                 as_of: None,
                 spaces: Some(vec![PRIVATE.to_owned()]),
             };
-            let stored = self.search(who, &request)?.iter().any(|hit| {
+            let stored = self.search_words(who, &request)?.iter().any(|hit| {
                 !hit.memory.transcript
                     && hit.memory.kind != Kind::Episodic
                     && names_someone(&hit.memory.content, &name)

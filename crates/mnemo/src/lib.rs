@@ -84,6 +84,15 @@ pub const PROFILE_LIMIT: usize = 20;
 /// Most results one search returns.
 pub const MAX_K: usize = 100;
 
+/// What a search matches a query by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Matching {
+    /// Its words and its meaning (the embedder's vector): every caller's search.
+    WordsAndMeaning,
+    /// Its words alone: a name looked up, which no embedding would help find.
+    WordsOnly,
+}
+
 /// A search request.
 #[derive(Debug, Clone)]
 pub struct SearchRequest {
@@ -833,7 +842,13 @@ impl Mnemo {
     /// A search is not a use: it changes nothing, so reading never reorders what is read
     /// next. Call [`Mnemo::mark_used`] for what the caller did use.
     pub fn search(&self, who: &UserRef, request: &SearchRequest) -> Result<Vec<Hit>> {
-        self.search_notebooks(who, request, None)
+        self.search_notebooks(who, request, None, Matching::WordsAndMeaning)
+    }
+
+    /// [`Mnemo::search`] by the query's words alone, without embedding it: for looking up
+    /// names, which mean nothing to an embedder.
+    pub(crate) fn search_words(&self, who: &UserRef, request: &SearchRequest) -> Result<Vec<Hit>> {
+        self.search_notebooks(who, request, None, Matching::WordsOnly)
     }
 
     /// [`Mnemo::search`] over `notebooks` when the caller already knows which the user may
@@ -843,6 +858,7 @@ impl Mnemo {
         who: &UserRef,
         request: &SearchRequest,
         notebooks: Option<Vec<UserRef>>,
+        matching: Matching,
     ) -> Result<Vec<Hit>> {
         if request.k == 0 || request.k > MAX_K {
             return Err(
@@ -871,7 +887,10 @@ impl Mnemo {
         // An agent's "the user" is the first person the user's own records speak in.
         let query = mnemo_core::retrieval::as_the_user_says_it(&query);
         let terms = query_terms(&query);
-        let vector = self.embed_one(&query)?;
+        let vector = match matching {
+            Matching::WordsAndMeaning => self.embed_one(&query)?,
+            Matching::WordsOnly => None,
+        };
         let candidates = config.candidates_for(request.k);
         let select =
             |rows: &mnemo_core::retrieval::Signals<'_>| fuse(&query, rows, &config, candidates);
@@ -1012,7 +1031,7 @@ impl Mnemo {
         let relevant = if incognito {
             Vec::new()
         } else {
-            self.search_notebooks(who, &request, Some(notebooks))?
+            self.search_notebooks(who, &request, Some(notebooks), Matching::WordsAndMeaning)?
         };
         // The transcript stays out of context, except as the session being continued and as
         // what a user said in an earlier session that no memory was drawn from (a past event,

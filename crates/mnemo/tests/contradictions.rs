@@ -213,7 +213,7 @@ fn contradictions_supersede_and_compatible_statements_stay() {
 /// has been a development set since (BENCHMARKS.md gives both figures).
 #[test]
 fn the_blind_contradiction_set_is_read_as_well() {
-    hold_floors(&measure("contradictions_blind.json", builtin()), [(0.70, 1.0), (0.70, 0.96)], 2);
+    hold_floors(&measure("contradictions_blind.json", builtin()), [(0.71, 1.0), (0.73, 0.96)], 2);
 }
 
 /// Both sets with all-MiniLM-L6-v2 as the embedder: the rules read grammar, and the embedder
@@ -224,13 +224,19 @@ fn the_blind_contradiction_set_is_read_as_well() {
 fn contradictions_with_minilm() {
     let embedder = minilm();
     hold_floors(&measure("contradictions.json", embedder.clone()), [(0.66, 1.0), (0.64, 0.96)], 0);
-    hold_floors(&measure("contradictions_blind.json", embedder), [(0.71, 1.0), (0.70, 0.96)], 0);
+    hold_floors(&measure("contradictions_blind.json", embedder), [(0.73, 1.0), (0.73, 0.96)], 0);
 }
+
+/// The notebook's one pair that does give two values of one thing: its two sources were
+/// written apart, and each gave the person a shoe size (stored first, then said).
+const GENUINE_CONFLICTS: [(&str, &str); 1] =
+    [("I'm a size 10 in shoes, UK sizing.", "I wear a size nine shoe.")];
 
 /// A notebook of ordinary, unrelated statements (the agent-phrasing set's 427 distractors and
 /// 116 facts, and the personal-facts workload's 184 lines of chatter, all written as distinct
-/// statements of one person) remembered one by one: nothing in it is another value of
-/// anything else, so every statement it supersedes is a false contradiction.
+/// statements of one person) remembered one by one: apart from [`GENUINE_CONFLICTS`], nothing
+/// in it is another value of anything else, so every other statement it supersedes is a
+/// false contradiction.
 #[test]
 fn an_ordinary_notebook_supersedes_nothing() {
     let phrasings: Value = read_json("agent_phrasings.json");
@@ -250,11 +256,13 @@ fn an_ordinary_notebook_supersedes_nothing() {
         let said = mnemo.remember(&who, fields).unwrap();
         for old in &said.superseded {
             let old = mnemo.get(&who, old).unwrap().content;
-            superseded.push(format!("{old} <- {text}"));
+            if !GENUINE_CONFLICTS.contains(&(old.as_str(), text)) {
+                superseded.push(format!("{old} <- {text}"));
+            }
         }
     }
     eprintln!(
-        "ordinary notebook: {} statements, {} superseded by another",
+        "ordinary notebook: {} statements, {} superseded by another (beside the genuine conflicts)",
         statements.len(),
         superseded.len()
     );
