@@ -186,6 +186,21 @@ fn words(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// Query terms with each noun's synonyms added after them ("movies" also finds "film"),
+/// each word once: a user's records name things in their own words.
+pub fn with_synonyms(mut terms: Vec<String>) -> Vec<String> {
+    let mut seen: HashSet<String> = terms.iter().cloned().collect();
+    let asked = terms.len();
+    for at in 0..asked {
+        for synonym in crate::lexicon::synonyms(&terms[at]).unwrap_or_default() {
+            if seen.insert((*synonym).to_owned()) {
+                terms.push((*synonym).to_owned());
+            }
+        }
+    }
+    terms
+}
+
 /// The lexical terms of a query: lowercase words and numbers, stopwords removed, each once.
 /// When every word is a stopword, all words are kept.
 pub fn query_terms(query: &str) -> Vec<String> {
@@ -1236,6 +1251,17 @@ mod tests {
         let chatter = w.blend(config.relevance(4.0), 1.0, 0.5).score;
         let old = w.blend(config.relevance(6.5), 275.0, 0.5).score;
         assert!(chatter > old, "{chatter} <= {old}");
+    }
+
+    #[test]
+    fn a_query_also_finds_its_nouns_synonyms() {
+        assert_eq!(
+            with_synonyms(query_terms("What movies do I like?")),
+            ["movies", "like", "film", "movie"]
+        );
+        assert_eq!(with_synonyms(query_terms("user car")), ["user", "car", "auto", "automobile"]);
+        // Words without synonyms here, and repeats, add nothing.
+        assert_eq!(with_synonyms(query_terms("breakfast lunch lunch")), ["breakfast", "lunch"]);
     }
 
     #[test]

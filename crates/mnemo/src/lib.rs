@@ -886,7 +886,7 @@ impl Mnemo {
         };
         // An agent's "the user" is the first person the user's own records speak in.
         let query = mnemo_core::retrieval::as_the_user_says_it(&query);
-        let terms = query_terms(&query);
+        let terms = mnemo_core::retrieval::with_synonyms(query_terms(&query));
         let vector = match matching {
             Matching::WordsAndMeaning => self.embed_one(&query)?,
             Matching::WordsOnly => None,
