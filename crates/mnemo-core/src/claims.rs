@@ -57,6 +57,9 @@ pub struct Claim {
     /// For an open slot, what changed, when named ("all my notes" in "I migrated all my
     /// notes to Obsidian"), loosely stemmed.
     pub topic: HashSet<String>,
+    /// What it says it takes the place of ("… called Biscuit now instead of Max", "tea
+    /// instead of coffee"), loosely stemmed: a stored value among these no longer holds.
+    pub replaced: HashSet<String>,
     /// Says it adds to what is known ("also", "too", "as well", "another").
     pub additive: bool,
     /// Says it no longer holds ("used to", "formerly").
@@ -162,7 +165,7 @@ impl ValueForm {
 const COPULAS: [&str; 8] = ["is", "are", "was", "were", "been", "become", "became", "remains"];
 
 /// Auxiliaries and adverbs between a subject and its verb, skipped to find the verb.
-const BETWEEN_SUBJECT_AND_VERB: [&str; 24] = [
+const BETWEEN_SUBJECT_AND_VERB: [&str; 25] = [
     "have",
     "has",
     "had",
@@ -183,10 +186,28 @@ const BETWEEN_SUBJECT_AND_VERB: [&str; 24] = [
     "usually",
     "mostly",
     "mainly",
+    "only",
     "currently",
     "never",
     "not",
     "totally",
+];
+
+/// Verbs that give what they act on a colour ("dyed my hair blonde"), in their forms.
+const COLOURING_VERBS: &[&str] = &[
+    "dye",
+    "dyes",
+    "dyed",
+    "paint",
+    "paints",
+    "painted",
+    "repainted",
+    "colour",
+    "coloured",
+    "color",
+    "colored",
+    "bleach",
+    "bleached",
 ];
 
 /// Verbs that give their subject an amount ("my commute takes 20 minutes").
@@ -555,7 +576,27 @@ fn term(word: &str) -> String {
     if crate::lifecycle::is_number_word(word) {
         return word.to_owned();
     }
+    if let Some(count) = count_of_ordinal(word) {
+        return count.to_owned();
+    }
     loose(crate::lexicon::canonical(word))
+}
+
+/// The count an ordinal says there is ("our third child": three children; "the fourth
+/// floor" is another number than "the third floor"). "First" and "second" are left as said:
+/// they as often mean "earliest" or a length of time.
+fn count_of_ordinal(word: &str) -> Option<&'static str> {
+    const ORDINALS: [(&str, &str); 8] = [
+        ("third", "three"),
+        ("fourth", "four"),
+        ("fifth", "five"),
+        ("sixth", "six"),
+        ("seventh", "seven"),
+        ("eighth", "eight"),
+        ("ninth", "nine"),
+        ("tenth", "ten"),
+    ];
+    ORDINALS.iter().find(|(ordinal, _)| *ordinal == word).map(|(_, count)| *count)
 }
 
 /// The content words of a value, compared as [`term`]s, time words left out.
@@ -715,6 +756,7 @@ fn split_at_conjunctions(words: &[String]) -> Vec<Vec<String>> {
                     | "he"
                     | "she"
                     | "they"
+                    | "it"
                     | "now"
                     | "then"
                     | "also"
@@ -797,7 +839,14 @@ fn claim_of(clause: &[String], framing: &[String]) -> Option<Claim> {
     let change = says_it_changed(all);
     let past = has_phrase(all, &["used", "to"])
         || all.iter().any(|w| matches!(w.as_str(), "formerly" | "previously"));
-    let negated = all.iter().any(|w| matches!(w.as_str(), "not" | "never"))
+    // "I don't get up until 8" says when the user gets up, not that they don't ("I'm not
+    // drinking until my birthday" does say they don't).
+    let not_until = all.windows(2).any(|w| {
+        matches!(w[0].as_str(), "until" | "till")
+            && (clock(&w[1]).is_some()
+                || amount(&w[1]).is_some_and(|(n, _)| (1.0..=12.0).contains(&n)))
+    });
+    let negated = (!not_until && all.iter().any(|w| matches!(w.as_str(), "not" | "never")))
         || (change == Change::Explicit && all.iter().any(|w| is_ending_verb(w)))
         || ends_a_relationship(all)
         || has_phrase(all, &["no", "longer"]);
@@ -812,6 +861,7 @@ fn claim_of(clause: &[String], framing: &[String]) -> Option<Claim> {
             slot,
             value: value_words(value),
             topic: HashSet::new(),
+            replaced: HashSet::new(),
             additive,
             past,
             change,
@@ -830,6 +880,22 @@ fn claim_of(clause: &[String], framing: &[String]) -> Option<Claim> {
     {
         let slot = slot_words(&words[m + 1..to]);
         return Some(claim(Holder::User, SlotKind::Attribute, slot, &words[to + 1..]));
+    }
+    // "I dyed my hair blonde", "we painted our front door dark green": a verb that gives
+    // what it acts on a colour says what the user's attribute is now.
+    if matches!(first.as_str(), "i" | "we")
+        && words.get(1).is_some_and(|verb| COLOURING_VERBS.contains(&verb.as_str()))
+        && words.get(2).is_some_and(|w| matches!(w.as_str(), "my" | "our"))
+        && (5..=7).contains(&words.len())
+    {
+        // The colour is the last word, with a shade before it ("dark green").
+        let shade = matches!(words[words.len() - 2].as_str(), "dark" | "light" | "bright" | "pale");
+        let value_at = words.len() - 1 - usize::from(shade);
+        // "my sister's hair" is the sister's.
+        if value_at > 3 && !words[3..value_at].iter().any(|w| w == "'s") {
+            let slot = slot_words(&words[3..value_at]);
+            return Some(claim(Holder::User, SlotKind::Attribute, slot, &words[value_at..]));
+        }
     }
     // "Call me Jim", "(please) answer me in French", "reply to me in German": a request of
     // how to treat the user is the user's own standing preference.
@@ -914,12 +980,17 @@ fn claim_of(clause: &[String], framing: &[String]) -> Option<Claim> {
             }
         }
         let someone = words.get(1)?.clone();
-        let verb = words.get(2)?;
+        // "my laptop only runs Ubuntu": adverbs before the verb are not it.
+        let verb_at = 2 + words[2..]
+            .iter()
+            .position(|w| !BETWEEN_SUBJECT_AND_VERB.contains(&w.as_str()))
+            .unwrap_or(0);
+        let verb = words.get(verb_at)?;
         return Some(claim(
             Holder::Other(someone),
             SlotKind::Activity,
             vec![loose(verb)],
-            &words[3..],
+            &words[verb_at + 1..],
         ));
     }
     // "<value> is (has become) my <slot>", "<value> has replaced … as my <slot>", "I
@@ -1050,7 +1121,31 @@ fn relative_attribute(words: &[String]) -> Option<(Vec<String>, &[String])> {
 pub fn claims(statement: &str) -> Vec<Claim> {
     let mut out = Vec::new();
     let mut said_by_i = false;
+    // The last thing of the user's a clause named ("my laptop"), which a later clause's "it"
+    // stands for ("I wiped my laptop and it only runs Ubuntu now").
+    let mut named: Option<String> = None;
     for Clause { words: clause, framing } in clauses(statement) {
+        let clause = match (clause.first().map(String::as_str), &named) {
+            (Some("it"), Some(thing)) => {
+                let mut resolved = vec!["my".to_owned(), thing.clone()];
+                resolved.extend(clause[1..].iter().cloned());
+                resolved
+            }
+            _ => clause,
+        };
+        named =
+            clause.windows(2).rfind(|w| w[0] == "my" && !is_stopword(&w[1])).map(|w| w[1].clone());
+        // "… instead of Max": what the clause's value takes the place of is no part of it.
+        let (clause, framing, replaced) =
+            match clause.windows(2).position(|w| w[0] == "instead" && w[1] == "of") {
+                Some(at) if at > 0 => {
+                    let replaced = value_words(&clause[at + 2..]);
+                    let mut framing = framing;
+                    framing.push("instead".to_owned());
+                    (clause[..at].to_vec(), framing, replaced)
+                }
+                _ => (clause, framing, HashSet::new()),
+            };
         let framed = skip_framing(&clause);
         let subject = |w: &String| matches!(w.as_str(), "i" | "my" | "we" | "our" | "me");
         // "I sold the Civic and now drive a Tesla": a clause with no subject of its own
@@ -1066,7 +1161,7 @@ pub fn claims(statement: &str) -> Vec<Claim> {
             said_by_i = framed.first().is_some_and(|w| w == "i");
             claim_of(&clause, &framing)
         };
-        out.extend(claim);
+        out.extend(claim.map(|claim| Claim { replaced, ..claim }));
     }
     out
 }
@@ -1236,6 +1331,16 @@ fn measure_of(words: &[String], slot: &[String], value: &[String]) -> Option<Mea
             if let Some((dimension, size)) = next.and_then(unit) {
                 return Some((dimension, number * size));
             }
+            // "I get up at 8", "dinner's at 7": an hour of the day (taken as morning when no
+            // "pm" says otherwise).
+            let at = k > 0 && matches!(words[k - 1].as_str(), "at" | "until" | "till");
+            if at
+                && next.is_none_or(|n| unit(n).is_none())
+                && (1.0..=12.0).contains(&number)
+                && number.fract() == 0.0
+            {
+                return Some((Dimension::Clock, number * 60.0));
+            }
             // "I turned 30", "she's turning 5": an age when no unit follows.
             let turned = k > 0 && matches!(words[k - 1].as_str(), "turn" | "turned" | "turning");
             if turned && next.is_none_or(|n| unit(n).is_none()) && number <= 130.0 {
@@ -1271,6 +1376,8 @@ fn measure_of(words: &[String], slot: &[String], value: &[String]) -> Option<Mea
         // Light verbs name no activity of their own ("I go to the gym" is about the gym); a
         // slot's verb arrives loosely stemmed ("goe").
         .filter(|w| !matches!(*w, "go" | "goes" | "goe" | "going" | "get" | "gets"))
+        // Getting up is said many ways ("wake up", "get up").
+        .filter(|w| !matches!(*w, "wake" | "wak" | "woke"))
         .map(term)
         .collect();
     Some(Measure { dimension, hundredths, of })
@@ -1364,9 +1471,26 @@ pub struct Nearness {
     pub nearest: bool,
 }
 
+/// Whether claim `new` says it takes the place of claim `old`'s value ("Our puppy's name is
+/// Max" / "he's called Biscuit now instead of Max"; "I drink coffee every morning" / "I
+/// drink tea instead of coffee now"): of the same holder (a pronoun's is whoever was spoken of
+/// before) and the same slot or verb, related in meaning, and both said as holding.
+fn names_what_it_replaces(old: &Claim, new: &Claim, near: Nearness) -> bool {
+    let pronoun = matches!(&new.holder, Holder::Other(h) if matches!(h.as_str(), "he" | "she" | "it" | "they"));
+    !new.replaced.is_empty()
+        && !old.value.is_disjoint(&new.replaced)
+        && near.related
+        && (old.holder == new.holder || pronoun)
+        && (pronoun || same_slot(old, new) || old.slot.first() == new.slot.first())
+        && !(old.past || old.event || old.negated || new.past || new.negated)
+}
+
 /// Whether claim `new` gives another value of the slot claim `old` fills, so `old` no longer
 /// holds.
 fn replaces(old: &Claim, new: &Claim, near: Nearness) -> bool {
+    if names_what_it_replaces(old, new, near) {
+        return true;
+    }
     if old.holder != new.holder || new.additive || old.past || new.past || old.event {
         return false;
     }
@@ -1867,5 +1991,107 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_statement_naming_what_it_replaces_replaces_it() {
+        assert_each(
+            &[
+                (
+                    "Our puppy's name is Max.",
+                    "We renamed our puppy, he's called Biscuit now instead of Max.",
+                ),
+                ("I drink coffee every morning.", "I drink tea instead of coffee now."),
+            ],
+            NEAREST,
+            true,
+        );
+        // What it replaces is no part of its value, and replaces only the same doing.
+        let c = &claims("I drink tea instead of coffee now.")[0];
+        assert!(c.value.contains("tea") && !c.value.contains(&loose("coffee")));
+        assert!(c.replaced.contains(&loose("coffee")));
+        assert_each(
+            &[
+                ("I like coffee ice cream.", "I drink tea instead of coffee now."),
+                ("My sister drinks coffee.", "I drink tea instead of coffee now."),
+            ],
+            Nearness { related: true, nearest: false },
+            false,
+        );
+        assert!(!contradicts(
+            "Our puppy's name is Max.",
+            "He's called Biscuit instead of Max.",
+            UNRELATED
+        ));
+    }
+
+    #[test]
+    fn a_colouring_verb_gives_the_users_thing_its_colour() {
+        let c = &claims("I dyed my hair blonde.")[0];
+        assert_eq!(
+            (&c.holder, c.kind, c.slot.clone()),
+            (&Holder::User, SlotKind::Attribute, vec![loose("hair")])
+        );
+        let c = &claims("We painted our front door dark green.")[0];
+        assert_eq!(c.slot, [loose("front"), loose("door")]);
+        assert!(c.value.contains("dark") && c.value.contains("green"));
+        assert!(contradicts("My hair is brown.", "I dyed my hair blonde.", NEAREST));
+        assert!(!contradicts("My car is red.", "I dyed my hair blonde.", NEAREST));
+        assert!(!contradicts("My hair is brown.", "I dyed my sister's hair blonde.", NEAREST));
+    }
+
+    #[test]
+    fn it_stands_for_the_users_thing_named_before() {
+        let c = &claims("I wiped my laptop and it only runs Ubuntu now.")[1];
+        assert_eq!(
+            (&c.holder, c.slot.clone()),
+            (&Holder::Other("laptop".into()), vec![loose("runs")])
+        );
+        assert!(contradicts(
+            "My laptop runs Windows 11.",
+            "I wiped my laptop and it only runs Ubuntu now.",
+            NEAREST
+        ));
+        assert!(!contradicts(
+            "My laptop runs Windows 11.",
+            "I cleaned my laptop and it looks brand new.",
+            NEAREST
+        ));
+    }
+
+    #[test]
+    fn an_hour_after_at_is_a_time_of_day_and_getting_up_is_one_thing() {
+        assert!(contradicts(
+            "I wake up at 6am every day.",
+            "I get up at 8 every morning now.",
+            NEAREST
+        ));
+        assert!(!contradicts("I wake up at 8am.", "I get up at 8 these days.", NEAREST));
+        assert!(contradicts(
+            "I wake up at 6am every day.",
+            "Lately I don't get up until 8.",
+            NEAREST
+        ));
+        assert!(!claims("I don't get up until 8.")[0].negated);
+        assert!(claims("I don't get up early.")[0].negated);
+        assert!(claims("I'm not drinking until my birthday.")[0].negated);
+        assert!(!contradicts(
+            "I wake up at 6am every day.",
+            "I go to the gym at 7 now.",
+            UNRELATED
+        ));
+        let m = claims("Dinner is at 7.")[0].measure.clone();
+        assert_eq!(m.map(|m| (m.dimension, m.hundredths)), Some((Dimension::Clock, 42_000)));
+    }
+
+    #[test]
+    fn an_ordinal_counts() {
+        assert!(contradicts("I have two kids.", "We just welcomed our third child.", NEAREST));
+        assert!(contradicts(
+            "My flat is on the third floor.",
+            "My flat is on the fourth floor now.",
+            NEAREST
+        ));
+        assert!(!contradicts("I have two kids.", "My third novel comes out in May.", UNRELATED));
     }
 }
