@@ -193,6 +193,16 @@ const BETWEEN_SUBJECT_AND_VERB: [&str; 25] = [
     "totally",
 ];
 
+/// The verb of a request of how to treat the user, compared loosely; "answer", "reply" and
+/// "respond" (one sense in WordNet), in their forms, are one ("answer me in English" / "reply to me in German").
+fn request_verb(verb: &str) -> String {
+    match verb {
+        "answer" | "answers" | "answered" | "reply" | "replies" | "replied" | "respond"
+        | "responds" | "responded" => "reply".to_owned(),
+        _ => loose(verb),
+    }
+}
+
 /// Verbs that give what they act on a colour ("dyed my hair blonde"), in their forms.
 const COLOURING_VERBS: &[&str] = &[
     "dye",
@@ -938,13 +948,23 @@ fn claim_of(clause: &[String], framing: &[String]) -> Option<Claim> {
                 | "knew"
         )
     {
-        return Some(claim(Holder::User, SlotKind::Activity, vec![loose(verb)], &words[me + 1..]));
+        return Some(claim(
+            Holder::User,
+            SlotKind::Activity,
+            vec![request_verb(verb)],
+            &words[me + 1..],
+        ));
     }
     if let Some(after) = me_at
         && value_words(&words[after..]).len() <= 3
         && !matches!(first.as_str(), "i" | "my" | "is" | "are" | "was" | "tell" | "told" | "let")
     {
-        return Some(claim(Holder::User, SlotKind::Activity, vec![loose(first)], &words[after..]));
+        return Some(claim(
+            Holder::User,
+            SlotKind::Activity,
+            vec![request_verb(first)],
+            &words[after..],
+        ));
     }
     // "my <slot> is <value>", or "my <someone> <verb> <value>".
     if first == "my" {
@@ -1162,6 +1182,13 @@ pub fn claims(statement: &str) -> Vec<Claim> {
             claim_of(&clause, &framing)
         };
         out.extend(claim.map(|claim| Claim { replaced, ..claim }));
+    }
+    // "I got promoted, so my title is senior data scientist now": a clause that says how
+    // things stand now, after one that tells what changed, says plainly that it changed.
+    for at in 1..out.len() {
+        if out[at].change == Change::Implied && out[..at].iter().any(|c| c.change != Change::None) {
+            out[at].change = Change::Explicit;
+        }
     }
     out
 }
@@ -2093,5 +2120,36 @@ mod tests {
             NEAREST
         ));
         assert!(!contradicts("I have two kids.", "My third novel comes out in May.", UNRELATED));
+    }
+
+    #[test]
+    fn how_things_stand_after_what_changed_is_a_change() {
+        let said = claims("I got promoted, so my title is senior data scientist now.");
+        assert_eq!(said.last().map(|c| c.change), Some(Change::Explicit));
+        assert_eq!(claims("My title is senior data scientist now.")[0].change, Change::Implied);
+        assert!(contradicts(
+            "I'm a junior data analyst.",
+            "I got promoted, so my title is senior data scientist now.",
+            Nearness { related: true, nearest: false },
+        ));
+    }
+
+    #[test]
+    fn answering_replying_and_responding_are_one_request() {
+        assert!(contradicts(
+            "Please answer me in English.",
+            "From now on, reply to me in German.",
+            UNRELATED
+        ));
+        assert!(contradicts(
+            "Respond to me in French.",
+            "Please answer me in Spanish from now on.",
+            UNRELATED
+        ));
+        assert!(!contradicts(
+            "Please answer me in English.",
+            "From now on, call me Jim.",
+            UNRELATED
+        ));
     }
 }

