@@ -665,8 +665,18 @@ fn slot_words(words: &[String]) -> Vec<String> {
 /// before an infinitive ("sport to watch").
 fn head(slot: &[String]) -> Option<&str> {
     let end = slot.iter().position(|w| w == "of" || w == "to").unwrap_or(slot.len());
-    slot[..end].last().map(String::as_str)
+    let before = slot[..end].last().map(String::as_str);
+    // "favourite kind of music" is about music: a noun of kind yields to the noun after "of".
+    let of_kind = before.is_some_and(|w| KIND_NOUNS.iter().any(|k| term(k) == w));
+    match slot.get(end) {
+        Some(of) if of == "of" && of_kind => slot.last().map(String::as_str).or(before),
+        _ => before,
+    }
 }
+
+/// Nouns that name a kind of something rather than a thing ("kind of music", "type of
+/// coffee").
+const KIND_NOUNS: [&str; 4] = ["kind", "sort", "type", "genre"];
 
 fn has_phrase(words: &[String], phrase: &[&str]) -> bool {
     words.windows(phrase.len()).any(|w| w.iter().zip(phrase).all(|(a, b)| a == b))
@@ -2149,6 +2159,25 @@ mod tests {
         assert!(!contradicts(
             "Please answer me in English.",
             "From now on, call me Jim.",
+            UNRELATED
+        ));
+    }
+
+    #[test]
+    fn a_kind_of_something_is_about_that_thing() {
+        assert!(contradicts(
+            "My favourite kind of music is jazz.",
+            "My favourite music is techno now.",
+            UNRELATED
+        ));
+        assert!(contradicts(
+            "My favourite genre of film is horror.",
+            "These days my favourite films are comedies.",
+            UNRELATED
+        ));
+        assert!(!contradicts(
+            "My favourite kind of music is jazz.",
+            "My favourite kind of cheese is brie.",
             UNRELATED
         ));
     }

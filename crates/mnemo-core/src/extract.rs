@@ -2245,10 +2245,26 @@ fn about_the_user_as(clause: &str, we: &We) -> String {
 /// is Robert" names "My dad"), as written.
 fn relation_named(clause: &str) -> Option<String> {
     let words: Vec<&str> = clause.split_whitespace().take(2).collect();
-    let [my, who] = words[..] else { return None };
+    let [my, who] = words[..] else { return pet_named(clause) };
     let relation = who.to_lowercase().trim_end_matches("'s").to_owned();
     (my.eq_ignore_ascii_case("my") && RELATIONS.contains(&relation.as_str()))
         .then(|| format!("{my} {}", who.trim_end_matches("'s")))
+        .or_else(|| pet_named(clause))
+}
+
+/// Animals people keep, which a later "he" or "she" stands for.
+const PETS: [&str; 8] = ["dog", "cat", "puppy", "kitten", "pet", "rabbit", "horse", "parrot"];
+
+/// The user's pet a clause names anywhere in it ("We renamed our puppy"), as "my puppy" or
+/// "our puppy", the last one named.
+fn pet_named(clause: &str) -> Option<String> {
+    let words: Vec<&str> = clause.split_whitespace().collect();
+    words.windows(2).rev().find_map(|w| {
+        let owner = w[0].to_lowercase();
+        let pet = w[1].trim_end_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
+        (matches!(owner.as_str(), "my" | "our") && PETS.contains(&pet.as_str()))
+            .then(|| format!("{owner} {pet}"))
+    })
 }
 
 /// The clause with its opening "he"/"she" replaced by the person named before
@@ -3088,5 +3104,20 @@ mod tests {
         );
         let contents: Vec<_> = all.iter().map(|e| e.content.as_str()).collect();
         assert_eq!(contents, ["Lives in Oslo", "Works at Equinor"]);
+    }
+
+    #[test]
+    fn he_or_she_after_the_users_pet_is_the_pet() {
+        let contents = |text: &str| -> Vec<String> {
+            extract(text, wednesday(), true).into_iter().map(|e| e.content).collect()
+        };
+        let said = contents("We renamed our puppy, he's called Biscuit now instead of Max.");
+        assert!(
+            said.iter().any(|c| c == "User's puppy is called Biscuit now instead of Max"),
+            "{said:?}"
+        );
+        // Someone else's pet, or an animal not the user's, stands for nobody.
+        let said = contents("We met a puppy at the park, he was so fluffy.");
+        assert!(!said.iter().any(|c| c.contains("puppy was")), "{said:?}");
     }
 }
