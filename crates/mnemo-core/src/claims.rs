@@ -1154,13 +1154,18 @@ pub fn claims(statement: &str) -> Vec<Claim> {
     // The last thing of the user's a clause named ("my laptop"), which a later clause's "it"
     // stands for ("I wiped my laptop and it only runs Ubuntu now").
     let mut named: Option<String> = None;
+    // Whether each claim's clause says "now".
+    let mut said_now: Vec<bool> = Vec::new();
     for Clause { words: clause, framing } in clauses(statement) {
-        let clause = match (clause.first().map(String::as_str), &named) {
-            (Some("it"), Some(thing)) => {
-                let mut resolved = vec!["my".to_owned(), thing.clone()];
-                resolved.extend(clause[1..].iter().cloned());
-                resolved
-            }
+        // As subject or as object ("I bought my apartment, so I own it now").
+        let clause = match &named {
+            Some(thing) if clause.iter().any(|w| w == "it") => clause
+                .into_iter()
+                .flat_map(|w| match w.as_str() {
+                    "it" => vec!["my".to_owned(), thing.clone()],
+                    _ => vec![w],
+                })
+                .collect(),
             _ => clause,
         };
         named =
@@ -1191,12 +1196,19 @@ pub fn claims(statement: &str) -> Vec<Claim> {
             said_by_i = framed.first().is_some_and(|w| w == "i");
             claim_of(&clause, &framing)
         };
-        out.extend(claim.map(|claim| Claim { replaced, ..claim }));
+        if let Some(claim) = claim {
+            said_now.push(clause.iter().any(|w| matches!(w.as_str(), "now" | "nowadays")));
+            out.push(Claim { replaced, ..claim });
+        }
     }
-    // "I got promoted, so my title is senior data scientist now": a clause that says how
-    // things stand now, after one that tells what changed, says plainly that it changed.
+    // "I got promoted, so my title is senior data scientist now", "I bought my apartment, so
+    // I own it now": a clause that says how things stand now, after one that tells what
+    // changed, or after one that tells what happened and saying "now", says plainly that it
+    // changed ("I once won a raffle prize, which turned out to be a set of towels" does not).
     for at in 1..out.len() {
-        if out[at].change == Change::Implied && out[..at].iter().any(|c| c.change != Change::None) {
+        if out[at].change == Change::Implied
+            && out[..at].iter().any(|c| c.change != Change::None || (c.event && said_now[at]))
+        {
             out[at].change = Change::Explicit;
         }
     }
@@ -2180,5 +2192,26 @@ mod tests {
             "My favourite kind of cheese is brie.",
             UNRELATED
         ));
+    }
+
+    #[test]
+    fn how_things_stand_after_what_happened_is_a_change() {
+        let said = claims("I bought my apartment, so I own it now.");
+        assert_eq!(
+            said.last().map(|c| (c.change, c.value.contains("apartment"))),
+            Some((Change::Explicit, true))
+        );
+        assert!(contradicts(
+            "I rent my apartment.",
+            "I bought my apartment, so I own it now.",
+            Nearness { related: true, nearest: false }
+        ));
+        assert!(!contradicts(
+            "I rent my apartment.",
+            "I painted the kitchen, so it looks better now.",
+            Nearness { related: true, nearest: false }
+        ));
+        let said = claims("I once won a raffle prize, which turned out to be a set of towels.");
+        assert!(said.iter().all(|c| c.change != Change::Explicit), "{said:?}");
     }
 }
