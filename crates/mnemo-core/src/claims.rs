@@ -667,7 +667,7 @@ fn head(slot: &[String]) -> Option<&str> {
     let end = slot.iter().position(|w| w == "of" || w == "to").unwrap_or(slot.len());
     let before = slot[..end].last().map(String::as_str);
     // "favourite kind of music" is about music: a noun of kind yields to the noun after "of".
-    let of_kind = before.is_some_and(|w| KIND_NOUNS.iter().any(|k| term(k) == w));
+    let of_kind = before.is_some_and(|w| KIND_TERMS.iter().any(|k| k == w));
     match slot.get(end) {
         Some(of) if of == "of" && of_kind => slot.last().map(String::as_str).or(before),
         _ => before,
@@ -677,6 +677,10 @@ fn head(slot: &[String]) -> Option<&str> {
 /// Nouns that name a kind of something rather than a thing ("kind of music", "type of
 /// coffee").
 const KIND_NOUNS: [&str; 4] = ["kind", "sort", "type", "genre"];
+
+/// [`KIND_NOUNS`] as [`term`]s, computed once: a slot's head is read for every pair compared.
+static KIND_TERMS: std::sync::LazyLock<Vec<String>> =
+    std::sync::LazyLock::new(|| KIND_NOUNS.iter().map(|k| term(k)).collect());
 
 fn has_phrase(words: &[String], phrase: &[&str]) -> bool {
     words.windows(phrase.len()).any(|w| w.iter().zip(phrase).all(|(a, b)| a == b))
@@ -863,8 +867,7 @@ fn claim_of(clause: &[String], framing: &[String]) -> Option<Claim> {
     // drinking until my birthday" does say they don't).
     let not_until = all.windows(2).any(|w| {
         matches!(w[0].as_str(), "until" | "till")
-            && (clock(&w[1]).is_some()
-                || amount(&w[1]).is_some_and(|(n, _)| (1.0..=12.0).contains(&n)))
+            && (clock(&w[1]).is_some() || bare_hour(&w[1]).is_some())
     });
     let negated = (!not_until && all.iter().any(|w| matches!(w.as_str(), "not" | "never")))
         || (change == Change::Explicit && all.iter().any(|w| is_ending_verb(w)))
@@ -1154,8 +1157,8 @@ pub fn claims(statement: &str) -> Vec<Claim> {
     // The last thing of the user's a clause named ("my laptop"), which a later clause's "it"
     // stands for ("I wiped my laptop and it only runs Ubuntu now").
     let mut named: Option<String> = None;
-    // Whether each claim's clause says "now".
-    let mut said_now: Vec<bool> = Vec::new();
+    // Whether a clause before told what changed, or what happened.
+    let (mut changed_before, mut happened_before) = (false, false);
     for Clause { words: clause, framing } in clauses(statement) {
         // As subject or as object ("I bought my apartment, so I own it now").
         let clause = match &named {
@@ -1196,21 +1199,19 @@ pub fn claims(statement: &str) -> Vec<Claim> {
             said_by_i = framed.first().is_some_and(|w| w == "i");
             claim_of(&clause, &framing)
         };
-        if let Some(claim) = claim {
-            said_now.push(clause.iter().any(|w| matches!(w.as_str(), "now" | "nowadays")));
-            out.push(Claim { replaced, ..claim });
+        let Some(mut claim) = claim else { continue };
+        // "I got promoted, so my title is senior data scientist now", "I bought my apartment,
+        // so I own it now": a clause that says how things stand now, after one that tells what
+        // changed, or after one that tells what happened and saying "now", says plainly that
+        // it changed ("I once won a raffle prize, which turned out to be a set of towels" does
+        // not).
+        let says_now = clause.iter().any(|w| matches!(w.as_str(), "now" | "nowadays"));
+        if claim.change == Change::Implied && (changed_before || (happened_before && says_now)) {
+            claim.change = Change::Explicit;
         }
-    }
-    // "I got promoted, so my title is senior data scientist now", "I bought my apartment, so
-    // I own it now": a clause that says how things stand now, after one that tells what
-    // changed, or after one that tells what happened and saying "now", says plainly that it
-    // changed ("I once won a raffle prize, which turned out to be a set of towels" does not).
-    for at in 1..out.len() {
-        if out[at].change == Change::Implied
-            && out[..at].iter().any(|c| c.change != Change::None || (c.event && said_now[at]))
-        {
-            out[at].change = Change::Explicit;
-        }
+        changed_before |= claim.change != Change::None;
+        happened_before |= claim.event;
+        out.push(Claim { replaced, ..claim });
     }
     out
 }
@@ -1260,6 +1261,13 @@ fn clock(word: &str) -> Option<f64> {
     // "24:00" is the end of the day; "24:30" is no time.
     let minutes = hours.checked_mul(60)? + minutes;
     (minutes <= 24 * 60).then_some(f64::from(minutes))
+}
+
+/// A whole hour of 1 to 12 said as a bare number ("at 8", "until 7"), in minutes after
+/// midnight, taken as morning: both statements compared make the same assumption.
+fn bare_hour(word: &str) -> Option<f64> {
+    let (number, money) = amount(word)?;
+    (!money && (1.0..=12.0).contains(&number) && number.fract() == 0.0).then_some(number * 60.0)
 }
 
 /// A unit word's dimension and its size in the dimension's one unit.
@@ -1385,10 +1393,9 @@ fn measure_of(words: &[String], slot: &[String], value: &[String]) -> Option<Mea
             let at = k > 0 && matches!(words[k - 1].as_str(), "at" | "until" | "till");
             if at
                 && next.is_none_or(|n| unit(n).is_none())
-                && (1.0..=12.0).contains(&number)
-                && number.fract() == 0.0
+                && let Some(minutes) = bare_hour(word)
             {
-                return Some((Dimension::Clock, number * 60.0));
+                return Some((Dimension::Clock, minutes));
             }
             // "I turned 30", "she's turning 5": an age when no unit follows.
             let turned = k > 0 && matches!(words[k - 1].as_str(), "turn" | "turned" | "turning");
@@ -2055,7 +2062,10 @@ mod tests {
             NEAREST,
             true,
         );
-        // What it replaces is no part of its value, and replaces only the same doing.
+        // What it replaces is no part of its value, and names only the same doing. (A
+        // statement of change still replaces the stored statement nearest in meaning,
+        // whatever it names: in a notebook where "I like coffee ice cream" is the nearest,
+        // "I drink tea instead of coffee now" replaces it.)
         let c = &claims("I drink tea instead of coffee now.")[0];
         assert!(c.value.contains("tea") && !c.value.contains(&loose("coffee")));
         assert!(c.replaced.contains(&loose("coffee")));

@@ -666,8 +666,8 @@ fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
                 }
             }
             // A student studies: "Is a university student", not "Works as …".
-            let role = if title.to_ascii_lowercase().split_whitespace().any(|w| w == "student") {
-                let lower = title.to_ascii_lowercase();
+            let lower = title.to_ascii_lowercase();
+            let role = if lower.split_whitespace().any(|w| w == "student") {
                 // "an undergraduate", "a university student".
                 let vowel = lower.starts_with(['a', 'e', 'i', 'o'])
                     || (lower.starts_with('u')
@@ -2130,14 +2130,7 @@ impl We {
     /// Reads who "we" are from the whole message: the first of the user's people it names
     /// ("my kids", "my family"), else work when it speaks of work, else others.
     fn in_message(message: &str) -> We {
-        let words: Vec<String> = message
-            .split_whitespace()
-            .map(|w| {
-                w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
-                    .replace('\u{2019}', "'")
-                    .to_lowercase()
-            })
-            .collect();
+        let words = crate::disclosure::words(message);
         for pair in words.windows(2) {
             let who = pair[1].trim_end_matches("'s");
             if pair[0] != "my" {
