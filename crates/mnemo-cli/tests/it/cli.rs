@@ -708,3 +708,34 @@ fn another_amount_of_a_stated_quantity_supersedes_it_without_a_key() {
     assert!(texts.contains(&"My utilities are about $200 a month"), "{texts:?}");
     assert!(!texts.contains(&"My rent is $1,500 a month"), "{texts:?}");
 }
+
+#[test]
+fn statements_of_change_without_a_key_supersede_what_they_change() {
+    // Said weeks apart, as a user would, with no --subject/--attribute: the slot is read from
+    // the statements themselves.
+    let pairs = [
+        (
+            "Our puppy's name is Max.",
+            "We renamed our puppy, he's called Biscuit now instead of Max.",
+            true,
+        ),
+        ("My hair is brown.", "I dyed my hair blonde.", true),
+        ("My laptop runs Windows 11.", "I wiped my laptop and it only runs Ubuntu now.", true),
+        ("I wake up at 6am every day.", "Lately I don't get up until 8.", true),
+        ("I rent my apartment.", "I bought my apartment, so I own it now.", true),
+        ("My laptop runs Windows 11.", "I cleaned my laptop and it looks brand new.", false),
+    ];
+    let env = Env::new();
+    for (n, (old, new, replaced)) in pairs.into_iter().enumerate() {
+        let user = format!("u{n}");
+        let said =
+            |at: &str, text: &str| env.json(&["remember", "--user", &user, "--now", at, text]);
+        said("2026-10-01T09:00:00Z", "I volunteer at the food bank on Saturday mornings.");
+        let first = said("2026-10-02T09:00:00Z", old);
+        let second = said("2026-11-20T18:30:00Z", new);
+        let superseded = second["superseded"].as_array().cloned().unwrap_or_default();
+        assert_eq!(superseded.contains(&first["id"]), replaced, "{old} / {new}: {second}");
+        let status = env.json(&["get", "--user", &user, first["id"].as_str().unwrap()]);
+        assert_eq!(status["status"] == "superseded", replaced, "{old} / {new}");
+    }
+}
