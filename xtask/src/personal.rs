@@ -170,6 +170,14 @@ fn measure(
         // Every statement of a user is about something else, so any it supersedes is a
         // false contradiction.
         figures.superseded += outcomes.iter().map(|o| o.superseded.len()).sum::<usize>();
+        if show_misses {
+            for (statement, outcome) in statements.iter().zip(&outcomes) {
+                for id in &outcome.superseded {
+                    let old = mnemo.get(&who, id)?;
+                    println!("superseded: {:?} replaced {:?}", statement, old.content);
+                }
+            }
+        }
         writing += began.elapsed().as_secs_f64();
         written += outcomes.len();
         clock.set(Timestamp::from_millis(start.as_millis() + 86_400_000));

@@ -661,6 +661,30 @@ fn slot_words(words: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// A noun phrase's words, up to a preposition that adds when, where or with whom ("my mobile
+/// for about a year" is "my mobile"); "of" and "to" stay ("kind of music", "sport to watch").
+fn noun_phrase(words: &[String]) -> &[String] {
+    let end = words
+        .iter()
+        .position(|w| {
+            matches!(
+                w.as_str(),
+                "for"
+                    | "since"
+                    | "in"
+                    | "at"
+                    | "on"
+                    | "from"
+                    | "with"
+                    | "during"
+                    | "until"
+                    | "till"
+            )
+        })
+        .unwrap_or(words.len());
+    &words[..end]
+}
+
 /// The noun a slot is about: its last word, or the last before `of` ("shade of blue") or
 /// before an infinitive ("sport to watch").
 fn head(slot: &[String]) -> Option<&str> {
@@ -1041,7 +1065,7 @@ fn claim_of(clause: &[String], framing: &[String]) -> Option<Claim> {
             .position(|w| COPULAS.contains(&w.as_str()) || w == "has")
             .unwrap_or(m);
         let value = &words[start..q.max(start)];
-        let slot = slot_words(&words[m + 1..]);
+        let slot = slot_words(noun_phrase(&words[m + 1..]));
         return (!slot.is_empty()).then(|| claim(Holder::User, SlotKind::Attribute, slot, value));
     }
     // "<value> is the <slot> I love most", "the <slot> I love most is <value>": the slot is
@@ -1060,7 +1084,10 @@ fn claim_of(clause: &[String], framing: &[String]) -> Option<Claim> {
     } else {
         // "<name> <verb> …": someone else. A relative clause ("which makes …", "who lives
         // …") is about what it follows, not a holder of its own.
-        if matches!(first.as_str(), "which" | "who" | "that" | "it" | "this" | "there") {
+        if matches!(
+            first.as_str(),
+            "which" | "who" | "whom" | "whose" | "where" | "that" | "it" | "this" | "there"
+        ) {
             return None;
         }
         // A name is followed by its verb in the third person or the past ("Theo sold …",
@@ -1110,7 +1137,7 @@ fn claim_of(clause: &[String], framing: &[String]) -> Option<Claim> {
         && m > 0
         && after[m - 1] == "as"
     {
-        let slot = slot_words(&after[m + 1..]);
+        let slot = slot_words(noun_phrase(&after[m + 1..]));
         return Some(claim(Holder::User, SlotKind::Attribute, slot, &after[..m - 1]));
     }
     let mut slot = vec![loose(verb)];
@@ -1189,7 +1216,20 @@ pub fn claims(statement: &str) -> Vec<Claim> {
         // "I sold the Civic and now drive a Tesla": a clause with no subject of its own
         // after one of the user's continues the user's.
         let own_subject = framed.first().is_some_and(|w| {
-            matches!(w.as_str(), "it" | "he" | "she" | "they" | "this" | "that" | "there")
+            matches!(
+                w.as_str(),
+                "it" | "he"
+                    | "she"
+                    | "they"
+                    | "this"
+                    | "that"
+                    | "there"
+                    | "which"
+                    | "who"
+                    | "whom"
+                    | "whose"
+                    | "where"
+            )
         });
         let claim = if said_by_i && !own_subject && !clause.iter().any(subject) {
             let mut continued = vec!["i".to_owned()];
@@ -1628,7 +1668,21 @@ fn replaces(old: &Claim, new: &Claim, near: Nearness) -> bool {
         // "I've been meaning to clean the windows").
         SlotKind::Activity => {
             let vague = new.slot.first().is_some_and(|v| {
-                matches!(v.as_str(), "been" | "have" | "has" | "had" | "hav" | "ha")
+                matches!(
+                    v.as_str(),
+                    "been"
+                        | "have"
+                        | "has"
+                        | "had"
+                        | "hav"
+                        | "ha"
+                        | "am"
+                        | "is"
+                        | "are"
+                        | "was"
+                        | "were"
+                        | "be"
+                )
             });
             (new.change != Change::None && same_slot(old, new) && !vague) || revises
         }
@@ -1842,6 +1896,22 @@ mod tests {
                 "I replaced the batteries in the smoke alarm.",
             ),
             ("I prefer showers to baths.", "I recently replaced all the towels in the bathroom."),
+            // "Be" alone names no activity, however the new statement says how things stand.
+            (
+                "When it comes to books, I'm all about historical fiction.",
+                "I'm based in Austin these days.",
+            ),
+            ("I'm learning Greek.", "I'm based in Buenos Aires these days."),
+            // How long something has held is no part of what it is.
+            (
+                "I've been on a dairy-free diet for about two years.",
+                "I've had an iPhone SE as my mobile for about a year.",
+            ),
+            // A relative clause is about what it follows, not a claim of the user's.
+            (
+                "I'm left-handed, which makes most scissors a constant struggle.",
+                "I once won a raffle prize, which turned out to be a set of towels.",
+            ),
         ];
         assert_each(&no, NEAREST, false);
         assert!(contradicts("I use an iPhone 12.", "I replaced my phone with a Pixel 8.", NEAREST));

@@ -6,6 +6,7 @@
 //! are reached only through the traits in [`ports`].
 #![warn(missing_docs)]
 
+pub mod answer;
 pub mod asof;
 pub mod calibration;
 pub mod claims;

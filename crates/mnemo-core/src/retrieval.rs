@@ -15,6 +15,7 @@
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashSet};
 
+use crate::answer::AnswerKinds;
 use crate::calibration::Calibration;
 use crate::clock::Timestamp;
 use crate::record::Memory;
@@ -323,6 +324,10 @@ pub struct RetrievalConfig {
     /// ([`speaks_of_self`]) when the query asks about the user: the same weight as the
     /// question penalty, a record's relation to the question rather than its words.
     pub self_bonus: f64,
+    /// Bonus, in z units, for a record that holds the kind of answer the query asks for
+    /// ([`crate::answer::asked_for`]: a time for "when", a name for "who" or "where", an
+    /// amount for "how many"): a relation to the question, like the self bonus.
+    pub answer_kind_bonus: f64,
     /// Fused score that maps to relevance 1 − 1/e in the blend.
     pub fused_scale: f64,
     /// Fused scores (z units) this close are equally relevant as far as the evidence can
@@ -364,6 +369,7 @@ impl Default for RetrievalConfig {
             date_tau_days: 3.0,
             question_penalty: 1.0,
             self_bonus: 1.0,
+            answer_kind_bonus: 1.0,
             fused_scale: 3.0,
             relevance_tie: 1.0,
             prior_records: 30.0,
@@ -470,6 +476,8 @@ pub struct RowSignal {
     pub asks: bool,
     /// Whether its author speaks of themselves in it ([`speaks_of_self`]).
     pub of_self: bool,
+    /// The kinds of answer it holds ([`crate::answer::answer_kinds`]).
+    pub answers: AnswerKinds,
 }
 
 /// Whether a text states nothing that could answer a question: it only asks something
@@ -865,6 +873,7 @@ pub fn fuse(
     let named = named_speakers(query, signals);
     let dates = query_dates(query);
     let about_self = speaks_of_self(query);
+    let asked_for = crate::answer::asked_for(query);
     // The best `limit` so far, worst on top, so most rows are turned away by one comparison.
     let mut best: BinaryHeap<Ranked> = BinaryHeap::with_capacity(limit + 1);
     // The score of the worst kept row once `limit` are kept; a row scoring less cannot enter.
@@ -882,6 +891,11 @@ pub fn fuse(
         }
         score -= if row.asks { config.question_penalty } else { 0.0 };
         score += if about_self & row.of_self { config.self_bonus } else { 0.0 };
+        score += if asked_for.is_some_and(|k| row.answers.has(k)) {
+            config.answer_kind_bonus
+        } else {
+            0.0
+        };
         // A row with no evidence at all never ranks; most other rows rank below the kept
         // ones: turn both away before the gate's arithmetic, in one test.
         let no_evidence = (row.bm25 <= 0.0) & (row.gate_cosine <= 0.0);
@@ -1152,6 +1166,7 @@ mod tests {
         RowSignal {
             asks: false,
             of_self: false,
+            answers: AnswerKinds::default(),
             bm25,
             cosine,
             gate_cosine: cosine,
@@ -1389,6 +1404,26 @@ mod tests {
         assert_eq!(fused[0].index, 1);
         assert!((fused[0].score - fused[1].score - config.self_bonus).abs() < 1e-9);
         let fused = fuse("What language is Ines learning?", &signals(rows), &config, 2);
+        assert!((fused[0].score - fused[1].score).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_record_holding_the_kind_of_answer_asked_for_ranks_first() {
+        // Both share the question's word "report" equally; only the second names someone,
+        // which "who" asks for. A question that asks for no kind ranks them alike.
+        let config = RetrievalConfig { min_relevance: 0.0, ..Default::default() };
+        let texts = [
+            "I need to get a quarterly report done by Friday soon",
+            "My report goes to Dana Okafor, my manager",
+        ];
+        let rows: Vec<RowSignal> = texts
+            .iter()
+            .map(|t| RowSignal { answers: crate::answer::answer_kinds(t), ..row(3.0, 0.5, None) })
+            .collect();
+        let fused = fuse("Who do I report to?", &signals(rows.clone()), &config, 2);
+        assert_eq!(fused[0].index, 1);
+        assert!((fused[0].score - fused[1].score - config.answer_kind_bonus).abs() < 1e-9);
+        let fused = fuse("What is my report about?", &signals(rows), &config, 2);
         assert!((fused[0].score - fused[1].score).abs() < 1e-9);
     }
 

@@ -47,6 +47,8 @@ struct Entry {
     asks: bool,
     /// Whether its author speaks of themselves in it (`mnemo_core::retrieval::speaks_of_self`).
     of_self: bool,
+    /// The kinds of answer it holds (`mnemo_core::answer::answer_kinds`).
+    answers: mnemo_core::answer::AnswerKinds,
 }
 
 impl Entry {
@@ -225,6 +227,7 @@ impl UserIndex {
             valid_from: row.valid_from,
             asks: mnemo_core::retrieval::states_nothing(&row.text),
             of_self: mnemo_core::retrieval::speaks_of_self(&row.text),
+            answers: mnemo_core::answer::answer_kinds(&row.text),
         };
         let (codes, scale) = quantize(&row.vector);
         self.upsert(entry, &codes, scale, &row.text);
@@ -780,6 +783,7 @@ fn signal_of(
         valid_from: Timestamp::from_millis(entry.valid_from),
         asks: entry.asks,
         of_self: entry.of_self,
+        answers: entry.answers,
     }
 }
 
@@ -1103,6 +1107,7 @@ mod tests {
             valid_from: 0,
             asks: false,
             of_self: false,
+            answers: mnemo_core::answer::AnswerKinds::default(),
         }
     }
 

@@ -1,0 +1,286 @@
+//! What kind of answer a question asks for, and which kinds of answer a text could give.
+//!
+//! A question's wh-word says what its answer is: "when" a time, "who" and "where" a name,
+//! "how many" or "how old" an amount. A statement that holds something of that kind (a
+//! date or clock time, a name written with a capital, a number) can answer it; one that
+//! shares the question's words without holding one ("I need to get a quarterly report
+//! done" for "who do I report to?") cannot. Retrieval gives the first a bonus
+//! ([`crate::retrieval::RetrievalConfig::answer_kind_bonus`]). Both sides are read from the
+//! text's form (wh-words, capitals, digits, calendar words), not from lists of subjects.
+
+use crate::retrieval::MONTH_NAMES;
+
+/// A kind of answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnswerKind {
+    /// A date, a day, a clock time or a time relative to now ("when", "what day").
+    Time,
+    /// A name: of a person, place, organisation or thing ("who", "where").
+    Name,
+    /// A number or a frequency ("how many", "how old", "how often").
+    Amount,
+}
+
+impl AnswerKind {
+    fn bit(self) -> u8 {
+        match self {
+            Self::Time => 1,
+            Self::Name => 2,
+            Self::Amount => 4,
+        }
+    }
+}
+
+/// The kinds of answer a text holds, as a set.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AnswerKinds(u8);
+
+impl AnswerKinds {
+    /// Whether the text holds an answer of this kind.
+    pub fn has(self, kind: AnswerKind) -> bool {
+        self.0 & kind.bit() != 0
+    }
+
+    fn add(&mut self, kind: AnswerKind) {
+        self.0 |= kind.bit();
+    }
+}
+
+const WEEKDAYS: [&str; 7] =
+    ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
+
+/// Words that are a time by themselves.
+const TIME_WORDS: &[&str] = &[
+    "yesterday",
+    "today",
+    "tonight",
+    "tomorrow",
+    "ago",
+    "noon",
+    "midnight",
+    "weekend",
+    "weekends",
+];
+
+/// Units of time that name a time after "last", "next", "this", "every" or "each".
+const TIME_UNITS: &[&str] = &[
+    "day",
+    "week",
+    "month",
+    "year",
+    "morning",
+    "afternoon",
+    "evening",
+    "night",
+    "spring",
+    "summer",
+    "autumn",
+    "fall",
+    "winter",
+];
+
+/// Words that say how often, an amount of times.
+const FREQUENCY_WORDS: &[&str] = &["daily", "weekly", "monthly", "yearly", "annually"];
+
+/// Words after "how" that ask for an amount.
+const HOW_AMOUNT: &[&str] = &["many", "much", "old", "long", "often", "far", "tall", "big"];
+
+/// Words after "what" or "which" that ask for a time.
+const WHAT_TIME: &[&str] = &["time", "day", "date", "year", "month", "weekday"];
+
+/// Lowercase words of a text: maximal runs of letters, digits and apostrophes.
+fn lower_words(text: &str) -> Vec<String> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’'))
+        .map(|w| w.trim_matches(|c| c == '\'' || c == '’'))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// The kind of answer a question asks for, read from its wh-word (the first among its
+/// first three words) and the word after it, or a name when it asks what something is
+/// named or called ("what's my dog called?", "user's partner name"); `None` when it says
+/// neither ("what do I drink", "user home city").
+pub fn asked_for(query: &str) -> Option<AnswerKind> {
+    let words = lower_words(query);
+    let asks_a_name = words.iter().any(|w| {
+        matches!(w.trim_end_matches("'s").trim_end_matches("’s"), "name" | "named" | "called")
+    });
+    if asks_a_name {
+        return Some(AnswerKind::Name);
+    }
+    let at = words.iter().take(3).position(|w| {
+        matches!(
+            w.as_str(),
+            "who"
+                | "whom"
+                | "whose"
+                | "who's"
+                | "where"
+                | "where's"
+                | "when"
+                | "when's"
+                | "how"
+                | "what"
+                | "what's"
+                | "which"
+        )
+    })?;
+    let next = words.get(at + 1).map_or("", |w| w.trim_end_matches("'s").trim_end_matches("’s"));
+    match words[at].as_str() {
+        "who" | "whom" | "whose" | "who's" | "where" | "where's" => Some(AnswerKind::Name),
+        "when" | "when's" => Some(AnswerKind::Time),
+        "how" if HOW_AMOUNT.contains(&next) => Some(AnswerKind::Amount),
+        "what" | "which" if WHAT_TIME.contains(&next) => Some(AnswerKind::Time),
+        "what" | "which" if next == "age" => Some(AnswerKind::Amount),
+        _ => None,
+    }
+}
+
+/// Whether a word is a clock time: "9:45", "10am", "3pm", "6.30pm".
+fn is_clock(word: &str) -> bool {
+    let digits = word.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let suffix = &word[digits.len()..];
+    let meridian = matches!(suffix, "am" | "pm");
+    let (hour, minutes) = match digits.split_once([':', '.']) {
+        Some((h, m)) => (h, Some(m)),
+        None => (digits, None),
+    };
+    let hour_ok = !hour.is_empty()
+        && hour.len() <= 2
+        && hour.bytes().all(|b| b.is_ascii_digit())
+        && hour.parse::<u8>().is_ok_and(|h| h <= 24);
+    let minutes_ok = minutes.is_none_or(|m| m.len() == 2 && m.bytes().all(|b| b.is_ascii_digit()));
+    hour_ok && minutes_ok && (meridian || (minutes.is_some() && suffix.is_empty()))
+}
+
+/// Whether a word (lowercase) is a number: digits, possibly with separators.
+fn is_number(word: &str) -> bool {
+    word.bytes().next().is_some_and(|b| b.is_ascii_digit())
+        && word.bytes().all(|b| b.is_ascii_digit() || matches!(b, b',' | b'.' | b'%'))
+}
+
+/// Whether a word (lowercase) is a year.
+fn is_year(word: &str) -> bool {
+    word.len() == 4 && word.parse::<u16>().is_ok_and(|y| (1900..=2100).contains(&y))
+}
+
+/// Whether a word (lowercase) is a month or weekday name ("fridays" too); "may" only beside
+/// a number.
+fn is_calendar_name(words: &[String], at: usize) -> bool {
+    let word = words[at].as_str();
+    let singular = word.strip_suffix('s').unwrap_or(word);
+    if word == "may" {
+        let beside_number = |w: Option<&String>| w.is_some_and(|w| w.starts_with(char::is_numeric));
+        return beside_number(words.get(at + 1))
+            || beside_number(at.checked_sub(1).map(|i| &words[i]));
+    }
+    MONTH_NAMES.contains(&word) || WEEKDAYS.contains(&singular)
+}
+
+/// Whether a word as written is a name: it starts with a capital and has a lowercase letter
+/// after it ("Leeds", "GitHub"), and is not "I" or one of its contractions.
+fn is_name(word: &str) -> bool {
+    let mut chars = word.chars();
+    let Some(first) = chars.next() else { return false };
+    if !first.is_uppercase() || !chars.any(char::is_lowercase) {
+        return false;
+    }
+    !matches!(word, "I'm" | "I've" | "I'd" | "I'll" | "I’m" | "I’ve" | "I’d" | "I’ll")
+}
+
+/// The kinds of answer a text holds: a time (a month or weekday, a year, a clock time,
+/// "yesterday", "last week", "every morning"), a name (a capitalised word that does not
+/// open a sentence and is not a calendar name), an amount (a number, a number word above
+/// one, "once", "twice", "weekly").
+pub fn answer_kinds(text: &str) -> AnswerKinds {
+    let mut kinds = AnswerKinds::default();
+    let words = lower_words(text);
+    for (at, word) in words.iter().enumerate() {
+        let before = at.checked_sub(1).map_or("", |i| words[i].as_str());
+        let time = TIME_WORDS.contains(&word.as_str())
+            || is_year(word)
+            || is_calendar_name(&words, at)
+            || (matches!(before, "last" | "next" | "this" | "every" | "each")
+                && TIME_UNITS.contains(&word.trim_end_matches('s')));
+        if time {
+            kinds.add(AnswerKind::Time);
+        }
+        // "One" is as often a pronoun ("the new one") as a number.
+        let number_word =
+            crate::lifecycle::is_number_word(word) && !matches!(word.as_str(), "one" | "zero");
+        if (is_number(word) && !is_year(word))
+            || number_word
+            || FREQUENCY_WORDS.contains(&word.as_str())
+        {
+            kinds.add(AnswerKind::Amount);
+        }
+    }
+    // Clock times and names are read from the words as written.
+    let mut opens_sentence = true;
+    for raw in text.split_whitespace() {
+        let word = raw.trim_matches(|c: char| !(c.is_alphanumeric() || c == ':' || c == '.'));
+        let word = word.trim_end_matches('.');
+        if is_clock(&word.to_lowercase()) {
+            kinds.add(AnswerKind::Time);
+        }
+        let bare = raw.trim_matches(|c: char| !c.is_alphanumeric());
+        if !opens_sentence && is_name(bare) {
+            let lower = bare.to_lowercase();
+            let calendar = MONTH_NAMES.contains(&lower.as_str())
+                || WEEKDAYS.contains(&lower.trim_end_matches('s'));
+            if !calendar {
+                kinds.add(AnswerKind::Name);
+            }
+        }
+        opens_sentence = raw.ends_with(['.', '!', '?', ':', ';']) || raw.ends_with("\"");
+    }
+    kinds
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_questions_wh_word_says_what_it_asks_for() {
+        assert_eq!(asked_for("When's our morning sync?"), Some(AnswerKind::Time));
+        assert_eq!(asked_for("What day was I born?"), Some(AnswerKind::Time));
+        assert_eq!(asked_for("Who do I report to?"), Some(AnswerKind::Name));
+        assert_eq!(asked_for("So where am I based these days?"), Some(AnswerKind::Name));
+        assert_eq!(asked_for("How old's my grandma?"), Some(AnswerKind::Amount));
+        assert_eq!(asked_for("How often do I swim?"), Some(AnswerKind::Amount));
+        assert_eq!(asked_for("How do I get to the office?"), None);
+        assert_eq!(asked_for("What do I drink?"), None);
+        assert_eq!(asked_for("user home city"), None);
+        assert_eq!(asked_for("What is the name of the user's dog?"), Some(AnswerKind::Name));
+        assert_eq!(asked_for("what's my cat called"), Some(AnswerKind::Name));
+        assert_eq!(asked_for("preferred name"), Some(AnswerKind::Name));
+    }
+
+    #[test]
+    fn a_text_holds_times_names_and_amounts_by_their_form() {
+        let kinds = answer_kinds("daily standup is at 9:45, keep that slot free pls");
+        assert!(kinds.has(AnswerKind::Time));
+        assert!(answer_kinds("My birthday's November 22.").has(AnswerKind::Time));
+        assert!(
+            answer_kinds("I hit the gym before work, usually around 6:30.").has(AnswerKind::Time)
+        );
+        assert!(answer_kinds("I went to a support group yesterday").has(AnswerKind::Time));
+        assert!(answer_kinds("We go there every summer").has(AnswerKind::Time));
+        assert!(
+            answer_kinds("I work at Brightline Logistics, been there since 2021.")
+                .has(AnswerKind::Time)
+        );
+        let manager = answer_kinds("My manager is Dana Okafor, she's really good.");
+        assert!(manager.has(AnswerKind::Name));
+        assert!(!manager.has(AnswerKind::Time));
+        assert!(answer_kinds("My gran just turned 92.").has(AnswerKind::Amount));
+        assert!(answer_kinds("I'm on call one week in every four.").has(AnswerKind::Amount));
+        let report = answer_kinds("I need to get a quarterly report done soon. It matters");
+        assert_eq!(report, AnswerKinds::default(), "a sentence's first word is no name");
+        assert!(!answer_kinds("I may go. I'm tired").has(AnswerKind::Time));
+        assert!(!answer_kinds("ordered a new lamp").has(AnswerKind::Time));
+        assert!(!answer_kinds("We moved on Friday").has(AnswerKind::Name), "a weekday is a time");
+    }
+}
