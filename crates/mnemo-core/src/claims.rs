@@ -614,7 +614,10 @@ fn value_words(words: &[String]) -> HashSet<String> {
     words
         .iter()
         .filter(|w| !is_stopword(w) && !TIME_WORDS.contains(&w.as_str()) && *w != "'s")
-        .filter(|w| !matches!(w.as_str(), "called" | "named" | "go" | "favourite" | "favorite"))
+        // "ones" stands for the noun before it ("brass ones", "black ones").
+        .filter(|w| {
+            !matches!(w.as_str(), "called" | "named" | "go" | "favourite" | "favorite" | "ones")
+        })
         .map(|w| term(w))
         .collect()
 }
@@ -1127,9 +1130,17 @@ fn claim_of(clause: &[String], framing: &[String]) -> Option<Claim> {
     let verb = &rest[start];
     let after = &rest[start + 1..];
     if is_change_verb(verb) {
+        // "I moved my savings to Ally": what moved, then where to. "I swapped the door
+        // handles for brass ones", "I replaced my phone with a Pixel 8": what was given up,
+        // then what took its place.
         let to = after.iter().position(|w| w == "to").map_or(0, |t| t + 1);
-        let mut open = claim(Holder::User, SlotKind::Open, Vec::new(), &after[to..]);
-        open.topic = value_words(&after[..to.saturating_sub(1)]);
+        let given_up = after.iter().position(|w| w == "for" || w == "with").filter(|&at| at > 0);
+        let (topic, value) = match given_up {
+            Some(at) if to == 0 => (&after[..at], &after[at + 1..]),
+            _ => (&after[..to.saturating_sub(1)], &after[to..]),
+        };
+        let mut open = claim(Holder::User, SlotKind::Open, Vec::new(), value);
+        open.topic = value_words(topic);
         return Some(open);
     }
     // "… as my <slot>": the slot is named.
@@ -1654,6 +1665,9 @@ fn replaces(old: &Claim, new: &Claim, near: Nearness) -> bool {
                     (old.value.contains(w) || old.slot.contains(w)) && !new_value.contains(w)
                         || old.value.contains(w) && new.topic.contains(w)
                 }) || !old.value.is_disjoint(&new.value));
+            // A statement that names what changed ("my savings", "the door handles") speaks
+            // of a statement related to it in meaning, not merely of the nearest one.
+            let nearest = nearest && (new.topic.is_empty() || near.related);
             new.change == Change::Explicit && old.kind != SlotKind::Open && (nearest || named)
         }
         SlotKind::Attribute => {
@@ -1914,6 +1928,22 @@ mod tests {
             ),
         ];
         assert_each(&no, NEAREST, false);
+        // "Ones" stands for another noun in each: sharing it names nothing the two share.
+        let related = Nearness { related: true, nearest: false };
+        assert!(!contradicts(
+            "I prefer pens with blue ink over black ones.",
+            "I swapped all the door handles for brass ones.",
+            related
+        ));
+        // A statement of change that names what it gave up speaks of a statement related to
+        // it in meaning, not merely of the nearest.
+        let nearest_only = Nearness { related: false, nearest: true };
+        assert!(!contradicts(
+            "I'm double-jointed in my thumbs.",
+            "I swapped all the door handles for brass ones.",
+            nearest_only
+        ));
+        assert!(contradicts("I code in Vim.", "I switched to Helix.", nearest_only));
         assert!(contradicts("I use an iPhone 12.", "I replaced my phone with a Pixel 8.", NEAREST));
         // A clause that ends on "you" still claims what it says.
         assert_eq!(claims("I miss you").len(), 1);
