@@ -49,7 +49,7 @@ impl AnswerKinds {
 const WEEKDAYS: [&str; 7] =
     ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
 
-/// Words that are a time by themselves.
+/// Words that are a time by themselves (seasons too; "fall" only after "last", "next"...).
 const TIME_WORDS: &[&str] = &[
     "yesterday",
     "today",
@@ -60,6 +60,10 @@ const TIME_WORDS: &[&str] = &[
     "midnight",
     "weekend",
     "weekends",
+    "spring",
+    "summer",
+    "autumn",
+    "winter",
 ];
 
 /// Units of time that name a time after "last", "next", "this", "every" or "each".
@@ -268,6 +272,7 @@ mod tests {
         );
         assert!(answer_kinds("I went to a support group yesterday").has(AnswerKind::Time));
         assert!(answer_kinds("We go there every summer").has(AnswerKind::Time));
+        assert!(answer_kinds("Autumn is my favourite season").has(AnswerKind::Time));
         assert!(
             answer_kinds("I work at Brightline Logistics, been there since 2021.")
                 .has(AnswerKind::Time)
