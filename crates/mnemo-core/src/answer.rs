@@ -288,4 +288,20 @@ mod tests {
         assert!(!answer_kinds("ordered a new lamp").has(AnswerKind::Time));
         assert!(!answer_kinds("We moved on Friday").has(AnswerKind::Name), "a weekday is a time");
     }
+
+    proptest::proptest! {
+        /// Any text is read without failing, and saying more never takes a kind away: what
+        /// a text holds, it still holds with another sentence after it; a year adds a time.
+        #[test]
+        fn more_text_keeps_every_kind(first in "\\PC{0,60}", second in "\\PC{0,60}") {
+            let _ = asked_for(&first);
+            let before = answer_kinds(&first);
+            let after = answer_kinds(&format!("{first} {second}"));
+            for kind in [AnswerKind::Time, AnswerKind::Name, AnswerKind::Amount] {
+                proptest::prop_assert!(!before.has(kind) || after.has(kind), "{kind:?}");
+            }
+            let dated = answer_kinds(&format!("{first} in 1999"));
+            proptest::prop_assert!(dated.has(AnswerKind::Time));
+        }
+    }
 }
