@@ -739,3 +739,29 @@ fn statements_of_change_without_a_key_supersede_what_they_change() {
         assert_eq!(status["status"] == "superseded", replaced, "{old} / {new}");
     }
 }
+
+#[test]
+fn a_question_finds_first_the_memory_that_holds_the_kind_of_answer_it_asks_for() {
+    // Three memories share the question's words; only one says when. Asked "when", it comes
+    // first; asked what the user thought, the question asks for no kind and it does not.
+    let env = Env::new();
+    for text in [
+        "I went to the support group",
+        "I went to the support group on Tuesday",
+        "The support group was really helpful",
+    ] {
+        env.remember("u", text);
+    }
+    let first = |query: &str| {
+        let json = env.json(&["search", "--user", "u", query]);
+        json["results"][0]["content"].as_str().unwrap_or_default().to_owned()
+    };
+    assert_eq!(
+        first("When did I go to the support group?"),
+        "I went to the support group on Tuesday"
+    );
+    assert_ne!(
+        first("What did I think of the support group?"),
+        "I went to the support group on Tuesday"
+    );
+}
