@@ -8,7 +8,10 @@
 //! ([`crate::retrieval::RetrievalConfig::answer_kind_bonus`]). Both sides are read from the
 //! text's form (wh-words, capitals, digits, calendar words), not from lists of subjects.
 
-use crate::retrieval::MONTH_NAMES;
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use crate::retrieval::{MONTH_NAMES, WEEKDAY_NAMES, year_number};
 
 /// A kind of answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,9 +49,6 @@ impl AnswerKinds {
     }
 }
 
-const WEEKDAYS: [&str; 7] =
-    ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
-
 /// Words that are a time by themselves (seasons too; "fall" only after "last", "next"...).
 const TIME_WORDS: &[&str] = &[
     "yesterday",
@@ -56,8 +56,6 @@ const TIME_WORDS: &[&str] = &[
     "tonight",
     "tomorrow",
     "ago",
-    "noon",
-    "midnight",
     "weekend",
     "weekends",
     "spring",
@@ -141,21 +139,57 @@ pub fn asked_for(query: &str) -> Option<AnswerKind> {
     }
 }
 
-/// Whether a word is a clock time: "9:45", "10am", "3pm", "6.30pm".
-fn is_clock(word: &str) -> bool {
-    let digits = word.trim_end_matches(|c: char| c.is_ascii_alphabetic());
-    let suffix = &word[digits.len()..];
-    let meridian = matches!(suffix, "am" | "pm");
-    let (hour, minutes) = match digits.split_once([':', '.']) {
-        Some((h, m)) => (h, Some(m)),
-        None => (digits, None),
-    };
-    let hour_ok = !hour.is_empty()
-        && hour.len() <= 2
-        && hour.bytes().all(|b| b.is_ascii_digit())
-        && hour.parse::<u8>().is_ok_and(|h| h <= 24);
-    let minutes_ok = minutes.is_none_or(|m| m.len() == 2 && m.bytes().all(|b| b.is_ascii_digit()));
-    hour_ok && minutes_ok && (meridian || (minutes.is_some() && suffix.is_empty()))
+/// What a word says by itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WordKind {
+    /// A time ("yesterday", "june", "noon").
+    Time,
+    /// A weekday, which "s" may follow ("friday", "fridays").
+    Weekday,
+    /// An amount ("three", "twice", "weekly").
+    Amount,
+}
+
+/// The words that are a time or an amount by themselves, lowercase, looked up once per word
+/// of every record an index reads. "May" is left out (a month only beside a number), and so
+/// are "one" and "zero" (as often a pronoun, "the new one", as a number).
+static WORD_KINDS: LazyLock<HashMap<&'static str, WordKind>> = LazyLock::new(|| {
+    let times = TIME_WORDS.iter().chain(&MONTH_NAMES).chain(&["noon", "midday", "midnight"]);
+    let amounts = crate::lifecycle::NUMBER_WORDS.iter().chain(FREQUENCY_WORDS);
+    times
+        .map(|w| (*w, WordKind::Time))
+        .chain(WEEKDAY_NAMES.iter().map(|w| (*w, WordKind::Weekday)))
+        .chain(amounts.map(|w| (*w, WordKind::Amount)))
+        .filter(|(w, _)| !matches!(*w, "may" | "one" | "zero"))
+        .collect()
+});
+
+/// The longest word [`WORD_KINDS`] or [`TIME_UNITS`] holds, with a plural "s".
+const LONGEST_WORD: usize = 10;
+
+/// A word in lowercase ASCII in `buffer`, without a copy on the heap; `None` for a word that
+/// no list here holds (longer than [`LONGEST_WORD`], or not ASCII).
+fn lowercase_in<'b>(word: &str, buffer: &'b mut [u8; LONGEST_WORD]) -> Option<&'b str> {
+    let bytes = word.as_bytes();
+    if bytes.len() > LONGEST_WORD || !word.is_ascii() {
+        return None;
+    }
+    let lower = &mut buffer[..bytes.len()];
+    lower.copy_from_slice(bytes);
+    lower.make_ascii_lowercase();
+    std::str::from_utf8(lower).ok()
+}
+
+/// What a lowercase word says by itself, a plural weekday ("fridays") included.
+fn word_kind(word: &str) -> Option<WordKind> {
+    // Every listed word has three letters or more: most words of a text are passed over here.
+    if word.len() < 3 {
+        return None;
+    }
+    WORD_KINDS.get(word).copied().or_else(|| {
+        let singular = word.strip_suffix('s')?;
+        WORD_KINDS.get(singular).copied().filter(|k| *k == WordKind::Weekday)
+    })
 }
 
 /// Whether a word (lowercase) is a number: digits, possibly with separators.
@@ -164,80 +198,69 @@ fn is_number(word: &str) -> bool {
         && word.bytes().all(|b| b.is_ascii_digit() || matches!(b, b',' | b'.' | b'%'))
 }
 
-/// Whether a word (lowercase) is a year.
-fn is_year(word: &str) -> bool {
-    word.len() == 4 && word.parse::<u16>().is_ok_and(|y| (1900..=2100).contains(&y))
-}
-
-/// Whether a word (lowercase) is a month or weekday name ("fridays" too); "may" only beside
-/// a number.
-fn is_calendar_name(words: &[String], at: usize) -> bool {
-    let word = words[at].as_str();
-    let singular = word.strip_suffix('s').unwrap_or(word);
-    if word == "may" {
-        let beside_number = |w: Option<&String>| w.is_some_and(|w| w.starts_with(char::is_numeric));
-        return beside_number(words.get(at + 1))
-            || beside_number(at.checked_sub(1).map(|i| &words[i]));
-    }
-    MONTH_NAMES.contains(&word) || WEEKDAYS.contains(&singular)
-}
-
 /// Whether a word as written is a name: it starts with a capital and has a lowercase letter
-/// after it ("Leeds", "GitHub"), and is not "I" or one of its contractions.
+/// after it ("Leeds", "GitHub"), is not "I" or one of its contractions, and is no month or
+/// weekday ("June", "Fridays": those are times).
 fn is_name(word: &str) -> bool {
     let mut chars = word.chars();
     let Some(first) = chars.next() else { return false };
     if !first.is_uppercase() || !chars.any(char::is_lowercase) {
         return false;
     }
-    !matches!(word, "I'm" | "I've" | "I'd" | "I'll" | "I’m" | "I’ve" | "I’d" | "I’ll")
+    let mut buffer = [0; LONGEST_WORD];
+    let calendar = lowercase_in(word, &mut buffer).is_some_and(|lower| {
+        matches!(word_kind(lower), Some(WordKind::Weekday)) || MONTH_NAMES.contains(&lower)
+    });
+    !calendar && !matches!(word, "I'm" | "I've" | "I'd" | "I'll" | "I’m" | "I’ve" | "I’d" | "I’ll")
 }
 
-/// The kinds of answer a text holds: a time (a month or weekday, a year, a clock time,
-/// "yesterday", "last week", "every morning"), a name (a capitalised word that does not
-/// open a sentence and is not a calendar name), an amount (a number, a number word above
-/// one, "once", "twice", "weekly").
+/// The kinds of answer a text holds: a time (a month or weekday, a season, a year, a clock
+/// time, "yesterday", "last week", "every morning"), a name (a capitalised word that does
+/// not open a sentence and is not a calendar name), an amount (a number, a number word above
+/// one, "once", "twice", "weekly"). Read in one pass over the words as written, without a
+/// copy on the heap: every record is read when its index is built.
 pub fn answer_kinds(text: &str) -> AnswerKinds {
     let mut kinds = AnswerKinds::default();
-    let words = lower_words(text);
-    for (at, word) in words.iter().enumerate() {
-        let before = at.checked_sub(1).map_or("", |i| words[i].as_str());
-        let time = TIME_WORDS.contains(&word.as_str())
-            || is_year(word)
-            || is_calendar_name(&words, at)
-            || (matches!(before, "last" | "next" | "this" | "every" | "each")
-                && TIME_UNITS.contains(&word.trim_end_matches('s')));
-        if time {
-            kinds.add(AnswerKind::Time);
-        }
-        // "One" is as often a pronoun ("the new one") as a number.
-        let number_word =
-            crate::lifecycle::is_number_word(word) && !matches!(word.as_str(), "one" | "zero");
-        if (is_number(word) && !is_year(word))
-            || number_word
-            || FREQUENCY_WORDS.contains(&word.as_str())
-        {
-            kinds.add(AnswerKind::Amount);
-        }
-    }
-    // Clock times and names are read from the words as written.
     let mut opens_sentence = true;
-    for raw in text.split_whitespace() {
-        let word = raw.trim_matches(|c: char| !(c.is_alphanumeric() || c == ':' || c == '.'));
-        let word = word.trim_end_matches('.');
-        if is_clock(&word.to_lowercase()) {
-            kinds.add(AnswerKind::Time);
-        }
+    // Of the word before: whether it opens a time ("last", "every") or is a number.
+    let (mut opens_time, mut after_number) = (false, false);
+    let mut buffer = [0; LONGEST_WORD];
+    let mut words = text.split_whitespace().peekable();
+    while let Some(raw) = words.next() {
         let bare = raw.trim_matches(|c: char| !c.is_alphanumeric());
         if !opens_sentence && is_name(bare) {
-            let lower = bare.to_lowercase();
-            let calendar = MONTH_NAMES.contains(&lower.as_str())
-                || WEEKDAYS.contains(&lower.trim_end_matches('s'));
-            if !calendar {
-                kinds.add(AnswerKind::Name);
-            }
+            kinds.add(AnswerKind::Name);
         }
-        opens_sentence = raw.ends_with(['.', '!', '?', ':', ';']) || raw.ends_with("\"");
+        opens_sentence = raw.ends_with(['.', '!', '?', ':', ';', '"']);
+        // "four-day", "9/11": each part is a word of its own.
+        for part in bare.split(['-', '/']) {
+            let Some(word) = lowercase_in(part, &mut buffer) else {
+                (opens_time, after_number) = (false, false);
+                continue;
+            };
+            let numeric = word.starts_with(|c: char| c.is_ascii_digit());
+            let year = numeric && year_number(word).is_some();
+            // "May" is a month only beside a number ("May 3", "3 May").
+            let may = word == "may"
+                && (after_number
+                    || words
+                        .peek()
+                        .is_some_and(|next| next.starts_with(|c: char| c.is_ascii_digit())));
+            let kind = word_kind(word);
+            let time = year
+                || may
+                || matches!(kind, Some(WordKind::Time | WordKind::Weekday))
+                || (numeric && crate::claims::clock(word).is_some())
+                || (opens_time && TIME_UNITS.contains(&word.trim_end_matches('s')));
+            if time {
+                kinds.add(AnswerKind::Time);
+            }
+            if (numeric && !year && is_number(word)) || kind == Some(WordKind::Amount) {
+                kinds.add(AnswerKind::Amount);
+            }
+            opens_time = matches!(word, "last" | "next" | "this" | "every" | "each");
+            after_number = numeric;
+        }
     }
     kinds
 }

@@ -11,6 +11,7 @@
 
 use crate::clock::Timestamp;
 use crate::record::Kind;
+use crate::retrieval::WEEKDAY_NAMES;
 
 /// The rule set's name and version, recorded on every memory it produces.
 pub const RULESET: &str = "rules/v1";
@@ -91,8 +92,6 @@ const DIRECTIVE_VERBS: &[&str] = &[
     "use", "answer", "reply", "respond", "write", "format", "keep", "give", "show", "explain",
     "avoid", "include", "add", "prefer", "speak", "address",
 ];
-const WEEKDAYS: [&str; 7] =
-    ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
 
 /// Words that end in a full stop without ending a sentence ("Dr. Ng", "St. David's").
 const ABBREVIATIONS: &[&str] = &[
@@ -289,7 +288,7 @@ fn resolve_until(phrase: &str, at: Timestamp) -> Option<Timestamp> {
     if p.starts_with("weekend") || p.starts_with("the weekend") {
         return Some(end_of_day(at, (6 - weekday(at)).max(0)));
     }
-    let day = WEEKDAYS.iter().position(|d| p.starts_with(d))? as i64;
+    let day = WEEKDAY_NAMES.iter().position(|d| p.starts_with(d))? as i64;
     let ahead = (day - weekday(at)).rem_euclid(7);
     Some(end_of_day(at, ahead))
 }
@@ -877,7 +876,7 @@ fn time_in(lower: &str, at: Timestamp) -> Option<Timestamp> {
             }
             _ => {}
         }
-        if let Some(day) = WEEKDAYS.iter().position(|d| d == w)
+        if let Some(day) = WEEKDAY_NAMES.iter().position(|d| d == w)
             && !words[i.saturating_sub(2)..i].iter().any(|p| *p == "every" || *p == "each")
         {
             found.push(end_of_day(at, (day as i64 - weekday(at)).rem_euclid(7)));
@@ -1093,7 +1092,7 @@ fn bounded(lower: &str) -> bool {
         lower.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
     let relative_day = words.iter().enumerate().any(|(i, w)| {
         // "every Tuesday", "every other Tuesday": a recurrence, not a bound.
-        (WEEKDAYS.contains(w)
+        (WEEKDAY_NAMES.contains(w)
             && !words[i.saturating_sub(2)..i].iter().any(|p| *p == "every" || *p == "each"))
             || (i > 0
                 && matches!(words[i - 1], "the" | "by")

@@ -73,7 +73,7 @@ pub fn normalize_key(text: &str) -> String {
 
 /// Cardinal numbers written as words, which state a count as surely as digits do ("I have
 /// two kids" / "I have three children").
-const NUMBER_WORDS: &[&str] = &[
+pub(crate) const NUMBER_WORDS: &[&str] = &[
     "zero",
     "one",
     "two",

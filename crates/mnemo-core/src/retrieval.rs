@@ -174,6 +174,10 @@ pub const MONTH_NAMES: [&str; 12] = [
     "december",
 ];
 
+/// English weekday names, lowercase, Monday first.
+pub const WEEKDAY_NAMES: [&str; 7] =
+    ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
+
 /// Whether a lowercase word is a stopword of the lexical index.
 pub(crate) fn is_stopword(word: &str) -> bool {
     STOPWORDS.contains(&word)
@@ -236,7 +240,8 @@ fn day_number(word: &str) -> Option<u8> {
     digits.parse::<u8>().ok().filter(|d| (1..=31).contains(d))
 }
 
-fn year_number(word: &str) -> Option<i32> {
+/// The year a four-digit word names (1900–2200).
+pub(crate) fn year_number(word: &str) -> Option<i32> {
     (word.len() == 4)
         .then(|| word.parse::<i32>().ok())
         .flatten()
@@ -622,7 +627,7 @@ pub fn only_asks(text: &str) -> bool {
 
 /// A word in lowercase with a typographic apostrophe read as a plain one, copied only when
 /// that changes it.
-fn plain_lowercase(word: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn plain_lowercase(word: &str) -> std::borrow::Cow<'_, str> {
     if word.bytes().all(|b| b.is_ascii() && !b.is_ascii_uppercase()) {
         std::borrow::Cow::Borrowed(word)
     } else {
