@@ -161,6 +161,10 @@ impl ValueForm {
     }
 }
 
+/// Words that open a relative clause ("…, which makes …", "…, who lives …"): the clause is
+/// about what it follows, not a claim of its own holder.
+const RELATIVE_PRONOUNS: [&str; 5] = ["which", "who", "whom", "whose", "where"];
+
 /// Words that join a copula to its value or slot.
 const COPULAS: [&str; 8] = ["is", "are", "was", "were", "been", "become", "became", "remains"];
 
@@ -1087,10 +1091,9 @@ fn claim_of(clause: &[String], framing: &[String]) -> Option<Claim> {
     } else {
         // "<name> <verb> …": someone else. A relative clause ("which makes …", "who lives
         // …") is about what it follows, not a holder of its own.
-        if matches!(
-            first.as_str(),
-            "which" | "who" | "whom" | "whose" | "where" | "that" | "it" | "this" | "there"
-        ) {
+        if RELATIVE_PRONOUNS.contains(&first.as_str())
+            || matches!(first.as_str(), "that" | "it" | "this" | "there")
+        {
             return None;
         }
         // A name is followed by its verb in the third person or the past ("Theo sold …",
@@ -1227,20 +1230,8 @@ pub fn claims(statement: &str) -> Vec<Claim> {
         // "I sold the Civic and now drive a Tesla": a clause with no subject of its own
         // after one of the user's continues the user's.
         let own_subject = framed.first().is_some_and(|w| {
-            matches!(
-                w.as_str(),
-                "it" | "he"
-                    | "she"
-                    | "they"
-                    | "this"
-                    | "that"
-                    | "there"
-                    | "which"
-                    | "who"
-                    | "whom"
-                    | "whose"
-                    | "where"
-            )
+            matches!(w.as_str(), "it" | "he" | "she" | "they" | "this" | "that" | "there")
+                || RELATIVE_PRONOUNS.contains(&w.as_str())
         });
         let claim = if said_by_i && !own_subject && !clause.iter().any(subject) {
             let mut continued = vec!["i".to_owned()];
@@ -1284,7 +1275,7 @@ fn amount(word: &str) -> Option<(f64, bool)> {
 
 /// A time of day as one word ("6am", "11pm", "9:30", "7:45pm", "noon"), in minutes after
 /// midnight.
-fn clock(word: &str) -> Option<f64> {
+pub(crate) fn clock(word: &str) -> Option<f64> {
     match word {
         "noon" | "midday" => return Some(720.0),
         "midnight" => return Some(0.0),
@@ -1343,8 +1334,6 @@ fn unit(word: &str) -> Option<(Dimension, f64)> {
 /// Which day of the week a word names, as said of a habit ("Mondays", "weekends" are two
 /// days; a lone "Monday" is a date unless "every" comes before it).
 fn weekday(word: &str, every: bool) -> Option<u8> {
-    const DAYS: [&str; 7] =
-        ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
     if word == "weekends" || (every && word == "weekend") {
         return Some(0b110_0000);
     }
@@ -1352,7 +1341,7 @@ fn weekday(word: &str, every: bool) -> Option<u8> {
         Some(day) => (day, true),
         None => (word, false),
     };
-    let at = DAYS.iter().position(|d| *d == day)?;
+    let at = crate::retrieval::WEEKDAY_NAMES.iter().position(|d| *d == day)?;
     (plural || every).then_some(1 << at)
 }
 
@@ -1682,21 +1671,8 @@ fn replaces(old: &Claim, new: &Claim, near: Nearness) -> bool {
         // "I've been meaning to clean the windows").
         SlotKind::Activity => {
             let vague = new.slot.first().is_some_and(|v| {
-                matches!(
-                    v.as_str(),
-                    "been"
-                        | "have"
-                        | "has"
-                        | "had"
-                        | "hav"
-                        | "ha"
-                        | "am"
-                        | "is"
-                        | "are"
-                        | "was"
-                        | "were"
-                        | "be"
-                )
+                COPULAS.contains(&v.as_str())
+                    || matches!(v.as_str(), "am" | "be" | "have" | "has" | "had" | "hav" | "ha")
             });
             (new.change != Change::None && same_slot(old, new) && !vague) || revises
         }

@@ -724,6 +724,18 @@ fn statements_of_change_without_a_key_supersede_what_they_change() {
         ("I wake up at 6am every day.", "Lately I don't get up until 8.", true),
         ("I rent my apartment.", "I bought my apartment, so I own it now.", true),
         ("My laptop runs Windows 11.", "I cleaned my laptop and it looks brand new.", false),
+        // "Be" alone, how long something has held, and a relative clause name no shared slot.
+        ("I'm learning Greek.", "I'm based in Buenos Aires these days.", false),
+        (
+            "I've been on a dairy-free diet for about two years.",
+            "I've had an iPhone SE as my mobile for about a year.",
+            false,
+        ),
+        (
+            "I'm left-handed, which makes most scissors a constant struggle.",
+            "I once won a raffle prize, which turned out to be a set of towels.",
+            false,
+        ),
     ];
     let env = Env::new();
     for (n, (old, new, replaced)) in pairs.into_iter().enumerate() {
