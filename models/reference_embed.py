@@ -3,9 +3,11 @@
 
 BERT BasicTokenizer (uncased) + greedy longest-match WordPiece, the M2V1 reader, and the
 sentence embedding (mean of dequantised rows, skip ids dropped, L2 normalise). Running it
-checks every entry of minilm-l6-m2v-256/fixtures.json:
+checks every entry of the built-in model's fixtures.json (minilm-l6-fit-256/, or the model
+directory given):
 
-    python3 models/reference_embed.py            # exit 0 and "N passed, 0 failed" when all match
+    python3 models/reference_embed.py                               # "N passed, 0 failed" when all match
+    python3 models/reference_embed.py models/minilm-l6-m2v-256      # the distilled table it was fitted from
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import sys
 import unicodedata
 from pathlib import Path
 
-MODEL = Path(__file__).resolve().parent / "minilm-l6-m2v-256"
+MODEL = Path(__file__).resolve().parent / "minilm-l6-fit-256"
 
 
 # ---- BasicTokenizer -----------------------------------------------------------------
@@ -146,6 +148,9 @@ def embed(ids: list[int], raw: bytes, d: int, skip: set[int]) -> list[float]:
 
 
 def main() -> int:
+    global MODEL
+    if len(sys.argv) > 1:
+        MODEL = Path(sys.argv[1])
     cfg = json.loads((MODEL / "config.json").read_text(encoding="utf-8"))
     vocab = load_vocab(MODEL / "vocab.txt")
     n, d, raw = load_table(MODEL / "embeddings.bin")

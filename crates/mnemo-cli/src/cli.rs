@@ -216,6 +216,11 @@ pub(crate) enum Command {
         #[arg(long)]
         decrypt: bool,
     },
+    /// Embed every memory of the embedded database again with the embedder in use
+    /// (--embedder): a file holds one embedder's vectors, so after the built-in model changes,
+    /// or to move a file to another embedder, its memories are embedded again before it is
+    /// searched or written. One transaction: on failure nothing changes.
+    Reembed,
     /// Restore an export document (a file, or - for standard input). Memories the user asked
     /// to forget are left out unless --allow-forgotten.
     Import {

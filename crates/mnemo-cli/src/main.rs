@@ -229,16 +229,21 @@ fn database_key(
     Ok(Some(mnemo::DatabaseKey::new(&text).map_err(|e| InvalidInput::new(option, e.to_string()))?))
 }
 
+/// The embedded database's path, for a command that applies to it alone (`why_not` says why
+/// a PostgreSQL store is refused).
+fn embedded_database(cli: &Cli, why_not: &str) -> anyhow::Result<std::path::PathBuf> {
+    if cli.store.as_deref().is_some_and(|url| url.starts_with("postgres")) {
+        return Err(InvalidInput::new("--store", why_not).into());
+    }
+    sqlite_path(cli)
+}
+
 /// `mnemo rekey`: rewrites the embedded database under a new key, or unencrypted.
 fn rekey(cli: &Cli, new_key_file: Option<&std::path::Path>, decrypt: bool) -> anyhow::Result<()> {
-    if cli.store.as_deref().is_some_and(|url| url.starts_with("postgres")) {
-        return Err(InvalidInput::new(
-            "--store",
-            "rekey applies to the embedded database; PostgreSQL encrypts at rest on its own server (docs/OPERATIONS.md)",
-        )
-        .into());
-    }
-    let db = sqlite_path(cli)?;
+    let db = embedded_database(
+        cli,
+        "rekey applies to the embedded database; PostgreSQL encrypts at rest on its own server (docs/OPERATIONS.md)",
+    )?;
     let old = database_key(cli.db_key_file.as_deref(), "MNEMO_DB_KEY", "--db-key-file")?;
     let new = database_key(new_key_file, "MNEMO_DB_NEW_KEY", "--new-key-file")?;
     if new.is_none() && !decrypt {
@@ -264,6 +269,35 @@ fn rekey(cli: &Cli, new_key_file: Option<&std::path::Path>, decrypt: bool) -> an
     output::lines([format!("{} is now {state}", db.display())])
 }
 
+fn reembed(
+    cli: &Cli,
+    embedder: &dyn mnemo::core::ports::Embedder,
+    now: Timestamp,
+) -> anyhow::Result<()> {
+    let db = embedded_database(
+        cli,
+        "reembed applies to the embedded database; for PostgreSQL, export each user and import into a store in use by the new embedder (import embeds again)",
+    )?;
+    if !db.exists() {
+        return Err(InvalidInput::new("--db", format!("{} holds no database", db.display())).into());
+    }
+    let key = database_key(cli.db_key_file.as_deref(), "MNEMO_DB_KEY", "--db-key-file")?;
+    let count = mnemo::reembed_sqlite(&db, key.as_ref(), now, embedder)
+        .with_context(|| format!("cannot embed the memories of {} again", db.display()))?;
+    if cli.json {
+        return output::json(&serde_json::json!({
+            "path": db.display().to_string(),
+            "model": embedder.id(),
+            "reembedded": count,
+        }));
+    }
+    output::lines([format!(
+        "{count} memories of {} embedded again with {}",
+        db.display(),
+        embedder.id()
+    )])
+}
+
 fn user(cli: &Cli) -> anyhow::Result<UserRef> {
     let user = cli.user.as_deref().ok_or_else(|| {
         InvalidInput::new("--user", "is required for this command (or set MNEMO_USER)")
@@ -280,6 +314,9 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         return rekey(cli, new_key_file.as_deref(), *decrypt);
     }
     let embedder = embedder(cli)?;
+    if let Command::Reembed = &cli.command {
+        return reembed(cli, embedder.as_ref(), clock.now());
+    }
     // What `mnemo info` reports: the store and the schema version it was migrated to.
     let store_in_use: (String, String, u32);
     let mut mnemo = match cli.store.as_deref() {
@@ -477,7 +514,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Export => output::json_pretty(&mnemo.export(&user(cli)?)?),
         Command::Info => info(cli, &mnemo, &store_in_use),
         // Handled before the store is opened.
-        Command::Rekey { .. } => Ok(()),
+        Command::Rekey { .. } | Command::Reembed => Ok(()),
         Command::Import { file, allow_forgotten } => import(cli, &mnemo, file, *allow_forgotten),
         Command::Deletions { limit } => {
             let deletions = mnemo.deletions(&user(cli)?, *limit)?;

@@ -57,6 +57,9 @@ pub struct Claim {
     /// For an open slot, what changed, when named ("all my notes" in "I migrated all my
     /// notes to Obsidian"), loosely stemmed.
     pub topic: HashSet<String>,
+    /// The head of what changed, when named ("handl" in "I swapped all the door handles for
+    /// brass ones"): the words before it only describe it.
+    pub topic_head: Option<String>,
     /// What it says it takes the place of ("… called Biscuit now instead of Max", "tea
     /// instead of coffee"), loosely stemmed: a stored value among these no longer holds.
     pub replaced: HashSet<String>,
@@ -626,6 +629,14 @@ fn value_words(words: &[String]) -> HashSet<String> {
         .collect()
 }
 
+/// Words that say when something changed ("last year", "two months ago").
+fn is_time_of_change(word: &str) -> bool {
+    matches!(
+        word,
+        "last" | "next" | "ago" | "year" | "month" | "week" | "day" | "summer" | "winter"
+    )
+}
+
 /// A subject's words without the auxiliaries before its copula ("my favourite fruit has
 /// been cherries": the slot is "favourite fruit").
 fn without_auxiliaries(words: &[String]) -> &[String] {
@@ -915,6 +926,7 @@ fn claim_of(clause: &[String], framing: &[String]) -> Option<Claim> {
             slot,
             value: value_words(value),
             topic: HashSet::new(),
+            topic_head: None,
             replaced: HashSet::new(),
             additive,
             past,
@@ -1136,14 +1148,27 @@ fn claim_of(clause: &[String], framing: &[String]) -> Option<Claim> {
         // "I moved my savings to Ally": what moved, then where to. "I swapped the door
         // handles for brass ones", "I replaced my phone with a Pixel 8": what was given up,
         // then what took its place.
+        // "I switched over from iPhone": what was given up, with nothing said of what
+        // took its place.
         let to = after.iter().position(|w| w == "to").map_or(0, |t| t + 1);
         let given_up = after.iter().position(|w| w == "for" || w == "with").filter(|&at| at > 0);
-        let (topic, value) = match given_up {
-            Some(at) if to == 0 => (&after[..at], &after[at + 1..]),
+        let from = after.iter().position(|w| w == "from");
+        let (topic, value) = match (given_up, from) {
+            (Some(at), _) if to == 0 => (&after[..at], &after[at + 1..]),
+            (None, Some(at)) if to == 0 => (&after[at + 1..], &after[..at]),
             _ => (&after[..to.saturating_sub(1)], &after[to..]),
         };
         let mut open = claim(Holder::User, SlotKind::Open, Vec::new(), value);
         open.topic = value_words(topic);
+        if from.is_some() && to == 0 {
+            // "… from iPhone last year": when it changed is no part of what was given up.
+            open.topic.retain(|w| !is_time_of_change(w));
+        } else {
+            open.topic_head = noun_phrase(topic)
+                .iter()
+                .rev()
+                .find_map(|w| value_words(std::slice::from_ref(w)).into_iter().next());
+        }
         return Some(open);
     }
     // "… as my <slot>": the slot is named.
@@ -1638,6 +1663,15 @@ fn replaces(old: &Claim, new: &Claim, near: Nearness) -> bool {
     // "I walk to the studio" / "I drive to the studio": the same place, done another way.
     let done_otherwise =
         old.kind == SlotKind::Activity && new.kind == SlotKind::Activity && old.slot != new.slot;
+    // "I switched over from iPhone": what was given up, named by a related statement, no
+    // longer holds, though nothing is said of what took its place.
+    if new.kind == SlotKind::Open
+        && new.change == Change::Explicit
+        && new_value.is_empty()
+        && old.kind != SlotKind::Open
+    {
+        return near.related && !old.value.is_disjoint(&new.topic);
+    }
     if (same_value && !done_otherwise) || new_value.is_empty() {
         return false;
     }
@@ -1655,9 +1689,18 @@ fn replaces(old: &Claim, new: &Claim, near: Nearness) -> bool {
                         || old.value.contains(w) && new.topic.contains(w)
                 }) || !old.value.is_disjoint(&new.value));
             // A statement that names what changed ("my savings", "the door handles") speaks
-            // of a statement related to it in meaning, not merely of the nearest one.
+            // of a statement related to it in meaning, not merely of the nearest one; and
+            // one naming only what describes it ("the back door") speaks of something else.
             let nearest = nearest && (new.topic.is_empty() || near.related);
-            new.change == Change::Explicit && old.kind != SlotKind::Open && (nearest || named)
+            let of_something_else = new.topic_head.as_ref().is_some_and(|head| {
+                !old.value.contains(head)
+                    && !old.slot.contains(head)
+                    && new.topic.iter().any(|w| w != head && old.value.contains(w))
+            });
+            new.change == Change::Explicit
+                && old.kind != SlotKind::Open
+                && (nearest || named)
+                && !of_something_else
         }
         SlotKind::Attribute => {
             let apart = ValueForm::describes_apart(
@@ -1921,6 +1964,30 @@ mod tests {
         ));
         assert!(contradicts("I code in Vim.", "I switched to Helix.", nearest_only));
         assert!(contradicts("I use an iPhone 12.", "I replaced my phone with a Pixel 8.", NEAREST));
+        // What changed is the head of its phrase: a statement naming only what describes it
+        // (the door, not its handles) speaks of something else.
+        assert!(!contradicts(
+            "I keep a spare key under a flowerpot by the back door.",
+            "I swapped all the door handles for brass ones.",
+            NEAREST
+        ));
+        assert!(contradicts(
+            "My door handles are chrome.",
+            "I swapped all the door handles for brass ones.",
+            NEAREST
+        ));
+        // "Switched from X" names what was given up: it speaks of a statement of X, not of
+        // whatever is nearest.
+        assert!(!contradicts(
+            "I've got a scar on my knee from falling off a wall when I was eight",
+            "I've got a Pixel 8, switched over from iPhone last year.",
+            NEAREST
+        ));
+        assert!(contradicts(
+            "I use an iPhone 12 every day.",
+            "I've got a Pixel 8, switched over from iPhone last year.",
+            NEAREST
+        ));
         // A clause that ends on "you" still claims what it says.
         assert_eq!(claims("I miss you").len(), 1);
         assert!(contradicts("I eat meat.", "I don't eat meat anymore, I promise you", NEAREST));

@@ -1,6 +1,7 @@
 //! The self-disclosure selector: a small logistic model that decides whether a user's message
 //! tells something about the user worth keeping (a fact, preference, plan, relationship or
-//! event), from the message's built-in static embedding and a few structural features
+//! event), from the message's distilled static embedding (`minilm-l6-m2v-256`, which the
+//! built-in model was fitted from) and a few structural features
 //! (first-person density, questions, declarative first-person sentences, length).
 //!
 //! The shipped weights (`models/extractor/disclosure.json`) are trained by
@@ -203,7 +204,7 @@ impl Selector {
     }
 
     /// Probability that a message discloses something about its author, from its text and
-    /// its built-in static embedding. An embedding of the wrong width counts as zeros.
+    /// its distilled static embedding. An embedding of the wrong width counts as zeros.
     pub fn probability(&self, text: &str, embedding: &[f32]) -> f32 {
         let structural = structural_features(text);
         let embedding = if embedding.len() == self.embedding_dims { embedding } else { &[] };

@@ -344,8 +344,8 @@ pub struct RetrievalConfig {
     /// one (below a few dozen records the prior dominates; above, the user's own records do).
     pub prior_records: f64,
     /// Mean and standard deviation of the cosine between unrelated texts (the embedder's; by
-    /// default the built-in model's raw cosines of the calibration sentences, so its
-    /// calibration keeps the default gate where it is).
+    /// default the raw cosines of the calibration sentences under the distilled table the
+    /// gate was set with, so a calibrated embedder's gate sits at the same standard scores).
     pub cosine_prior: (f64, f64),
     /// BM25F per unit of lexical standard score. Lexical evidence is on this fixed scale, not
     /// standardized over the notebook: BM25's IDF already weighs a term by how rare it is
@@ -385,8 +385,10 @@ impl Default for RetrievalConfig {
     }
 }
 
-/// The answer separation ([`Calibration::answer_separation`]) of the built-in model, for
-/// which the default fusion weights are set.
+/// The answer separation ([`Calibration::answer_separation`]) of the model the default
+/// fusion weights were set for (the distilled table `minilm-l6-m2v-256`, which the built-in
+/// model was fitted from); an embedder that separates answers better gets a larger semantic
+/// share.
 pub const REFERENCE_ANSWER_SEPARATION: f64 = 2.3595;
 
 impl RetrievalConfig {
@@ -423,7 +425,7 @@ impl RetrievalConfig {
     /// This configuration for an embedder whose answer separation
     /// ([`Calibration::answer_separation`]) is `separation`. For independent evidence of equal
     /// spread, the best linear fusion weighs each signal by how far it moves a relevant
-    /// record; the default weights are set for the built-in model, whose separation is
+    /// record; the default weights are set for a separation of
     /// [`REFERENCE_ANSWER_SEPARATION`], so the semantic weight grows (or shrinks) with the
     /// ratio, within a factor of four, and the lexical and semantic weights keep their sum.
     pub fn for_answer_separation(self, separation: f64) -> Self {

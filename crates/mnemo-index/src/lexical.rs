@@ -45,7 +45,7 @@ pub(crate) fn terms(text: &str) -> Vec<String> {
 fn general_ranks() -> &'static HashMap<&'static str, u32> {
     static RANKS: OnceLock<HashMap<&'static str, u32>> = OnceLock::new();
     RANKS.get_or_init(|| {
-        include_str!("../../../models/minilm-l6-m2v-256/vocab.txt")
+        include_str!("../../../models/minilm-l6-fit-256/vocab.txt")
             .lines()
             .skip_while(|w| *w != "the")
             .filter(|w| !w.starts_with("##"))

@@ -326,6 +326,56 @@ impl SqliteBackend {
         Ok(())
     }
 
+    /// Embeds again, with `embedder`, every record whose vector another model made, so the
+    /// file can be searched and written with it (a file holds one embedder's vectors). One
+    /// transaction alone on the writer: a failure leaves every vector as it was. Returns how
+    /// many were embedded again.
+    pub fn reembed(&self, embedder: &dyn mnemo_core::ports::Embedder) -> Result<usize> {
+        /// Texts embedded per call.
+        const CHUNK: usize = 256;
+        let model = embedder.id();
+        let writer = self.writer.exclusive();
+        let conn = &writer.conn;
+        let outcome = alone_in_transaction(conn, |tx| {
+            let stale: Vec<(i64, String)> = tx
+                .prepare(
+                    "SELECT m.rowid, m.content FROM memories m
+                     JOIN memory_vectors v ON v.memory_rowid = m.rowid
+                     WHERE v.model <> ?1 ORDER BY m.rowid",
+                )?
+                .query_map([model], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()?;
+            let mut update = tx.prepare(
+                "UPDATE memory_vectors SET model = ?1, dims = ?2, vector = ?3
+                 WHERE memory_rowid = ?4",
+            )?;
+            for chunk in stale.chunks(CHUNK) {
+                let texts: Vec<&str> = chunk.iter().map(|(_, text)| text.as_str()).collect();
+                let vectors = embedder.embed(&texts).map_err(StoreError::Port)?;
+                if vectors.len() != chunk.len() {
+                    return Err(StoreError::VectorMismatch(format!(
+                        "embedder mismatch: `{model}` returned {} vectors for {} texts",
+                        vectors.len(),
+                        chunk.len()
+                    )));
+                }
+                for ((rowid, _), vector) in chunk.iter().zip(&vectors) {
+                    update.execute(params![
+                        model,
+                        vector.len() as i64,
+                        vector_to_blob(vector),
+                        rowid
+                    ])?;
+                }
+            }
+            Ok(stale.len())
+        });
+        // Every user's index and cached rows are read again from the file.
+        self.index.clear();
+        *self.embedder.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+        outcome
+    }
+
     /// The database file's path.
     pub fn path(&self) -> &Path {
         &self.path
@@ -677,7 +727,8 @@ fn check_vector(conn: &Connection, embedded: &Embedded) -> Result<()> {
     {
         return Err(StoreError::VectorMismatch(format!(
             "embedder mismatch: this database holds {dims}-d vectors from `{model}`, \
-             got {}-d vectors from `{}`",
+             got {}-d vectors from `{}` (`mnemo reembed` embeds its records again with \
+             the embedder in use)",
             embedded.vector.len(),
             embedded.model
         )));

@@ -38,18 +38,19 @@ pub fn is_incognito(memory: &mnemo_core::Memory) -> bool {
 /// Metadata key set to `true` on a transcript turn the extractor drew a memory from.
 pub const EXTRACTED: &str = "extracted";
 
-/// The built-in static embedding of a message, which the self-disclosure selector reads
-/// whatever embedder the notebook searches with (empty without the built-in model).
+/// The distilled static embedding of a message (`mnemo_embed::StaticModel::distilled`),
+/// which the self-disclosure selector was trained on and reads whatever embedder the
+/// notebook searches with (empty without the built-in models).
 fn disclosure_embedding(text: &str) -> Vec<f32> {
     #[cfg(feature = "builtin-embedder")]
-    if let Ok(model) = mnemo_embed::StaticModel::builtin() {
+    if let Ok(model) = mnemo_embed::StaticModel::distilled() {
         return model.embed_text(text);
     }
     let _ = text;
     Vec::new()
 }
 
-/// The self-disclosure selector's features for a message: its built-in static embedding
+/// The self-disclosure selector's features for a message: its distilled static embedding
 /// followed by the structural features (what `cargo xtask train-disclosure` trains on).
 pub fn disclosure_features(text: &str) -> Vec<f32> {
     mnemo_core::disclosure::features(text, &disclosure_embedding(text))
@@ -347,7 +348,7 @@ impl Mnemo {
         // turn and then what was drawn from it, so a statement is decided against what had
         // been said up to it.
         let secrets_redacted = std::sync::atomic::AtomicUsize::new(0);
-        let builtin = self.embedder.as_ref().is_some_and(|e| e.id() == builtin_embedder_id());
+        let builtin = self.embedder.as_ref().is_some_and(|e| e.id() == selector_embedder_id());
         let known = if self.chat.is_none() && !options.incognito {
             self.names_known(who, messages)?
         } else {
@@ -581,10 +582,11 @@ fn source_of(message: &Message, reference: &str) -> (SourceType, String) {
     (source_type, source_ref)
 }
 
-/// The id of the built-in embedder, whose vectors the self-disclosure selector reads.
-fn builtin_embedder_id() -> &'static str {
+/// The id of the model whose vectors the self-disclosure selector reads: a notebook that
+/// embeds with it takes a turn's vector from the selector's.
+fn selector_embedder_id() -> &'static str {
     #[cfg(feature = "builtin-embedder")]
-    if let Ok(model) = mnemo_embed::StaticModel::builtin() {
+    if let Ok(model) = mnemo_embed::StaticModel::distilled() {
         use mnemo_core::ports::Embedder;
         static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
         return ID.get_or_init(|| model.id().to_owned());
@@ -644,7 +646,7 @@ mod tests {
         let message =
             Message { role: Role::User, content: content.into(), id: None, ts: None, source: None };
         let item = Item { index: 0, message: &message, reference: "s:0".into(), asked: None };
-        let builtin = mnemo.embedder.as_ref().is_some_and(|e| e.id() == builtin_embedder_id());
+        let builtin = mnemo.embedder.as_ref().is_some_and(|e| e.id() == selector_embedder_id());
         let now = mnemo.now();
         let options = IngestOptions::new("s");
         let prepared =
@@ -658,15 +660,17 @@ mod tests {
     #[cfg(feature = "builtin-embedder")]
     #[test]
     fn a_turn_keeps_the_selectors_vector_only_where_it_is_the_notebooks_own() {
-        let builtin = mnemo_embed::StaticModel::builtin().unwrap();
-        let (_dir, mnemo) = notebook(builtin.clone());
-        // The notebook embeds with the built-in model: the selector's vector of the text is
-        // the one the turn would be embedded with.
+        let distilled = mnemo_embed::StaticModel::distilled().unwrap();
+        let (_dir, mnemo) = notebook(distilled.clone());
+        // The notebook embeds with the selector's model: the selector's vector of the text
+        // is the one the turn would be embedded with.
         let text = "I moved to Leeds last spring and I love it";
-        assert_eq!(staged_vector(&mnemo, text), Some(builtin.embed_text(text)));
+        assert_eq!(staged_vector(&mnemo, text), Some(distilled.embed_text(text)));
         // Validation trims the text, so the selector's vector is not the turn's own.
         assert_eq!(staged_vector(&mnemo, "  I moved to Leeds last spring  "), None);
-        // Another embedder embeds the turn itself.
+        // The built-in model, or any other, embeds the turn itself.
+        let (_dir, builtin) = notebook(mnemo_embed::StaticModel::builtin().unwrap());
+        assert_eq!(staged_vector(&builtin, text), None);
         let (_dir, other) = notebook(Arc::new(mnemo_testkit::fakes::FakeEmbedder::new(8)));
         assert_eq!(staged_vector(&other, text), None);
     }

@@ -145,6 +145,22 @@ pub struct SqliteOptions {
 #[cfg(feature = "sqlite")]
 pub use mnemo_store_sqlite::{DatabaseKey, rekey as rekey_sqlite};
 
+/// Embeds again, with `embedder`, every record of the embedded SQLite store at `path` whose
+/// vector another model made: a file holds one embedder's vectors, so after the built-in
+/// model changes (or to move a file to another embedder) its records are embedded again
+/// before it is searched or written. One transaction; returns how many were embedded again.
+#[cfg(feature = "sqlite")]
+pub fn reembed_sqlite(
+    path: &Path,
+    key: Option<&DatabaseKey>,
+    now: Timestamp,
+    embedder: &dyn Embedder,
+) -> Result<usize> {
+    let store =
+        mnemo_store_sqlite::open_with_key(path, now, key).map_err(|e| Error::Port(e.into()))?;
+    store.reembed(embedder).map_err(|e| Error::Port(e.into()))
+}
+
 /// A memory notebook over a store, an optional embedder and a clock.
 #[derive(Clone)]
 pub struct Mnemo {

@@ -146,7 +146,7 @@ fn near_duplicates_are_skipped_with_the_builtin_model() {
         (Some("updated"), Some("new_value"))
     );
     let m = env.json(&["get", "--user", "u", &id]);
-    assert_eq!(m["embedding"]["model"], "minilm-l6-m2v-256");
+    assert_eq!(m["embedding"]["model"], "minilm-l6-fit-256");
     assert_eq!(m["embedding"]["dims"], 256);
 }
 
