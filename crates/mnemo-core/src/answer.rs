@@ -64,8 +64,11 @@ const TIME_WORDS: &[&str] = &[
     "winter",
 ];
 
-/// Units of time that name a time after "last", "next", "this", "every" or "each".
-const TIME_UNITS: &[&str] = &[
+/// Words that make a unit of time after them a time ("last week", "every morning").
+pub(crate) const TIME_OPENERS: [&str; 5] = ["last", "next", "this", "every", "each"];
+
+/// Units of time that name a time after one of [`TIME_OPENERS`].
+pub(crate) const TIME_UNITS: &[&str] = &[
     "day",
     "week",
     "month",
@@ -258,7 +261,7 @@ pub fn answer_kinds(text: &str) -> AnswerKinds {
             if (numeric && !year && is_number(word)) || kind == Some(WordKind::Amount) {
                 kinds.add(AnswerKind::Amount);
             }
-            opens_time = matches!(word, "last" | "next" | "this" | "every" | "each");
+            opens_time = TIME_OPENERS.contains(&word);
             after_number = numeric;
         }
     }

@@ -629,14 +629,6 @@ fn value_words(words: &[String]) -> HashSet<String> {
         .collect()
 }
 
-/// Words that say when something changed ("last year", "two months ago").
-fn is_time_of_change(word: &str) -> bool {
-    matches!(
-        word,
-        "last" | "next" | "ago" | "year" | "month" | "week" | "day" | "summer" | "winter"
-    )
-}
-
 /// A subject's words without the auxiliaries before its copula ("my favourite fruit has
 /// been cherries": the slot is "favourite fruit").
 fn without_auxiliaries(words: &[String]) -> &[String] {
@@ -1159,11 +1151,18 @@ fn claim_of(clause: &[String], framing: &[String]) -> Option<Claim> {
             _ => (&after[..to.saturating_sub(1)], &after[to..]),
         };
         let mut open = claim(Holder::User, SlotKind::Open, Vec::new(), value);
-        open.topic = value_words(topic);
         if from.is_some() && to == 0 {
             // "… from iPhone last year": when it changed is no part of what was given up.
-            open.topic.retain(|w| !is_time_of_change(w));
+            let when = |w: &&String| {
+                let w = w.as_str();
+                w == "ago"
+                    || crate::answer::TIME_OPENERS.contains(&w)
+                    || crate::answer::TIME_UNITS.contains(&w.trim_end_matches('s'))
+            };
+            let given_up: Vec<String> = topic.iter().filter(|w| !when(w)).cloned().collect();
+            open.topic = value_words(&given_up);
         } else {
+            open.topic = value_words(topic);
             open.topic_head = noun_phrase(topic)
                 .iter()
                 .rev()
