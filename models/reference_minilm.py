@@ -56,26 +56,35 @@ def layer_norm(x, w, b):
 _erf = np.frompyfunc(math.erf, 1, 1)
 
 
-def encode(text: str, w: dict[str, np.ndarray], vocab: dict[str, int]) -> np.ndarray:
-    ids = [101] + R.tokenize(text, vocab)[:254] + [102]
-    n = len(ids)
-    x = w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:n]
+def forward(batch: np.ndarray, w: dict[str, np.ndarray], erf=None) -> np.ndarray:
+    """Sentence vectors of a batch of token id rows of one length ([CLS] ids [SEP] each).
+
+    `erf` is applied elementwise (exact `math.erf` by default; a vectorised one such as
+    `scipy.special.erf` gives the same values much faster)."""
+    b, n = batch.shape
+    x = w["embeddings.word_embeddings.weight"][batch] + w["embeddings.position_embeddings.weight"][:n][None]
     x = x + w["embeddings.token_type_embeddings.weight"][0]
     x = layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
     for layer in range(6):
         p = f"encoder.layer.{layer}."
         lin = lambda v, name: v @ w[p + name + ".weight"].T + w[p + name + ".bias"]  # noqa: E731
-        q, k, v = (lin(x, f"attention.self.{m}").reshape(n, 12, 32).transpose(1, 0, 2) for m in ("query", "key", "value"))
-        s = q @ k.transpose(0, 2, 1) / math.sqrt(32)
+        q, k, v = (lin(x, f"attention.self.{m}").reshape(b, n, 12, 32).transpose(0, 2, 1, 3) for m in ("query", "key", "value"))
+        s = q @ k.transpose(0, 1, 3, 2) / math.sqrt(32)
         s = np.exp(s - s.max(-1, keepdims=True))
         s /= s.sum(-1, keepdims=True)
-        c = (s @ v).transpose(1, 0, 2).reshape(n, 384)
+        c = (s @ v).transpose(0, 2, 1, 3).reshape(b, n, 384)
         x = layer_norm(lin(c, "attention.output.dense") + x, w[p + "attention.output.LayerNorm.weight"], w[p + "attention.output.LayerNorm.bias"])
         h = lin(x, "intermediate.dense")
-        h = 0.5 * h * (1 + _erf(h / math.sqrt(2)).astype(np.float32))
+        e = erf(h / np.float32(math.sqrt(2))) if erf else _erf(h / math.sqrt(2)).astype(np.float32)
+        h = 0.5 * h * (1 + e)
         x = layer_norm(lin(h, "output.dense") + x, w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"])
-    e = x.mean(0)
-    return e / np.linalg.norm(e)
+    means = [row.mean(0) for row in x]
+    return np.stack([m / np.linalg.norm(m) for m in means])
+
+
+def encode(text: str, w: dict[str, np.ndarray], vocab: dict[str, int]) -> np.ndarray:
+    ids = [101] + R.tokenize(text, vocab)[:254] + [102]
+    return forward(np.array([ids]), w)[0]
 
 
 def main() -> int:
