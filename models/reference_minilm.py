@@ -33,7 +33,8 @@ SENTENCES = [
 ]
 
 
-def load(path: Path) -> dict[str, np.ndarray]:
+def load(path: Path, strip: str = "bert.") -> dict[str, np.ndarray]:
+    """The F32 tensors of a safetensors file, by name (`strip` removed from its start)."""
     raw = path.read_bytes()
     n = struct.unpack("<Q", raw[:8])[0]
     header = json.loads(raw[8 : 8 + n])
@@ -43,7 +44,7 @@ def load(path: Path) -> dict[str, np.ndarray]:
             continue
         start, end = info["data_offsets"]
         data = np.frombuffer(raw[8 + n + start : 8 + n + end], dtype=np.float32)
-        out[name.removeprefix("bert.")] = data.reshape(info["shape"])
+        out[name.removeprefix(strip)] = data.reshape(info["shape"])
     return out
 
 

@@ -273,7 +273,7 @@ fn measure(
         let who = UserRef::new("bench", &format!("user-{user}"))?;
         // Recall of the int8 vector index against exact f32 cosine.
         {
-            let vector = embedder.embed(&[text.as_str()])?.remove(0);
+            let vector = embedder.embed_queries(&[text.as_str()])?.remove(0);
             let query = Embedded {
                 model: embedder.id().to_owned(),
                 vector: vector.clone(),

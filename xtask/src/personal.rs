@@ -304,7 +304,8 @@ pub(crate) fn run(
 ) -> anyhow::Result<()> {
     let workload: Workload = serde_json::from_str(&std::fs::read_to_string(data)?)?;
     let mut embedders: Vec<(String, Arc<dyn Embedder>)> =
-        vec![("built-in static".into(), mnemo::builtin_embedder()?)];
+        vec![("built-in".into(), mnemo::builtin_embedder()?)];
+    embedders.push(("built-in static only".into(), mnemo::builtin_static_embedder()?));
     if let Some(dir) = minilm_dir {
         embedders.push(("all-MiniLM-L6-v2".into(), mnemo::minilm_embedder(dir)?));
     }

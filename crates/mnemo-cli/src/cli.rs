@@ -33,8 +33,11 @@ pub(crate) struct Cli {
     #[arg(long, global = true, value_name = "RFC3339")]
     pub(crate) now: Option<String>,
 
-    /// Embedder: `builtin` (offline, default), `minilm` (all-MiniLM-L6-v2 in-process, from
-    /// --model-dir) or `openai` (an OpenAI-compatible endpoint).
+    /// Embedder: `builtin` (offline, default: memories by the built-in static model, search
+    /// queries by the built-in all-MiniLM-L6-v2), `static` (the built-in static model for
+    /// queries too: the same stored vectors, faster and less exact searches), `minilm`
+    /// (all-MiniLM-L6-v2 in-process for everything, from --model-dir) or `openai` (an
+    /// OpenAI-compatible endpoint).
     #[arg(long, global = true, env = "MNEMO_EMBEDDER", default_value = "builtin")]
     pub(crate) embedder: String,
 

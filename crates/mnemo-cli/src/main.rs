@@ -130,6 +130,7 @@ fn parse_time(value: Option<&str>, field: &str) -> Result<Option<Timestamp>, Inv
 fn embedder(cli: &Cli) -> anyhow::Result<Arc<dyn mnemo::core::ports::Embedder>> {
     match cli.embedder.as_str() {
         "builtin" => Ok(mnemo::builtin_embedder()?),
+        "static" => Ok(mnemo::builtin_static_embedder()?),
         "openai" => {
             let config = mnemo::OpenAiConfig {
                 base_url: cli.embed_url.clone(),
@@ -152,7 +153,7 @@ fn embedder(cli: &Cli) -> anyhow::Result<Arc<dyn mnemo::core::ports::Embedder>> 
         }
         other => Err(InvalidInput::new(
             "--embedder",
-            format!("unknown embedder `{other}` (expected builtin, minilm or openai)"),
+            format!("unknown embedder `{other}` (expected builtin, static, minilm or openai)"),
         )
         .into()),
     }

@@ -141,7 +141,9 @@ pub struct Calibration {
     /// Mean and standard deviation of the cosine between distinct calibration sentences once
     /// the common direction is removed: the embedder's scale for "unrelated" in ranking.
     pub cosine_prior: (f64, f64),
-    /// The same of their raw cosines: the scale the relevance gate judges on.
+    /// The same of their raw cosines (for an embedder with a query encoder, of each
+    /// calibration question as a query against the sentences as records): the scale the
+    /// relevance gate judges on.
     pub raw_cosine_prior: (f64, f64),
     /// How far, in standard deviations, the embedder places the statement answering each of
     /// [`CALIBRATION_QUESTIONS`] above the other statements (the calibration sentences and
@@ -154,12 +156,46 @@ pub struct Calibration {
 /// given): the common direction and cosine scales of [`CALIBRATION_SENTENCES`] and the
 /// answer separation of [`CALIBRATION_QUESTIONS`]. `None` when the sentences give fewer than
 /// two non-zero vectors.
-pub fn calibrate_embedder(mut embed: impl FnMut(&[&str]) -> Vec<Vec<f32>>) -> Option<Calibration> {
+pub fn calibrate_embedder(embed: impl Fn(&[&str]) -> Vec<Vec<f32>>) -> Option<Calibration> {
+    calibrate_embedder_with_queries(&embed, None)
+}
+
+/// Vectors of texts, in order.
+pub type EmbedFn<'a> = dyn Fn(&[&str]) -> Vec<Vec<f32>> + 'a;
+
+/// [`calibrate_embedder`] for an embedder that may encode queries (`embed_queries`)
+/// otherwise than records (`embed`). With a query encoder, the raw cosine scale the gate
+/// judges on is that of each calibration question as a query against every calibration
+/// sentence (statements on other subjects) as a record, and the answer separation is
+/// measured from the questions as queries; the common direction and ranking's scale stay
+/// the records'. The query encoder embeds only the questions.
+pub fn calibrate_embedder_with_queries(
+    embed: &EmbedFn<'_>,
+    embed_queries: Option<&EmbedFn<'_>>,
+) -> Option<Calibration> {
     let sentences = embed(&CALIBRATION_SENTENCES);
     let questions: Vec<&str> = CALIBRATION_QUESTIONS.iter().map(|(q, _)| *q).collect();
     let answers: Vec<&str> = CALIBRATION_QUESTIONS.iter().map(|(_, a)| *a).collect();
-    let (questions, answers) = (embed(&questions), embed(&answers));
+    let queries = embed_queries.unwrap_or(embed);
+    let (questions, answers) = (queries(&questions), embed(&answers));
     let mut calibration = calibrate(&sentences)?;
+    if embed_queries.is_some() {
+        let records: Vec<Vec<f32>> = sentences.iter().filter_map(|v| unit(v)).collect();
+        let raw: Vec<f64> = questions
+            .iter()
+            .filter_map(|q| unit(q))
+            .flat_map(|q| {
+                records
+                    .iter()
+                    .filter(|r| r.len() == q.len())
+                    .map(|r| f64::from(dot(&q, r)))
+                    .collect::<Vec<f64>>()
+            })
+            .collect();
+        if raw.len() >= 2 {
+            calibration.raw_cosine_prior = mean_and_std(&raw);
+        }
+    }
     calibration.answer_separation =
         answer_separation(&calibration.common, &questions, &answers, &sentences);
     Some(calibration)

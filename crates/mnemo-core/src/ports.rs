@@ -792,12 +792,27 @@ pub trait Embedder: Send + Sync {
     /// Embeds each text; the output has one unit-length vector per input.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, PortError>;
 
+    /// Embeds search queries into the same space as [`Embedder::embed`]'s vectors. A record
+    /// is embedded once, on the write path, where cost adds up; a query is one short text
+    /// per search, so an embedder may give queries a stronger encoder whose vectors it maps
+    /// into its records' space. By default, as records.
+    fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, PortError> {
+        self.embed(texts)
+    }
+
     /// The model's calibration, when it has one (see [`crate::calibration`]): its common
     /// direction, which the read path removes from cosines, and its cosine scale for
     /// unrelated texts, by which it scales semantic evidence so its relevance gate means the
     /// same for every model. `None` compares raw cosines on the configured scale.
     fn calibration(&self) -> Option<&crate::calibration::Calibration> {
         None
+    }
+
+    /// The calibration of its records alone: the common direction and ranking's cosine
+    /// scale, which the write path uses. By default [`Embedder::calibration`]; an embedder
+    /// with a query encoder answers it without loading that encoder.
+    fn record_calibration(&self) -> Option<&crate::calibration::Calibration> {
+        self.calibration()
     }
 
     /// Whether it embeds on this machine's processor (true), or waits on a service.

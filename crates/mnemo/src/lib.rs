@@ -18,7 +18,7 @@ mod spaces;
 mod tokens;
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 pub use error::Error;
 pub use ingest::{
@@ -170,11 +170,27 @@ pub struct Mnemo {
     calibration: Option<Arc<mnemo_core::calibration::Calibration>>,
     clock: Arc<dyn Clock>,
     actor: String,
-    retrieval: RetrievalConfig,
+    /// The read path's tuning when set by `with_retrieval`.
+    retrieval: Option<RetrievalConfig>,
+    /// Otherwise, derived from the embedder's calibration at the first search that embeds
+    /// its query (an embedder's query encoder loads then, not here).
+    calibrated: Arc<OnceLock<RetrievalConfig>>,
     compaction: CompactionConfig,
     chat: Option<Arc<dyn mnemo_core::ports::ChatModel>>,
     disclosure: Arc<mnemo_core::disclosure::Selector>,
     backup_retention: Option<Ttl>,
+}
+
+/// The default read path for an embedder with this calibration: the gate on its raw cosine
+/// scale, ranking on its scale without the common direction and fusion by its answer
+/// separation; the default tuning without one.
+fn calibrated_retrieval(
+    calibration: Option<&mnemo_core::calibration::Calibration>,
+) -> RetrievalConfig {
+    match calibration {
+        Some(c) => RetrievalConfig::default().for_calibration(c),
+        None => RetrievalConfig::default(),
+    }
 }
 
 /// How long backups are assumed to be kept when the operator does not say
@@ -213,20 +229,16 @@ impl Mnemo {
         clock: Arc<dyn Clock>,
         actor: impl Into<String>,
     ) -> Self {
-        // The gate on the embedder's own raw cosine scale, ranking on its scale without the
-        // common direction and fusion by its answer separation, when it is calibrated.
-        let retrieval = match embedder.as_ref().and_then(|e| e.calibration()) {
-            Some(c) => RetrievalConfig::default().for_calibration(c),
-            None => RetrievalConfig::default(),
-        };
-        let calibration = embedder.as_ref().and_then(|e| e.calibration()).cloned().map(Arc::new);
+        let calibration =
+            embedder.as_ref().and_then(|e| e.record_calibration()).cloned().map(Arc::new);
         Self {
             store,
             embedder,
             calibration,
             clock,
             actor: actor.into(),
-            retrieval,
+            retrieval: None,
+            calibrated: Arc::new(OnceLock::new()),
             compaction: CompactionConfig::default(),
             chat: None,
             disclosure: Arc::new(mnemo_core::disclosure::Selector::builtin().clone()),
@@ -244,7 +256,7 @@ impl Mnemo {
     /// The embedder's common direction, which searches remove from cosines (see
     /// `mnemo_core::calibration`), when it is calibrated.
     pub(crate) fn common(&self) -> Option<&[f32]> {
-        self.embedder.as_ref()?.calibration().map(|c| c.common.as_slice())
+        self.embedder.as_ref()?.record_calibration().map(|c| c.common.as_slice())
     }
 
     /// A deletion request acting now, with a new receipt id.
@@ -317,13 +329,29 @@ impl Mnemo {
 
     /// Replaces the read path's tuning (weights, half-life, gate, candidate counts).
     pub fn with_retrieval(mut self, retrieval: RetrievalConfig) -> Self {
-        self.retrieval = retrieval;
+        self.retrieval = Some(retrieval);
         self
     }
 
-    /// The read path's tuning.
+    /// The read path's tuning: unless replaced, the gate on the embedder's own raw cosine
+    /// scale, ranking on its scale without the common direction and fusion by its answer
+    /// separation, when it is calibrated.
     pub fn retrieval(&self) -> &RetrievalConfig {
-        &self.retrieval
+        if let Some(retrieval) = &self.retrieval {
+            return retrieval;
+        }
+        self.calibrated.get_or_init(|| {
+            calibrated_retrieval(self.embedder.as_ref().and_then(|e| e.calibration()))
+        })
+    }
+
+    /// The tuning of a search by words alone, which embeds no query: the configured one, or
+    /// one derived from the records' calibration (an embedder's query encoder stays
+    /// unloaded; the query-side figures weigh only the cosine, which such a search lacks).
+    fn words_only_retrieval(&self) -> RetrievalConfig {
+        self.retrieval.unwrap_or_else(|| {
+            calibrated_retrieval(self.embedder.as_ref().and_then(|e| e.record_calibration()))
+        })
     }
 
     /// Opens the embedded SQLite store at `path` (created if missing), unencrypted and
@@ -381,8 +409,24 @@ impl Mnemo {
     }
 
     fn embed_one(&self, text: &str) -> Result<Option<Embedded>> {
+        self.embed_as(text, |embedder, texts| embedder.embed(texts))
+    }
+
+    /// A search query's vector: the embedder's query encoder, in its records' space.
+    fn embed_query(&self, text: &str) -> Result<Option<Embedded>> {
+        self.embed_as(text, |embedder, texts| embedder.embed_queries(texts))
+    }
+
+    fn embed_as(
+        &self,
+        text: &str,
+        embed: impl Fn(
+            &dyn Embedder,
+            &[&str],
+        ) -> std::result::Result<Vec<Vec<f32>>, mnemo_core::ports::PortError>,
+    ) -> Result<Option<Embedded>> {
         let Some(embedder) = &self.embedder else { return Ok(None) };
-        let mut vectors = embedder.embed(&[text])?;
+        let mut vectors = embed(embedder.as_ref(), &[text])?;
         let vector = vectors.pop().ok_or_else(|| {
             Error::Port(mnemo_core::ports::PortError::new(
                 mnemo_core::ErrorKind::Internal,
@@ -883,7 +927,10 @@ impl Mnemo {
         }
         let query = lifecycle::validate_content(&request.query)
             .map_err(|e| mnemo_core::error::InvalidInput::new("query", e.problem))?;
-        let mut config = self.retrieval;
+        let mut config = match matching {
+            Matching::WordsAndMeaning => *self.retrieval(),
+            Matching::WordsOnly => self.words_only_retrieval(),
+        };
         if let Some(min) = request.min_relevance {
             config.min_relevance = lifecycle::validate_unit(min, "min_relevance")?;
         }
@@ -904,7 +951,7 @@ impl Mnemo {
         let query = mnemo_core::retrieval::as_the_user_says_it(&query);
         let terms = mnemo_core::retrieval::with_synonyms(query_terms(&query));
         let vector = match matching {
-            Matching::WordsAndMeaning => self.embed_one(&query)?,
+            Matching::WordsAndMeaning => self.embed_query(&query)?,
             Matching::WordsOnly => None,
         };
         let candidates = config.candidates_for(request.k);
@@ -1254,9 +1301,18 @@ impl Mnemo {
     }
 }
 
-/// The built-in offline embedder (a static model distilled from all-MiniLM-L6-v2).
+/// The built-in offline embedder: records embedded by the static model fitted to
+/// all-MiniLM-L6-v2, search queries by all-MiniLM-L6-v2 itself (int8 weights compiled in),
+/// mapped into the records' space.
 #[cfg(feature = "builtin-embedder")]
 pub fn builtin_embedder() -> Result<Arc<dyn Embedder>> {
+    Ok(mnemo_embed::QueryEncoded::builtin()?)
+}
+
+/// The built-in static model alone, for records and queries alike (`builtin_embedder`
+/// without its query encoder): the same stored vectors, searched at a static model's cost.
+#[cfg(feature = "builtin-embedder")]
+pub fn builtin_static_embedder() -> Result<Arc<dyn Embedder>> {
     Ok(mnemo_embed::StaticModel::builtin()?)
 }
 
