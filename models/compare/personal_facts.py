@@ -298,7 +298,8 @@ def main() -> int:
     rows = []
     for workload in workloads:
         systems: List[tuple] = [
-            ("mnemo (built-in static)", lambda: MnemoServer(args.mnemo, [])),
+            ("mnemo (built-in)", lambda: MnemoServer(args.mnemo, [])),
+            ("mnemo (built-in static model only)", lambda: MnemoServer(args.mnemo, ["--embedder", "static"])),
             ("mnemo (all-MiniLM-L6-v2)", lambda: MnemoServer(args.mnemo, ["--embedder", "minilm", "--model-dir", str(args.minilm)])),
             ("mem0 2.2.1 (all-MiniLM-L6-v2)", lambda: Mem0(embeddings_url)),
         ]

@@ -142,13 +142,15 @@ pub(crate) fn run(
     keep: Option<&std::path::Path>,
     postgres: Option<&str>,
     spaces: usize,
+    static_queries: bool,
 ) -> anyhow::Result<()> {
     anyhow::ensure!(users > 0 && memories >= users, "need at least one memory per user");
     let dir = tempfile::tempdir()?;
     let db = keep.map_or_else(|| dir.path().join("bench.db"), std::path::Path::to_path_buf);
     let reuse = db.exists();
     let clock = Arc::new(FixedClock(Timestamp::parse("2026-06-01T00:00:00Z", "clock")?));
-    let embedder = mnemo::builtin_embedder()?;
+    let embedder =
+        if static_queries { mnemo::builtin_static_embedder()? } else { mnemo::builtin_embedder()? };
     let mut results = Vec::new();
     {
         let mnemo = Mnemo::open_sqlite(&db, Some(embedder.clone()), clock.clone(), "bench")?;

@@ -57,6 +57,10 @@ enum Task {
         /// user 0's own notebook are timed beside searches of it with every space (0: skip).
         #[arg(long, default_value_t = 0)]
         spaces: usize,
+        /// Search with the built-in static model for queries too (`--embedder static`)
+        /// instead of the built-in embedder's MiniLM query encoder; stored vectors are the same.
+        #[arg(long)]
+        static_queries: bool,
     },
     /// Load benchmark of `mnemo serve` on loopback.
     Load {
@@ -210,6 +214,7 @@ fn main() -> anyhow::Result<()> {
             conversation_turns,
             conversation,
             spaces,
+            static_queries,
         } => {
             if conversation_turns > 0 {
                 extraction::conversation_ingest(&conversation, conversation_turns)?;
@@ -222,6 +227,7 @@ fn main() -> anyhow::Result<()> {
                 keep.as_deref(),
                 postgres.as_deref(),
                 spaces,
+                static_queries,
             )
         }
     }
