@@ -134,23 +134,32 @@ struct Measured {
     resident_mib: f64,
 }
 
+/// What a bench run stores and asks.
+pub(crate) struct Workload {
+    /// Memories in all.
+    pub(crate) memories: usize,
+    /// Users they are spread over.
+    pub(crate) users: usize,
+    /// Timed searches.
+    pub(crate) queries: usize,
+    /// Every how many searches the index's recall is checked (0: never).
+    pub(crate) recall_every: usize,
+    /// Shared spaces of user 0.
+    pub(crate) spaces: usize,
+}
+
 pub(crate) fn run(
-    memories: usize,
-    users: usize,
-    queries: usize,
-    recall_every: usize,
+    workload: &Workload,
     keep: Option<&std::path::Path>,
     postgres: Option<&str>,
-    spaces: usize,
-    static_queries: bool,
+    embedder: &Arc<dyn mnemo::core::ports::Embedder>,
 ) -> anyhow::Result<()> {
+    let Workload { memories, users, queries, recall_every, spaces } = *workload;
     anyhow::ensure!(users > 0 && memories >= users, "need at least one memory per user");
     let dir = tempfile::tempdir()?;
     let db = keep.map_or_else(|| dir.path().join("bench.db"), std::path::Path::to_path_buf);
     let reuse = db.exists();
     let clock = Arc::new(FixedClock(Timestamp::parse("2026-06-01T00:00:00Z", "clock")?));
-    let embedder =
-        if static_queries { mnemo::builtin_static_embedder()? } else { mnemo::builtin_embedder()? };
     let mut results = Vec::new();
     {
         let mnemo = Mnemo::open_sqlite(&db, Some(embedder.clone()), clock.clone(), "bench")?;
@@ -158,7 +167,7 @@ pub(crate) fn run(
         results.push(measure(
             "sqlite",
             &mnemo,
-            &embedder,
+            embedder,
             memories,
             users,
             queries,
@@ -176,7 +185,7 @@ pub(crate) fn run(
         results.push(measure(
             "postgres",
             &mnemo,
-            &embedder,
+            embedder,
             memories,
             users,
             queries,

@@ -219,16 +219,13 @@ fn main() -> anyhow::Result<()> {
             if conversation_turns > 0 {
                 extraction::conversation_ingest(&conversation, conversation_turns)?;
             }
-            bench::run(
-                memories,
-                users,
-                queries,
-                recall_every,
-                keep.as_deref(),
-                postgres.as_deref(),
-                spaces,
-                static_queries,
-            )
+            let embedder = if static_queries {
+                mnemo::builtin_static_embedder()?
+            } else {
+                mnemo::builtin_embedder()?
+            };
+            let workload = bench::Workload { memories, users, queries, recall_every, spaces };
+            bench::run(&workload, keep.as_deref(), postgres.as_deref(), &embedder)
         }
     }
 }
