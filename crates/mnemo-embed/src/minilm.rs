@@ -197,12 +197,16 @@ impl Tensors {
         Ok(self.matrix(name, output, input)?.reversed_axes().as_standard_layout().to_owned())
     }
 
+    /// Whether the tensor `name` (with or without a `bert.` prefix) was stored as int8.
+    fn is_quantised(&self, name: &str) -> bool {
+        self.quantised.contains(name) || self.quantised.contains(&format!("bert.{name}"))
+    }
+
     /// A dense layer from its weight and bias: on int8 weights when the file stores them so
     /// (the built-in model), exactly in f32 otherwise.
     fn dense(&mut self, prefix: &str, input: usize, output: usize) -> Result<Linear, MiniLmError> {
         let name = format!("{prefix}.weight");
-        let quantised =
-            ["", "bert."].iter().any(|p| self.quantised.contains(&format!("{p}{name}")));
+        let quantised = self.is_quantised(&name);
         let weights = self.linear(&name, input, output)?;
         let bias = self.vector(&format!("{prefix}.bias"), output)?;
         Ok(if quantised { Linear::quantised(&weights, bias) } else { Linear::exact(weights, bias) })
@@ -301,9 +305,7 @@ impl MiniLm {
         let mut encoder = Vec::with_capacity(layers);
         for l in 0..layers {
             let p = format!("encoder.layer.{l}");
-            let quantised = ["", "bert."].iter().any(|prefix| {
-                t.quantised.contains(&format!("{prefix}{p}.attention.self.query.weight"))
-            });
+            let quantised = t.is_quantised(&format!("{p}.attention.self.query.weight"));
             let (q, k, v) = (
                 t.linear(&format!("{p}.attention.self.query.weight"), hidden, hidden)?,
                 t.linear(&format!("{p}.attention.self.key.weight"), hidden, hidden)?,

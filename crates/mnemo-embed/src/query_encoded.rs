@@ -36,26 +36,8 @@ pub struct QueryEncoded {
 }
 
 impl QueryEncoded {
-    /// Pairs a record model with a query model and the map between them (`QMP1` file:
-    /// magic, u32 LE rows and columns, then f32 LE rows).
-    pub fn new(
-        records: Arc<StaticModel>,
-        queries: Arc<MiniLm>,
-        map: &[u8],
-    ) -> Result<Self, PortError> {
-        let rows = queries.dims();
-        let embedder = Self::lazy(records, || Err(PortError::new(ErrorKind::Internal, "")), map)?;
-        if embedder.map_rows != rows {
-            return Err(PortError::new(
-                ErrorKind::Internal,
-                format!("query map: {} rows for {rows} query dimensions", embedder.map_rows),
-            ));
-        }
-        let _ = embedder.queries.set(Ok(queries));
-        Ok(embedder)
-    }
-
-    /// A record model, the map, and a query model loaded by `load_queries` when a query is
+    /// A record model, the map between the models (`QMP1` file: magic, u32 LE rows and
+    /// columns, then f32 LE rows), and a query model loaded by `load_queries` when a query is
     /// first embedded or the calibration first asked for.
     fn lazy(
         records: Arc<StaticModel>,

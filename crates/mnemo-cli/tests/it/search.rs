@@ -543,3 +543,40 @@ fn as_of_reads_what_was_held_true_then() {
     assert_ne!(malformed.code, 0);
     assert!(malformed.stderr.contains("--as-of"), "{}", malformed.stderr);
 }
+
+/// `--embedder static` searches the same stored vectors with the static model for queries:
+/// a notebook written with the default embedder opens without a mismatch, and both find
+/// what they share words or meaning with.
+#[test]
+fn the_static_embedder_searches_the_built_in_embedders_notebook() {
+    let env = Env::new();
+    seed(&env);
+    for embedder in ["builtin", "static"] {
+        let out = env.json(&[
+            "--embedder",
+            embedder,
+            "search",
+            "--user",
+            "u",
+            "-k",
+            "1",
+            "which database does billing use?",
+        ]);
+        assert_eq!(contents(&out), ["Our billing service runs on PostgreSQL 16"], "{embedder}");
+        let info = env.json(&["--embedder", embedder, "info"]);
+        assert!(info.to_string().contains("minilm-l6-fit-256"), "{embedder}: {info}");
+    }
+    let written = env
+        .command()
+        .args(["--embedder", "static", "remember", "--user", "u", "I keep bees on the roof"])
+        .output()
+        .unwrap();
+    assert!(written.status.success(), "{}", String::from_utf8_lossy(&written.stderr));
+    let found = env.json(&["search", "--user", "u", "-k", "1", "bees"]);
+    assert_eq!(contents(&found), ["I keep bees on the roof"]);
+    let unknown =
+        env.command().args(["--embedder", "fancy", "list", "--user", "u"]).output().unwrap();
+    assert!(!unknown.status.success());
+    let message = String::from_utf8_lossy(&unknown.stderr);
+    assert!(message.contains("expected builtin, static, minilm or openai"), "{message}");
+}
