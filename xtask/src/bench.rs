@@ -334,6 +334,20 @@ fn measure(
         }
     }
     latencies.sort_by(f64::total_cmp);
+    // The part of a search that is the query's encoding alone (the same texts, again).
+    let mut encoding = Vec::with_capacity(asked.len());
+    for (_, text) in &asked {
+        let t = Instant::now();
+        std::hint::black_box(embedder.embed_queries(&[text.as_str()])?);
+        encoding.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    encoding.sort_by(f64::total_cmp);
+    println!(
+        "query encoding alone ({} queries): p50 {:.2} ms, p95 {:.2} ms",
+        encoding.len(),
+        percentile(&encoding, 0.5),
+        percentile(&encoding, 0.95)
+    );
     println!(
         "search k=10 over {per_user} memories/user ({queries} queries): p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms",
         percentile(&latencies, 0.5),
