@@ -118,8 +118,33 @@ impl Notebook for Server {
 }
 
 impl Server {
-    /// Restarts the server with its clock at `at`.
+    /// Waits until the server's background refiner has refined everything written (the
+    /// moments are days apart in a deployment).
+    fn settle(&self) -> anyhow::Result<()> {
+        let addr = self.address()?;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
+        loop {
+            let mut stream = TcpStream::connect(addr)?;
+            write!(stream, "GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n")?;
+            let mut response = String::new();
+            stream.read_to_string(&mut response)?;
+            let waiting = response.lines().find_map(|line| {
+                line.strip_prefix("mnemo_refine_waiting_notebooks ")?.trim().parse::<u64>().ok()
+            });
+            // No such metric: the embedder has no refining encoder.
+            if waiting.is_none_or(|n| n == 0) {
+                return Ok(());
+            }
+            anyhow::ensure!(std::time::Instant::now() < deadline, "refinement did not finish");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
+    /// Restarts the server with its clock at `at`, once it has refined what it was given.
     fn restart(&mut self, at: Timestamp) -> anyhow::Result<()> {
+        if self.running.is_some() {
+            self.settle()?;
+        }
         self.stop()?;
         let mut child = Command::new(&self.binary)
             .arg("--db")

@@ -51,6 +51,8 @@ struct Figures {
     p50: f64,
     p95: f64,
     ingest_per_s: f64,
+    /// Records refined per second after the writes (for the rows that refine).
+    refined_per_s: Option<f64>,
     /// Statements superseded by another statement of the same user: all false, since every
     /// statement of a user is about something else.
     superseded: usize,
@@ -121,6 +123,7 @@ fn measure(
     workload: &Workload,
     name: &str,
     embedder: Arc<dyn Embedder>,
+    refine: bool,
     per_user: usize,
     users: usize,
     show_misses: bool,
@@ -142,11 +145,13 @@ fn measure(
         p50: 0.0,
         p95: 0.0,
         ingest_per_s: 0.0,
+        refined_per_s: None,
         superseded: 0,
     };
     let mut latencies = Vec::new();
     let mut written = 0usize;
     let mut writing = 0.0;
+    let (mut refined, mut refining) = (0usize, 0.0);
     for (u, (statements, questions)) in scripts(workload, per_user, users).into_iter().enumerate() {
         let who = UserRef::new("eval", &format!("user-{u}"))?;
         clock.set(start);
@@ -180,6 +185,12 @@ fn measure(
         }
         writing += began.elapsed().as_secs_f64();
         written += outcomes.len();
+        if refine {
+            // What a server's background refiner does shortly after the writes.
+            let began = Instant::now();
+            refined += mnemo.refine(&who, usize::MAX)?;
+            refining += began.elapsed().as_secs_f64();
+        }
         clock.set(Timestamp::from_millis(start.as_millis() + 86_400_000));
         for (question, answer) in questions {
             let request = SearchRequest {
@@ -219,6 +230,7 @@ fn measure(
     figures.p50 = percentile(&latencies, 0.5);
     figures.p95 = percentile(&latencies, 0.95);
     figures.ingest_per_s = written as f64 / writing.max(1e-9);
+    figures.refined_per_s = refine.then(|| refined as f64 / refining.max(1e-9));
     Ok(figures)
 }
 
@@ -303,22 +315,34 @@ pub(crate) fn run(
     show_misses: bool,
 ) -> anyhow::Result<()> {
     let workload: Workload = serde_json::from_str(&std::fs::read_to_string(data)?)?;
-    let mut embedders: Vec<(String, Arc<dyn Embedder>)> =
-        vec![("built-in".into(), mnemo::builtin_embedder()?)];
-    embedders.push(("built-in static only".into(), mnemo::builtin_static_embedder()?));
+    let builtin = mnemo::builtin_embedder()?;
+    let mut embedders: Vec<(String, Arc<dyn Embedder>, bool)> = vec![
+        ("built-in".into(), Arc::clone(&builtin), true),
+        ("built-in before refinement".into(), builtin, false),
+        ("built-in static only".into(), mnemo::builtin_static_embedder()?, false),
+    ];
     if let Some(dir) = minilm_dir {
-        embedders.push(("all-MiniLM-L6-v2".into(), mnemo::minilm_embedder(dir)?));
+        embedders.push(("all-MiniLM-L6-v2".into(), mnemo::minilm_embedder(dir)?, false));
     }
     println!(
-        "| embedder | facts/user | users | top-3 hit (fact stated) | empty though stated | abstained (never mentioned) | falsely superseded | search p50 | p95 | remember_batch |"
+        "| embedder | facts/user | users | top-3 hit (fact stated) | empty though stated | abstained (never mentioned) | falsely superseded | search p50 | p95 | remember_batch | refinement |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for &per_user in sizes {
         let users = users_for(per_user, users);
-        for (name, embedder) in &embedders {
-            let f = measure(&workload, name, Arc::clone(embedder), per_user, users, show_misses)?;
+        for (name, embedder, refine) in &embedders {
+            let f = measure(
+                &workload,
+                name,
+                Arc::clone(embedder),
+                *refine,
+                per_user,
+                users,
+                show_misses,
+            )?;
+            let refinement = f.refined_per_s.map_or("-".into(), |r| format!("{r:.0}/s"));
             println!(
-                "| {} | {} | {} | {:.3} ({}/{}) | {} | {:.3} ({}/{}) | {} of {} | {:.2} ms | {:.2} ms | {:.0}/s |",
+                "| {} | {} | {} | {:.3} ({}/{}) | {} | {:.3} ({}/{}) | {} of {} | {:.2} ms | {:.2} ms | {:.0}/s | {} |",
                 f.embedder,
                 f.per_user,
                 f.users,
@@ -334,6 +358,7 @@ pub(crate) fn run(
                 f.p50,
                 f.p95,
                 f.ingest_per_s,
+                refinement,
             );
         }
     }

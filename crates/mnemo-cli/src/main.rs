@@ -299,6 +299,15 @@ fn reembed(
     )])
 }
 
+/// How many of a user's records a search refines before it runs (about 2.5 s on one core
+/// of a small machine).
+const CLI_REFINE_MAX: usize = 512;
+
+/// Whether the command searches the user's notebook by meaning.
+fn searches_notebook(command: &Command) -> bool {
+    matches!(command, Command::Search(_) | Command::Context(_))
+}
+
 fn user(cli: &Cli) -> anyhow::Result<UserRef> {
     let user = cli.user.as_deref().ok_or_else(|| {
         InvalidInput::new("--user", "is required for this command (or set MNEMO_USER)")
@@ -369,6 +378,15 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
             .into());
         }
     }
+    // A search first refines what was written since the last one (the query encoder it
+    // loads anyway is the refining encoder), as a server's background refiner would have
+    // shortly after the writes; a large backlog is refined over several searches.
+    if searches_notebook(&cli.command) && mnemo.refines() {
+        let who = user(cli)?;
+        if let Err(e) = mnemo.refine(&who, CLI_REFINE_MAX) {
+            eprintln!("mnemo: records written since the last search keep their first vectors: {e}");
+        }
+    }
     match &cli.command {
         Command::Remember(args) => remember(cli, &mnemo, args),
         Command::List(args) => list(cli, &mnemo, args),
@@ -389,9 +407,9 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
             };
             log_requests(*request_log);
             let rates = (*rate_limit, *failed_auth_limit);
-            serve(mnemo.acting_as("http"), addr, rates, limits)
+            serve(mnemo.acting_as("http").refine_in_background()?, addr, rates, limits)
         }
-        Command::Mcp => mcp(cli, mnemo.acting_as("mcp")),
+        Command::Mcp => mcp(cli, mnemo.acting_as("mcp").refine_in_background()?),
         Command::Keys { action } => keys(cli, &mnemo, action),
         Command::Search(args) => search(cli, &mnemo, args),
         Command::Context(args) => context(cli, &mnemo, args),

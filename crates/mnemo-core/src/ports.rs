@@ -102,6 +102,17 @@ pub struct Embedded {
     pub calibration: Option<std::sync::Arc<crate::calibration::Calibration>>,
 }
 
+/// A record's vector from an embedder's refining encoder, with the content it was made from.
+#[derive(Debug, Clone)]
+pub struct Refined {
+    /// The record.
+    pub id: MemoryId,
+    /// The content the vector was made from.
+    pub content: String,
+    /// The vector, under the embedder's id (the space the write path's vectors are in).
+    pub vector: Embedded,
+}
+
 /// A record to write: its new id, the validated candidate and its vector.
 #[derive(Debug, Clone)]
 pub struct NewRecord {
@@ -528,6 +539,15 @@ pub trait MemoryStore: Send + Sync {
         now: Timestamp,
     ) -> Result<Vec<Found>, PortError>;
 
+    /// The user's records whose vector the write path made and no refining encoder has
+    /// replaced yet (see [`Embedder::refine`]), oldest first, at most `limit`.
+    fn unrefined(&self, who: &UserRef, limit: usize) -> Result<Vec<Memory>, PortError>;
+
+    /// Replaces the vectors of the user's records by refined ones, in one transaction, each
+    /// only while the record still holds the content its vector was made from (an edit
+    /// since, or a deletion, leaves it out); returns how many were replaced.
+    fn put_refined(&self, who: &UserRef, refined: &[Refined]) -> Result<usize, PortError>;
+
     /// Records that `ids` were used in a response at `now` (their `last_used_at`), all of them
     /// or none: returns the ids the user has no record of, and when there are any, changes
     /// nothing.
@@ -668,6 +688,10 @@ pub trait SpaceStore: Send + Sync {
 pub trait StoreMetrics: Send + Sync {
     /// How many memories are stored, by status, across all tenants (for operators' metrics).
     fn count_by_status(&self) -> Result<Vec<(Status, u64)>, PortError>;
+
+    /// Notebooks of any tenant holding records whose vectors are not refined yet, at most
+    /// `limit`: what a refiner starting in a new process takes up (owners only, no content).
+    fn unrefined_notebooks(&self, limit: usize) -> Result<Vec<UserRef>, PortError>;
 }
 
 /// Persistent storage: every port of a store, by concept. Each method takes the
@@ -813,6 +837,16 @@ pub trait Embedder: Send + Sync {
     /// with a query encoder answers it without loading that encoder.
     fn record_calibration(&self) -> Option<&crate::calibration::Calibration> {
         self.calibration()
+    }
+
+    /// Embeds stored records again with a stronger encoder whose vectors live in the same
+    /// space as [`Embedder::embed`]'s, or `None` when it has none. The write path embeds with
+    /// `embed`, fast enough for thousands of records a second; a refining encoder is too
+    /// slow for that and runs later, off the write path, replacing each record's vector.
+    /// Asked with no texts, it says whether it has one without loading it.
+    fn refine(&self, texts: &[&str]) -> Option<Result<Vec<Vec<f32>>, PortError>> {
+        let _ = texts;
+        None
     }
 
     /// Whether it embeds on this machine's processor (true), or waits on a service.

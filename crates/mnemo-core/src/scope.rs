@@ -62,6 +62,14 @@ impl UserRef {
         })
     }
 
+    /// The owner of a notebook as a store keeps it (a user's id, or a space's owner id).
+    pub fn stored(tenant: &str, user_id: &str) -> Result<Self, InvalidInput> {
+        match user_id.strip_prefix(SPACE_OWNER_PREFIX) {
+            Some(space) => Self::space(tenant, space),
+            None => Self::new(tenant, user_id),
+        }
+    }
+
     /// The space this reference owns, when it is a space's notebook.
     pub fn space_id(&self) -> Option<&str> {
         self.user_id.strip_prefix(SPACE_OWNER_PREFIX)

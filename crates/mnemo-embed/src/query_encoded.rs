@@ -9,6 +9,9 @@
 //! 384 dimensions onto the static model's 256. A query then carries MiniLM's reading of the
 //! whole question (word order, which word the question is about) against records as stored.
 //!
+//! The same encoder refines records after they are written ([`Embedder::refine`]): off the
+//! write path, a stored record's static vector is replaced by MiniLM's, mapped like a query's.
+//!
 //! The query encoder is loaded, and the pair calibrated, when first needed: writing and
 //! listing never pay for it.
 
@@ -149,18 +152,27 @@ impl Embedder for QueryEncoded {
         self.encode_queries(texts)
     }
 
-    /// The pair's calibration (queries against records); the records' own when the query
-    /// encoder cannot be loaded, as searches then fail anyway.
+    /// Records again by the query encoder, mapped like queries: the static model's vector
+    /// approximates this one, so both live in one space and a notebook may hold either.
+    fn refine(&self, texts: &[&str]) -> Option<Result<Vec<Vec<f32>>, PortError>> {
+        if texts.is_empty() {
+            return Some(Ok(Vec::new()));
+        }
+        Some(self.encode_queries(texts))
+    }
+
+    /// The pair's calibration: queries against records as a refined notebook holds them
+    /// (the encoder's vectors; a search mostly meets refined records); the records' own when
+    /// the query encoder cannot be loaded, as searches then fail anyway.
     fn calibration(&self) -> Option<&Calibration> {
         self.calibration
             .get_or_init(|| {
                 if self.query_model().is_err() {
                     return self.records.calibration().cloned();
                 }
-                calibrate_embedder_with_queries(
-                    &|texts| texts.iter().map(|t| self.records.embed_text(t)).collect(),
-                    Some(&|texts| self.encode_queries(texts).unwrap_or_default()),
-                )
+                // Records as a refined notebook holds them: the encoder's, as queries are.
+                let encoded = |texts: &[&str]| self.encode_queries(texts).unwrap_or_default();
+                calibrate_embedder_with_queries(&encoded, Some(&encoded))
             })
             .as_ref()
     }
@@ -192,12 +204,18 @@ mod tests {
         assert_eq!(embedder.id(), records.id());
         assert_eq!(embedder.record_calibration(), records.calibration());
         assert!(embedder.queries.get().is_none(), "writing needs no query encoder");
+        assert_eq!(embedder.refine(&[]).unwrap().unwrap(), Vec::<Vec<f32>>::new());
+        assert!(embedder.queries.get().is_none(), "asking whether it refines loads nothing");
         let query = embedder.embed_queries(&["What hobbies do I have?"]).unwrap().remove(0);
         assert!(embedder.queries.get().is_some());
+        let refined = embedder.refine(&[text]).unwrap().unwrap();
+        assert_eq!(refined, embedder.embed_queries(&[text]).unwrap(), "a record as a query");
         assert_eq!(query.len(), records.dims());
         assert!((cosine(&query, &query) - 1.0).abs() < 1e-4);
+        // Searches are calibrated against records as refined; writes against the static ones.
         let calibration = embedder.calibration().unwrap();
-        assert_eq!(calibration.common, records.calibration().unwrap().common);
+        assert_eq!(calibration.common.len(), records.dims());
+        assert_ne!(calibration.common, records.calibration().unwrap().common);
         assert!(calibration.answer_separation.is_some());
     }
 

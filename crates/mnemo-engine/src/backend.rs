@@ -160,6 +160,13 @@ pub trait Tx {
     /// Keeps an earlier version of a record.
     fn put_version(&mut self, row: RowId, version: &MemoryVersion) -> Result<(), PortError>;
 
+    /// The owner's records with a vector not yet refined, oldest first, at most `limit`.
+    fn unrefined(&mut self, limit: usize) -> Result<Vec<(RowId, Memory)>, PortError>;
+
+    /// Replaces a record's vector by a refined one of the same embedder and marks it refined
+    /// (any later [`Tx::put_vector`] or insert is unrefined again).
+    fn put_refined(&mut self, row: RowId, vector: &Embedded) -> Result<(), PortError>;
+
     /// Completely deletes records, their versions, vectors, links and index entries.
     fn delete(&mut self, rows: &[RowId]) -> Result<Removed, PortError>;
 
@@ -270,4 +277,7 @@ pub trait Backend: Send + Sync {
 
     /// How many memories are stored, by status, across all tenants.
     fn count_by_status(&self) -> Result<Vec<(Status, u64)>, PortError>;
+
+    /// Owners (tenant, user id as stored) of records with unrefined vectors, at most `limit`.
+    fn unrefined_owners(&self, limit: usize) -> Result<Vec<(String, String)>, PortError>;
 }

@@ -22,7 +22,7 @@ use mnemo_core::policy::{ReasonCode, UserSettings};
 use mnemo_core::ports::{
     ApiKey, AuditAction, AuditEntry, AuditLog, DeletionRequest, Edit, Embedded, ExportedMemory,
     Found, History, Imported, KeyStore, ListFilter, MemoryStore, NewRecord, PortError, Ranked,
-    RunStore, SearchQuery, SettingsStore, SignInLink, SpaceStore, StoreCaps, StoreMetrics,
+    Refined, RunStore, SearchQuery, SettingsStore, SignInLink, SpaceStore, StoreCaps, StoreMetrics,
     WriteReceipt, audit_action_for,
 };
 use mnemo_core::retrieval::{Fused, Signals};
@@ -715,6 +715,31 @@ impl<B: Backend> MemoryStore for Engine<B> {
         self.backend.read_ranked(who, ranked, now)
     }
 
+    fn unrefined(&self, who: &UserRef, limit: usize) -> Result<Vec<Memory>, PortError> {
+        self.backend.read(who, &mut |tx| {
+            Ok(tx.unrefined(limit)?.into_iter().map(|(_, memory)| memory).collect())
+        })
+    }
+
+    fn put_refined(&self, who: &UserRef, refined: &[Refined]) -> Result<usize, PortError> {
+        if refined.is_empty() {
+            return Ok(0);
+        }
+        self.backend.transaction(Owner::User(who), Commit::Write, &mut |tx| {
+            let mut replaced = 0;
+            for each in refined {
+                match tx.find(&each.id)? {
+                    Some((row, memory)) if memory.content == each.content => {
+                        tx.put_refined(row, &each.vector)?;
+                        replaced += 1;
+                    }
+                    _ => {}
+                }
+            }
+            Ok(replaced)
+        })
+    }
+
     fn mark_used(
         &self,
         who: &UserRef,
@@ -823,6 +848,12 @@ impl<B: Backend> RunStore for Engine<B> {
 impl<B: Backend> StoreMetrics for Engine<B> {
     fn count_by_status(&self) -> Result<Vec<(Status, u64)>, PortError> {
         self.backend.count_by_status()
+    }
+
+    fn unrefined_notebooks(&self, limit: usize) -> Result<Vec<UserRef>, PortError> {
+        let owners = self.backend.unrefined_owners(limit)?;
+        // An owner id no notebook could have is left out rather than failing the listing.
+        Ok(owners.iter().filter_map(|(tenant, user)| UserRef::stored(tenant, user).ok()).collect())
     }
 }
 

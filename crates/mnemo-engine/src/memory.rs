@@ -27,6 +27,8 @@ use crate::backend::{Backend, Commit, NEIGHBOURS, Neighbours, Owner, RowId, Tx};
 struct Stored {
     memory: Memory,
     vector: Option<Vec<f32>>,
+    /// Whether `vector` came from the embedder's refining encoder.
+    refined: bool,
     versions: Vec<MemoryVersion>,
 }
 
@@ -381,6 +383,7 @@ impl Tx for MemoryTx<'_> {
             Stored {
                 memory: stored,
                 vector: vector.map(|v| v.vector.clone()),
+                refined: false,
                 versions: Vec::new(),
             },
         );
@@ -428,6 +431,7 @@ impl Tx for MemoryTx<'_> {
         }
         let stored = self.stored_mut(row)?;
         stored.vector = vector.map(|v| v.vector.clone());
+        stored.refined = false;
         stored.memory.embedding = vector.map(|v| EmbeddingInfo {
             model: v.model.clone(),
             dims: v.vector.len() as u32,
@@ -438,6 +442,21 @@ impl Tx for MemoryTx<'_> {
 
     fn put_version(&mut self, row: RowId, version: &MemoryVersion) -> Result<(), PortError> {
         self.stored_mut(row)?.versions.push(version.clone());
+        Ok(())
+    }
+
+    fn unrefined(&mut self, limit: usize) -> Result<Vec<(RowId, Memory)>, PortError> {
+        Ok(self
+            .owned()
+            .filter(|(_, s)| s.vector.is_some() && !s.refined)
+            .take(limit)
+            .map(|(r, s)| (r, Self::memory_of(s)))
+            .collect())
+    }
+
+    fn put_refined(&mut self, row: RowId, vector: &Embedded) -> Result<(), PortError> {
+        self.put_vector(row, Some(vector))?;
+        self.stored_mut(row)?.refined = true;
         Ok(())
     }
 
@@ -699,6 +718,17 @@ impl Backend for MemoryBackend {
             counts.entry(status.as_str().to_owned()).or_insert((status, 0)).1 += 1;
         }
         Ok(counts.into_values().collect())
+    }
+
+    fn unrefined_owners(&self, limit: usize) -> Result<Vec<(String, String)>, PortError> {
+        let owners: std::collections::BTreeSet<(String, String)> = self
+            .lock()
+            .records
+            .values()
+            .filter(|s| s.vector.is_some() && !s.refined)
+            .map(|s| (s.memory.tenant.clone(), s.memory.user_id.clone()))
+            .collect();
+        Ok(owners.into_iter().take(limit).collect())
     }
 }
 

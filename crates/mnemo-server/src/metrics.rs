@@ -42,7 +42,11 @@ impl Metrics {
     }
 
     /// The text exposition format, with `memories` (status, count) appended.
-    pub(crate) fn render(&self, memories: &[(String, u64)]) -> String {
+    pub(crate) fn render(
+        &self,
+        memories: &[(String, u64)],
+        refining: Option<&mnemo::RefineStatus>,
+    ) -> String {
         let mut out = String::new();
         let _ =
             writeln!(out, "# HELP mnemo_http_requests_total HTTP requests by route and status.");
@@ -87,6 +91,32 @@ impl Metrics {
         let _ = writeln!(out, "# TYPE mnemo_memories gauge");
         for (status, n) in memories {
             let _ = writeln!(out, "mnemo_memories{{status=\"{status}\"}} {n}");
+        }
+        if let Some(refining) = refining {
+            for (name, kind, help, value) in [
+                (
+                    "mnemo_refine_waiting_notebooks",
+                    "gauge",
+                    "Notebooks whose records wait for their vectors to be refined.",
+                    refining.notebooks_waiting as u64,
+                ),
+                (
+                    "mnemo_refined_vectors_total",
+                    "counter",
+                    "Record vectors replaced by the refining encoder.",
+                    refining.refined,
+                ),
+                (
+                    "mnemo_refine_failures_total",
+                    "counter",
+                    "Refinement batches that failed (retried at the notebook's next call).",
+                    refining.failures,
+                ),
+            ] {
+                let _ = writeln!(out, "# HELP {name} {help}");
+                let _ = writeln!(out, "# TYPE {name} {kind}");
+                let _ = writeln!(out, "{name} {value}");
+            }
         }
         out
     }

@@ -275,7 +275,7 @@ async fn metrics(State(state): State<AppState>) -> Result<Response, ApiError> {
         .await?
         .map_err(mnemo::Error::from)?;
     let counts: Vec<(String, u64)> = counts.into_iter().map(|(s, n)| (s.to_string(), n)).collect();
-    let body = state.metrics.render(&counts);
+    let body = state.metrics.render(&counts, state.mnemo.refine_status().as_ref());
     Ok(([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], body).into_response())
 }
 

@@ -555,14 +555,22 @@ impl PostgresBackend {
     }
 }
 
-fn put_vector(tx: &mut Transaction<'_>, rowid: i64, embedded: &Embedded) -> Result<()> {
+/// Writes a record's vector, refined (from the embedder's refining encoder) or not.
+fn put_vector(
+    tx: &mut Transaction<'_>,
+    rowid: i64,
+    embedded: &Embedded,
+    refined: bool,
+) -> Result<()> {
     let dims = i32::try_from(embedded.vector.len())
         .map_err(|_| StoreError::VectorMismatch("vector too long".into()))?;
     tx.execute(
-        "INSERT INTO memory_vectors (memory_rowid, model, dims, vector) VALUES ($1, $2, $3, $4)
+        "INSERT INTO memory_vectors (memory_rowid, model, dims, vector, refined)
+         VALUES ($1, $2, $3, $4, $5)
          ON CONFLICT (memory_rowid)
-         DO UPDATE SET model = excluded.model, dims = excluded.dims, vector = excluded.vector",
-        &[&rowid, &embedded.model, &dims, &Vector::from(embedded.vector.clone())],
+         DO UPDATE SET model = excluded.model, dims = excluded.dims, vector = excluded.vector,
+                       refined = excluded.refined",
+        &[&rowid, &embedded.model, &dims, &Vector::from(embedded.vector.clone()), &refined],
     )?;
     Ok(())
 }
@@ -986,6 +994,28 @@ impl Backend for PostgresBackend {
                 status.parse().ok().map(|s| (s, u64::try_from(n).unwrap_or(0)))
             })
             .collect())
+    }
+
+    fn unrefined_owners(&self, limit: usize) -> Result<Vec<(String, String)>, PortError> {
+        let mut conn = self.conn()?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = conn
+            .client
+            .query(
+                "SELECT DISTINCT m.tenant, m.user_id FROM memory_vectors v
+                   JOIN memories m ON m.rowid = v.memory_rowid
+                  WHERE NOT v.refined LIMIT $1",
+                &[&limit],
+            )
+            .map_err(StoreError::from)?;
+        let mut owners = Vec::with_capacity(rows.len());
+        for row in &rows {
+            owners.push((
+                row.try_get(0).map_err(StoreError::from)?,
+                row.try_get(1).map_err(StoreError::from)?,
+            ));
+        }
+        Ok(owners)
     }
 }
 

@@ -16,6 +16,7 @@ const MIGRATIONS: &[(u32, &str, &str)] = &[
     (5, "key_rates", include_str!("../migrations/0005_key_rates.sql")),
     (6, "spaces", include_str!("../migrations/0006_spaces.sql")),
     (7, "sign_in_links", include_str!("../migrations/0007_sign_in_links.sql")),
+    (8, "refined_vectors", include_str!("../migrations/0008_refined_vectors.sql")),
 ];
 
 /// The newest schema version this build knows.

@@ -436,7 +436,7 @@ impl Tx for PgTx<'_, '_> {
         match vector {
             Some(embedded) => {
                 self.store.check_vector(self.tx, embedded)?;
-                put_vector(self.tx, row, embedded)?;
+                put_vector(self.tx, row, embedded, false)?;
             }
             None => {
                 self.tx
@@ -444,6 +444,33 @@ impl Tx for PgTx<'_, '_> {
                     .map_err(StoreError::from)?;
             }
         }
+        self.unfollow();
+        Ok(())
+    }
+
+    fn unrefined(&mut self, limit: usize) -> Result<Vec<(RowId, Memory)>, PortError> {
+        let (tenant, user) = self.owner()?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        Ok(query_memories(
+            self.tx,
+            "m.tenant = $1 AND m.user_id = $2 AND NOT v.refined ORDER BY m.rowid LIMIT $3",
+            &[&tenant, &user, &limit],
+        )?)
+    }
+
+    fn put_refined(&mut self, row: RowId, vector: &Embedded) -> Result<(), PortError> {
+        let (tenant, user) = self.owner()?;
+        self.store.check_vector(self.tx, vector)?;
+        put_vector(self.tx, row, vector, true)?;
+        // Stamps the record with this transaction's epoch (migration 0002's trigger), so
+        // every node's cached index reads its new vector when it next catches up.
+        self.tx
+            .execute(
+                "UPDATE memories SET changed_epoch = changed_epoch
+                  WHERE rowid = $1 AND tenant = $2 AND user_id = $3",
+                &[&row, &tenant, &user],
+            )
+            .map_err(StoreError::from)?;
         self.unfollow();
         Ok(())
     }

@@ -346,7 +346,7 @@ impl SqliteBackend {
                 .query_map([model], |r| Ok((r.get(0)?, r.get(1)?)))?
                 .collect::<rusqlite::Result<_>>()?;
             let mut update = tx.prepare(
-                "UPDATE memory_vectors SET model = ?1, dims = ?2, vector = ?3
+                "UPDATE memory_vectors SET model = ?1, dims = ?2, vector = ?3, refined = 0
                  WHERE memory_rowid = ?4",
             )?;
             for chunk in stale.chunks(CHUNK) {
@@ -1108,6 +1108,20 @@ impl Backend for SqliteBackend {
             }
         }
         Ok(out)
+    }
+
+    fn unrefined_owners(&self, limit: usize) -> Result<Vec<(String, String)>, PortError> {
+        let conn = self.reader();
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let owners = conn
+            .prepare_cached(
+                "SELECT DISTINCT m.tenant, m.user_id FROM memory_vectors v
+                   JOIN memories m ON m.rowid = v.memory_rowid
+                  WHERE v.refined = 0 LIMIT ?1",
+            )
+            .and_then(|mut stmt| stmt.query_map([limit], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
+            .map_err(StoreError::from)?;
+        Ok(owners)
     }
 }
 

@@ -22,6 +22,7 @@ const MIGRATIONS: &[(u32, &str, &str)] = &[
     (11, "drop_fulltext", include_str!("../migrations/0011_drop_fulltext.sql")),
     (12, "spaces", include_str!("../migrations/0012_spaces.sql")),
     (13, "sign_in_links", include_str!("../migrations/0013_sign_in_links.sql")),
+    (14, "refined_vectors", include_str!("../migrations/0014_refined_vectors.sql")),
 ];
 
 /// The newest schema version this build knows.

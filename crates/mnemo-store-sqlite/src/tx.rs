@@ -520,6 +520,21 @@ impl Tx for SqliteTx<'_> {
         Ok(())
     }
 
+    fn unrefined(&mut self, limit: usize) -> Result<Vec<(RowId, Memory)>, PortError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        Ok(self.owned("v.refined = 0 ORDER BY m.rowid LIMIT ?3", &[&limit])?)
+    }
+
+    fn put_refined(&mut self, row: RowId, vector: &Embedded) -> Result<(), PortError> {
+        self.put_vector(row, Some(vector))?;
+        self.conn
+            .prepare_cached("UPDATE memory_vectors SET refined = 1 WHERE memory_rowid = ?1")
+            .map_err(StoreError::from)?
+            .execute([row])
+            .map_err(StoreError::from)?;
+        Ok(())
+    }
+
     fn put_version(&mut self, row: RowId, version: &MemoryVersion) -> Result<(), PortError> {
         self.conn
             .prepare_cached(

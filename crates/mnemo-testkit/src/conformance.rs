@@ -74,6 +74,7 @@ macro_rules! conformance_tests {
             spaces_and_members_are_kept_per_tenant,
             a_space_notebook_keeps_its_records_apart,
             a_sign_in_link_works_once_and_only_in_time,
+            refined_vectors_replace_only_unchanged_records_of_their_owner,
         );
     };
     (@each $make:expr; $attrs:tt; $($check:ident),+ $(,)?) => {
@@ -1383,4 +1384,88 @@ pub fn a_sign_in_link_works_once_and_only_in_time(h: &dyn Harness) {
     assert_eq!(store.redeem_sign_in("h2", day(1)).unwrap(), None, "an expired link signed in");
     // A refused redemption does not use the link up.
     assert_eq!(store.redeem_sign_in("h2", T0).unwrap(), Some(who("acme", "bob")));
+}
+
+/// Refinement lists a user's unrefined records alone, oldest first; a refined vector replaces
+/// the record's vector only while the record holds the content it was made from, and only for
+/// its owner; search ranks by it; an edit's new vector is unrefined again.
+pub fn refined_vectors_replace_only_unchanged_records_of_their_owner(h: &dyn Harness) {
+    use mnemo_core::ports::{Embedded, Embedder, Refined, SearchFilter, SearchQuery};
+    let store = h.store();
+    let (alice, bob) = (who("acme", "alice"), who("acme", "bob"));
+    write(&*store, &alice, "a1", stated("Tea with lemon every morning"), T0);
+    write(&*store, &alice, "a2", stated("Works at Acme"), day(1));
+    write(&*store, &bob, "b1", stated("Plays the cello"), T0);
+    let ids = |found: Vec<mnemo_core::Memory>| -> Vec<String> {
+        found.into_iter().map(|m| m.id.0).collect()
+    };
+    assert_eq!(ids(store.unrefined(&alice, 10).unwrap()), ["a1", "a2"]);
+    assert_eq!(ids(store.unrefined(&alice, 1).unwrap()), ["a1"]);
+    assert_eq!(ids(store.unrefined(&bob, 10).unwrap()), ["b1"]);
+    let mut notebooks = store.unrefined_notebooks(10).unwrap();
+    notebooks.sort_by(|a, b| a.user_id().cmp(b.user_id()));
+    assert_eq!(notebooks, [alice.clone(), bob.clone()]);
+    let embedder = crate::fakes::FakeEmbedder::new(64);
+    let vector_of = |text: &str| Embedded {
+        model: embedder.id().to_owned(),
+        vector: embedder.embed(&[text]).unwrap().remove(0),
+        calibration: None,
+    };
+    // The refined vectors point elsewhere, so a search can tell which one a record has.
+    let refined = |id: &str, content: &str, toward: &str| Refined {
+        id: MemoryId(id.into()),
+        content: content.into(),
+        vector: vector_of(toward),
+    };
+    let unread = store.unrefined(&alice, 10).unwrap();
+    let edit = Edit::new("Works at Acme Corp", Some(vector_of("Works at Acme Corp")));
+    store.edit(&alice, &id("a2"), edit, day(2), "test").unwrap();
+    let batch = [
+        refined("a1", &unread[0].content, "zebra crossing"),
+        refined("a2", &unread[1].content, "zebra crossing"),
+    ];
+    assert_eq!(store.put_refined(&bob, &batch).unwrap(), 0, "bob has no such records");
+    assert_eq!(store.put_refined(&alice, &batch).unwrap(), 1, "a2 changed since it was read");
+    assert_eq!(ids(store.unrefined(&alice, 10).unwrap()), ["a2"]);
+    assert_eq!(ids(store.unrefined(&bob, 10).unwrap()), ["b1"]);
+    let record = store.get(&alice, &id("a1"), day(2)).unwrap().unwrap();
+    assert_eq!(record.content, "Tea with lemon every morning");
+    assert_eq!(record.version, 1);
+    // A search by the refined vector's direction finds a1 by cosine alone.
+    let query = vector_of("zebra crossing");
+    let (terms, filter) = (Vec::new(), SearchFilter::default());
+    let search = SearchQuery {
+        terms: &terms,
+        vector: Some(&query),
+        common: None,
+        filter: &filter,
+        notebooks: 1,
+    };
+    let cosines = |signals: &mnemo_core::retrieval::Signals<'_>| {
+        let mut best: Vec<(usize, f64)> =
+            signals.rows.iter().enumerate().map(|(index, row)| (index, row.cosine)).collect();
+        best.sort_by(|a, b| b.1.total_cmp(&a.1));
+        best.into_iter()
+            .map(|(index, cosine)| mnemo_core::retrieval::Fused {
+                index,
+                score: cosine,
+                evidence: 1.0,
+            })
+            .collect()
+    };
+    let found = store.search(&alice, &search, day(2), &cosines).unwrap();
+    assert_eq!(found[0].memory.id, id("a1"), "{found:?}");
+    assert!(found[0].cosine > 0.99, "{}", found[0].cosine);
+    let bobs = store.search(&bob, &search, day(2), &cosines).unwrap();
+    assert!(bobs.iter().all(|f| f.cosine < 0.99), "bob's records keep their vectors");
+    // Refining the edited record, then editing it again: its new vector is unrefined.
+    let again = [refined("a2", "Works at Acme Corp", "Works at Acme Corp")];
+    assert_eq!(store.put_refined(&alice, &again).unwrap(), 1);
+    assert!(store.unrefined(&alice, 10).unwrap().is_empty());
+    let edit = Edit::new("Works at Initech", Some(vector_of("Works at Initech")));
+    store.edit(&alice, &id("a2"), edit, day(3), "test").unwrap();
+    assert_eq!(ids(store.unrefined(&alice, 10).unwrap()), ["a2"]);
+    let b1 = store.unrefined(&bob, 10).unwrap().remove(0);
+    assert_eq!(store.put_refined(&bob, &[refined("b1", &b1.content, "cello")]).unwrap(), 1);
+    assert_eq!(store.unrefined_notebooks(10).unwrap(), [alice]);
 }

@@ -12,6 +12,7 @@ mod ingest;
 mod keys;
 mod memory_tool;
 mod parallel;
+mod refine;
 mod runs;
 mod sessions;
 mod spaces;
@@ -61,6 +62,7 @@ use mnemo_core::space;
 use mnemo_core::{Clock, Memory, MemoryId, Scope, Timestamp, UserRef};
 use mnemo_core::{Kind, Status};
 use parallel::side_by_side;
+pub use refine::{REFINE_BATCH, RefineStatus};
 pub use sessions::{CONSOLIDATOR, ConsolidationReport, SUMMARY_OF};
 use spaces::{Need, owner_of, presented};
 pub use spaces::{NewSpace, PRIVATE, origin};
@@ -179,6 +181,9 @@ pub struct Mnemo {
     chat: Option<Arc<dyn mnemo_core::ports::ChatModel>>,
     disclosure: Arc<mnemo_core::disclosure::Selector>,
     backup_retention: Option<Ttl>,
+    /// Refines the vectors of notebooks written or searched, when started
+    /// ([`Mnemo::refine_in_background`]).
+    refiner: Option<Arc<refine::Refiner>>,
 }
 
 /// The default read path for an embedder with this calibration: the gate on its raw cosine
@@ -243,6 +248,55 @@ impl Mnemo {
             chat: None,
             disclosure: Arc::new(mnemo_core::disclosure::Selector::builtin().clone()),
             backup_retention: Some(DEFAULT_BACKUP_RETENTION),
+            refiner: None,
+        }
+    }
+
+    /// Whether the embedder has a refining encoder ([`Embedder::refine`]).
+    pub fn refines(&self) -> bool {
+        self.embedder.as_ref().is_some_and(|e| e.refine(&[]).is_some())
+    }
+
+    /// Refines, on a thread of its own, the vectors of every notebook this notebook (or a
+    /// copy of it) writes to or searches, shortly after (a server's choice; a short-lived
+    /// process calls [`Mnemo::refine`] instead). Nothing starts when the embedder has no
+    /// refining encoder. The thread stops when the last copy is dropped.
+    pub fn refine_in_background(mut self) -> Result<Self> {
+        if let (Some(embedder), true) = (&self.embedder, self.refines()) {
+            let refiner = refine::Refiner::start(Arc::clone(&self.store), Arc::clone(embedder))
+                .map_err(|e| {
+                    Error::Port(mnemo_core::ports::PortError::internal(
+                        "the refining thread could not start",
+                        e,
+                    ))
+                })?;
+            self.refiner = Some(Arc::new(refiner));
+        }
+        Ok(self)
+    }
+
+    /// Refines up to `max` of the user's unrefined record vectors now, on this thread;
+    /// returns how many were replaced (0 without a refining encoder).
+    pub fn refine(&self, who: &UserRef, max: usize) -> Result<usize> {
+        let Some(embedder) = &self.embedder else { return Ok(0) };
+        Ok(refine::refine_notebook(self.store.as_ref(), embedder.as_ref(), who, max)?)
+    }
+
+    /// Waits, at most `timeout`, until the background refiner has no notebook waiting; true
+    /// when it has none (or none runs).
+    pub fn wait_refined(&self, timeout: std::time::Duration) -> bool {
+        self.refiner.as_ref().is_none_or(|r| r.wait_idle(timeout))
+    }
+
+    /// What the background refiner is doing, when one runs.
+    pub fn refine_status(&self) -> Option<RefineStatus> {
+        self.refiner.as_ref().map(|r| r.status())
+    }
+
+    /// Queues the notebook for the background refiner, when one runs.
+    pub(crate) fn refine_soon(&self, who: &UserRef) {
+        if let Some(refiner) = &self.refiner {
+            refiner.notify(who);
         }
     }
 
@@ -253,10 +307,11 @@ impl Mnemo {
         self
     }
 
-    /// The embedder's common direction, which searches remove from cosines (see
-    /// `mnemo_core::calibration`), when it is calibrated.
+    /// The common direction of the records a search by meaning compares its query with
+    /// (refined ones, for an embedder that refines), which it removes from cosines (see
+    /// `mnemo_core::calibration`), when the embedder is calibrated.
     pub(crate) fn common(&self) -> Option<&[f32]> {
-        self.embedder.as_ref()?.record_calibration().map(|c| c.common.as_slice())
+        self.embedder.as_ref()?.calibration().map(|c| c.common.as_slice())
     }
 
     /// A deletion request acting now, with a new receipt id.
@@ -459,6 +514,7 @@ impl Mnemo {
         let receipt = self
             .store
             .write(who, record, now, &self.actor, &|c, ctx| lifecycle::decide(c, ctx, now))?;
+        self.refine_soon(who);
         Ok((receipt.decision, receipt.id).into())
     }
 
@@ -540,6 +596,7 @@ impl Mnemo {
                     self.store.write_stream(owner, &mut records, now, &self.actor, &decide)
                 },
             )??;
+            self.refine_soon(owner);
             return Ok(labels.into_iter().zip(receipts.into_iter().map(remembered)).collect());
         }
         // Preparing and embedding are pure: a large batch is prepared on every core.
@@ -553,6 +610,7 @@ impl Mnemo {
         let records: Vec<NewRecord> = in_writing_order(prepared.into_iter().map(Ok), &mut labels)
             .collect::<std::result::Result<_, _>>()?;
         let receipts = self.store.write_batch(owner, records, now, &self.actor, &decide)?;
+        self.refine_soon(owner);
         Ok(labels.into_iter().zip(receipts.into_iter().map(remembered)).collect())
     }
 
@@ -763,6 +821,7 @@ impl Mnemo {
             None => Edit { metadata, expires_at, ..Edit::new(record.content, None) },
         };
         let edited = self.store.edit(who, id, edit, now, &self.actor)?;
+        self.refine_soon(who);
         edited.map(presented).ok_or_else(|| Error::NotFound(id.clone()))
     }
 
@@ -969,10 +1028,12 @@ impl Mnemo {
         let search = SearchQuery {
             terms: &terms,
             vector: vector.as_ref(),
-            common: self.common(),
+            // A search by words alone compares no vectors (and loads no query encoder).
+            common: vector.as_ref().and_then(|_| self.common()),
             filter: &request.filter,
             notebooks: notebooks.len(),
         };
+        notebooks.iter().for_each(|owner| self.refine_soon(owner));
         let admitted: Vec<Found> = match as_of {
             None => {
                 let rankings = side_by_side(&notebooks, |owner| {
@@ -1294,6 +1355,7 @@ impl Mnemo {
             }
         }
         let imported = self.store.import(who, records, now, &self.actor, allow_forgotten)?;
+        self.refine_soon(who);
         if document.settings != UserSettings::default() {
             self.store.set_settings(who, document.settings, now, &self.actor)?;
         }

@@ -252,6 +252,7 @@ impl Mnemo {
         let receipt = self.store.write(&owner, record, now, &self.actor, &|c, ctx| {
             space::under_review(lifecycle::decide(c, ctx, now), rule)
         })?;
+        self.refine_soon(&owner);
         Ok((receipt.decision, receipt.id).into())
     }
 

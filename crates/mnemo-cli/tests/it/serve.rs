@@ -626,3 +626,56 @@ fn a_full_store_refuses_writes_clearly_and_recovers() {
     let ok = env.run(&["--max-db-mib", "64", "remember", "--user", "u", &big(1000)]);
     assert_eq!(ok.code, 0, "{}", ok.stderr);
 }
+
+/// The value of one unlabelled metric on `/metrics` (0 when absent).
+fn metric(addr: &str, name: &str) -> u64 {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    write!(stream, "GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    response
+        .lines()
+        .find_map(|line| line.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn the_server_refines_written_vectors_in_the_background() {
+    let env = Env::new();
+    let (alice, bob) = (user_key(&env, "acme", "alice"), user_key(&env, "acme", "bob"));
+    let (_server, addr) = start(&env);
+    for (key, content) in [
+        (&alice, "On weekends I enjoy rock climbing."),
+        (&alice, "I work as a pharmacist."),
+        (&bob, "My favourite food is tacos."),
+    ] {
+        let (status, body) = http(
+            &addr,
+            "POST",
+            "/v1/memories",
+            key,
+            Some(&serde_json::json!({"content": content})),
+        );
+        assert_eq!(status, 200, "{body}");
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while metric(&addr, "mnemo_refined_vectors_total") < 3 {
+        assert!(std::time::Instant::now() < deadline, "not refined within a minute");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(metric(&addr, "mnemo_refine_waiting_notebooks"), 0);
+    assert_eq!(metric(&addr, "mnemo_refine_failures_total"), 0);
+    let query = serde_json::json!({"query": "What hobbies do I have?", "k": 1});
+    let (status, found) = http(&addr, "POST", "/v1/search", &alice, Some(&query));
+    assert_eq!(status, 200, "{found}");
+    assert_eq!(found["results"][0]["content"], "On weekends I enjoy rock climbing.", "{found}");
+    let (_, found) = http(&addr, "POST", "/v1/search", &bob, Some(&query));
+    assert!(
+        found["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["content"] != "On weekends I enjoy rock climbing."),
+        "{found}"
+    );
+}

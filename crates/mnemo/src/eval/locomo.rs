@@ -153,7 +153,7 @@ impl Notebook for LibraryNotebook {
             self.users.push(user.to_owned());
         }
         let who = UserRef::new(&self.tenant, user)?;
-        Ok(self
+        let stored = self
             .mnemo
             .remember_batch(&who, batch)?
             .into_iter()
@@ -162,7 +162,13 @@ impl Notebook for LibraryNotebook {
                 pending: r.outcome == Outcome::Pending,
                 reason: r.reason.as_str().to_owned(),
             })
-            .collect())
+            .collect();
+        // Sessions are days apart: a server's background refiner has refined each one's
+        // records long before the next.
+        if self.mnemo.refines() {
+            self.mnemo.refine(&who, usize::MAX)?;
+        }
+        Ok(stored)
     }
 
     fn search(
