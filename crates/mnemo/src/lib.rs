@@ -293,10 +293,18 @@ impl Mnemo {
         self.refiner.as_ref().map(|r| r.status())
     }
 
-    /// Queues the notebook for the background refiner, when one runs.
+    /// Queues a notebook just written to for the background refiner, when one runs.
     pub(crate) fn refine_soon(&self, who: &UserRef) {
         if let Some(refiner) = &self.refiner {
-            refiner.notify(who);
+            refiner.notify_written(who);
+        }
+    }
+
+    /// Tells the background refiner, when one runs, that the notebook was searched: it
+    /// checks it once for records left unrefined (by an earlier process, say).
+    fn refine_searched(&self, who: &UserRef) {
+        if let Some(refiner) = &self.refiner {
+            refiner.notify_searched(who);
         }
     }
 
@@ -1033,7 +1041,7 @@ impl Mnemo {
             filter: &request.filter,
             notebooks: notebooks.len(),
         };
-        notebooks.iter().for_each(|owner| self.refine_soon(owner));
+        notebooks.iter().for_each(|owner| self.refine_searched(owner));
         let admitted: Vec<Found> = match as_of {
             None => {
                 let rankings = side_by_side(&notebooks, |owner| {

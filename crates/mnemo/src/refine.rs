@@ -89,6 +89,9 @@ pub struct RefineStatus {
 struct Queue {
     waiting: VecDeque<UserRef>,
     queued: HashSet<UserRef>,
+    /// Notebooks found with nothing left to refine and not written by this process since:
+    /// a search of one queues nothing.
+    refined_through: HashSet<UserRef>,
     busy: bool,
     stop: bool,
     refined: u64,
@@ -135,10 +138,18 @@ impl Refiner {
         Ok(Self { shared })
     }
 
-    /// Queues a notebook for refinement (nothing when it is already waiting).
-    pub(crate) fn notify(&self, who: &UserRef) {
+    /// Queues a notebook this process wrote to (nothing when it is already waiting).
+    pub(crate) fn notify_written(&self, who: &UserRef) {
+        self.shared.lock().refined_through.remove(who);
+        self.notify_searched(who);
+    }
+
+    /// Queues a notebook this process searched, unless it is waiting already or was found
+    /// refined through since this process last wrote to it (what another process writes is
+    /// refined by that process, or taken up at the next start).
+    pub(crate) fn notify_searched(&self, who: &UserRef) {
         let mut queue = self.shared.lock();
-        if queue.stop || queue.queued.contains(who) {
+        if queue.stop || queue.queued.contains(who) || queue.refined_through.contains(who) {
             return;
         }
         queue.queued.insert(who.clone());
@@ -234,6 +245,7 @@ fn run(shared: &Shared, store: &dyn Store, embedder: &dyn Embedder) {
                     queue.waiting.push_back(who);
                     continue;
                 }
+                queue.refined_through.insert(who.clone());
             }
             Err(e) => {
                 queue.failures += 1;

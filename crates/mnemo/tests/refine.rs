@@ -133,3 +133,27 @@ fn a_refiner_takes_up_what_an_earlier_process_left_unrefined() {
     assert!(mnemo.store().unrefined_notebooks(10).unwrap().is_empty());
     assert!(mnemo.store().unrefined(&space, 10).unwrap().is_empty());
 }
+
+#[test]
+fn a_search_has_the_refiner_check_a_notebook_another_process_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let alice = UserRef::new("t", "alice").unwrap();
+    let server = open(&dir, mnemo::builtin_embedder().unwrap()).refine_in_background().unwrap();
+    assert!(server.wait_refined(Duration::from_secs(60)));
+    // Another process (the CLI, say) writes to the same file without refining.
+    let other = open(&dir, mnemo::builtin_embedder().unwrap());
+    other.remember(&alice, stated("I live in Lisbon.")).unwrap();
+    assert_eq!(server.store().unrefined(&alice, 10).unwrap().len(), 1);
+    let request = mnemo::SearchRequest {
+        query: "Where do I live?".into(),
+        k: 3,
+        filter: mnemo::core::ports::SearchFilter::default(),
+        min_relevance: None,
+        as_of: None,
+        spaces: None,
+    };
+    assert_eq!(server.search(&alice, &request).unwrap().len(), 1);
+    assert!(server.wait_refined(Duration::from_secs(60)));
+    assert!(server.store().unrefined(&alice, 10).unwrap().is_empty());
+    assert_eq!(server.refine_status().unwrap().refined, 1);
+}
