@@ -299,8 +299,8 @@ fn reembed(
     )])
 }
 
-/// How many of a user's records a search refines before it runs (about 2.5 s on one core
-/// of a small machine).
+/// How many of a user's records a search refines before it runs (a few seconds on a
+/// 2-core machine).
 const CLI_REFINE_MAX: usize = 512;
 
 /// Whether the command searches the user's notebook by meaning.

@@ -521,8 +521,21 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn unrefined(&mut self, limit: usize) -> Result<Vec<(RowId, Memory)>, PortError> {
+        // Read from the partial index of unrefined vectors (a refiner's backlog, small once
+        // it keeps up), not from the owner's records, which may be many.
+        static UNREFINED_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+            format!(
+                "SELECT {MEMORY_COLUMNS}
+                   FROM memory_vectors u INDEXED BY memory_vectors_unrefined
+                  CROSS JOIN memories m ON m.rowid = u.memory_rowid
+                   LEFT JOIN memory_vectors v ON v.memory_rowid = m.rowid
+                  WHERE u.refined = 0 AND m.tenant = ?1 AND m.user_id = ?2
+                  ORDER BY u.memory_rowid LIMIT ?3"
+            )
+        });
+        let user = self.user()?;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        Ok(self.owned("v.refined = 0 ORDER BY m.rowid LIMIT ?3", &[&limit])?)
+        Ok(select_memories(self.conn, &UNREFINED_SQL, &[&self.tenant, &user, &limit])?)
     }
 
     fn put_refined(&mut self, row: RowId, vector: &Embedded) -> Result<(), PortError> {

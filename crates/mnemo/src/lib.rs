@@ -275,11 +275,12 @@ impl Mnemo {
         Ok(self)
     }
 
-    /// Refines up to `max` of the user's unrefined record vectors now, on this thread;
-    /// returns how many were replaced (0 without a refining encoder).
+    /// Refines up to `max` of the user's unrefined record vectors now, on this thread and
+    /// one per other core; returns how many were replaced (0 without a refining encoder).
     pub fn refine(&self, who: &UserRef, max: usize) -> Result<usize> {
         let Some(embedder) = &self.embedder else { return Ok(0) };
-        Ok(refine::refine_notebook(self.store.as_ref(), embedder.as_ref(), who, max)?)
+        let (store, embedder) = (self.store.as_ref(), embedder.as_ref());
+        Ok(refine::refine_notebook(store, embedder, who, max, parallel::cores())?)
     }
 
     /// Waits, at most `timeout`, until the background refiner has no notebook waiting; true

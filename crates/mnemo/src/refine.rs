@@ -19,28 +19,36 @@ use std::time::{Duration, Instant};
 use mnemo_core::ports::{Embedded, Embedder, PortError, Refined, Store};
 use mnemo_core::{ErrorKind, UserRef};
 
-/// How many records one refinement step embeds and writes in one transaction.
+/// How many records one refinement step embeds on one thread and writes in one
+/// transaction.
 pub const REFINE_BATCH: usize = 32;
 
-/// Refines up to `max` of the notebook's unrefined records on this thread, `REFINE_BATCH` at
-/// a time, each batch in its own transaction; returns how many vectors were replaced (0 when
-/// the embedder has no refining encoder).
+/// Refines up to `max` of the notebook's unrefined records, `REFINE_BATCH` per thread at a
+/// time on up to `threads` threads (this one among them), each step in its own
+/// transaction; returns how many vectors were replaced (0 when the embedder has no refining
+/// encoder).
 pub(crate) fn refine_notebook(
     store: &dyn Store,
     embedder: &dyn Embedder,
     who: &UserRef,
     max: usize,
+    threads: usize,
 ) -> Result<usize, PortError> {
+    if embedder.refine(&[]).is_none() {
+        return Ok(0);
+    }
+    let step = REFINE_BATCH * threads.max(1);
     let mut replaced = 0;
     let mut tried = 0;
     while tried < max {
-        let records = store.unrefined(who, REFINE_BATCH.min(max - tried))?;
+        let records = store.unrefined(who, step.min(max - tried))?;
         if records.is_empty() {
             break;
         }
         let texts: Vec<&str> = records.iter().map(|m| m.content.as_str()).collect();
-        let Some(vectors) = embedder.refine(&texts) else { return Ok(replaced) };
-        let vectors = vectors?;
+        let vectors = crate::parallel::in_runs_on(threads, texts, |_, run| {
+            embedder.refine(&run).unwrap_or_else(|| Ok(Vec::new()))
+        })?;
         if vectors.len() != records.len() {
             return Err(PortError::new(
                 ErrorKind::Internal,
@@ -64,7 +72,7 @@ pub(crate) fn refine_notebook(
             .collect();
         let count = refined.len();
         replaced += store.put_refined(who, &refined)?;
-        if count < REFINE_BATCH {
+        if count < step {
             break;
         }
     }
@@ -233,7 +241,7 @@ fn run(shared: &Shared, store: &dyn Store, embedder: &dyn Embedder) {
         drop(queue);
         // A batch that replaced nothing leaves the rest for the notebook's next write or
         // search, so records that cannot be refined are never retried in a loop.
-        let outcome = refine_notebook(store, embedder, &who, REFINE_BATCH).and_then(|count| {
+        let outcome = refine_notebook(store, embedder, &who, REFINE_BATCH, 1).and_then(|count| {
             let more = count > 0 && !store.unrefined(&who, 1)?.is_empty();
             Ok((count, more))
         });
