@@ -100,6 +100,9 @@ struct Queue {
     /// Notebooks found with nothing left to refine and not written by this process since:
     /// a search of one queues nothing.
     refined_through: HashSet<UserRef>,
+    /// Queued notebooks written to again since they were queued: one being refined goes
+    /// round again rather than being taken as refined through.
+    written_again: HashSet<UserRef>,
     busy: bool,
     stop: bool,
     refined: u64,
@@ -148,7 +151,13 @@ impl Refiner {
 
     /// Queues a notebook this process wrote to (nothing when it is already waiting).
     pub(crate) fn notify_written(&self, who: &UserRef) {
-        self.shared.lock().refined_through.remove(who);
+        let mut queue = self.shared.lock();
+        queue.refined_through.remove(who);
+        if queue.queued.contains(who) {
+            queue.written_again.insert(who.clone());
+            return;
+        }
+        drop(queue);
         self.notify_searched(who);
     }
 
@@ -249,7 +258,8 @@ fn run(shared: &Shared, store: &dyn Store, embedder: &dyn Embedder) {
         match outcome {
             Ok((count, more)) => {
                 queue.refined += count as u64;
-                if more {
+                let again = queue.written_again.remove(&who);
+                if more || again {
                     queue.waiting.push_back(who);
                     continue;
                 }
@@ -258,6 +268,7 @@ fn run(shared: &Shared, store: &dyn Store, embedder: &dyn Embedder) {
             Err(e) => {
                 queue.failures += 1;
                 queue.last_error = Some(format!("refining {}: {e}", who.user_id()));
+                queue.written_again.remove(&who);
             }
         }
         queue.queued.remove(&who);

@@ -157,3 +157,19 @@ fn a_search_has_the_refiner_check_a_notebook_another_process_wrote() {
     assert!(server.store().unrefined(&alice, 10).unwrap().is_empty());
     assert_eq!(server.refine_status().unwrap().refined, 1);
 }
+
+#[test]
+fn every_write_made_while_the_refiner_runs_is_refined() {
+    let dir = tempfile::tempdir().unwrap();
+    let mnemo = open(&dir, mnemo::builtin_embedder().unwrap()).refine_in_background().unwrap();
+    let alice = UserRef::new("t", "alice").unwrap();
+    for round in 0..5 {
+        for i in 0..12 {
+            let text = format!("Round {round}, note {i}: the parcel goes to locker {}.", i * 7);
+            mnemo.remember(&alice, stated(&text)).unwrap();
+        }
+        assert!(mnemo.wait_refined(Duration::from_secs(60)), "{:?}", mnemo.refine_status());
+        assert!(mnemo.store().unrefined(&alice, 100).unwrap().is_empty(), "round {round}");
+    }
+    assert_eq!(mnemo.refine_status().unwrap().refined, 60);
+}
