@@ -736,17 +736,19 @@ fn check_vector(conn: &Connection, embedded: &Embedded) -> Result<()> {
     Ok(())
 }
 
-/// Writes a record's vector; the caller has checked it with [`check_vector`].
-fn put_vector(tx: &Connection, rowid: i64, embedded: &Embedded) -> Result<()> {
+/// Writes a record's vector, refined (from the embedder's refining encoder) or not; the
+/// caller has checked it with [`check_vector`].
+fn put_vector(tx: &Connection, rowid: i64, embedded: &Embedded, refined: bool) -> Result<()> {
     tx.prepare_cached(
-        "INSERT OR REPLACE INTO memory_vectors (memory_rowid, model, dims, vector)
-         VALUES (?1, ?2, ?3, ?4)",
+        "INSERT OR REPLACE INTO memory_vectors (memory_rowid, model, dims, vector, refined)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
     )?
     .execute(params![
         rowid,
         embedded.model,
         embedded.vector.len() as i64,
-        vector_to_blob(&embedded.vector)
+        vector_to_blob(&embedded.vector),
+        refined
     ])?;
     Ok(())
 }
@@ -784,7 +786,7 @@ fn insert_row(tx: &Connection, memory: &Memory, vector: Option<&Embedded>) -> Re
     })?;
     let rowid = tx.last_insert_rowid();
     if let Some(embedded) = vector {
-        put_vector(tx, rowid, embedded)?;
+        put_vector(tx, rowid, embedded, false)?;
     }
     Ok(rowid)
 }

@@ -506,7 +506,7 @@ impl Tx for SqliteTx<'_> {
         match vector {
             Some(embedded) => {
                 self.check_vector(embedded)?;
-                put_vector(self.conn, row, embedded)?;
+                put_vector(self.conn, row, embedded, false)?;
             }
             None => {
                 self.conn
@@ -539,12 +539,9 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn put_refined(&mut self, row: RowId, vector: &Embedded) -> Result<(), PortError> {
-        self.put_vector(row, Some(vector))?;
-        self.conn
-            .prepare_cached("UPDATE memory_vectors SET refined = 1 WHERE memory_rowid = ?1")
-            .map_err(StoreError::from)?
-            .execute([row])
-            .map_err(StoreError::from)?;
+        self.check_vector(vector)?;
+        put_vector(self.conn, row, vector, true)?;
+        self.changed(row);
         Ok(())
     }
 

@@ -62,7 +62,7 @@ use mnemo_core::space;
 use mnemo_core::{Clock, Memory, MemoryId, Scope, Timestamp, UserRef};
 use mnemo_core::{Kind, Status};
 use parallel::side_by_side;
-pub use refine::{REFINE_BATCH, RefineStatus};
+pub use refine::RefineStatus;
 pub use sessions::{CONSOLIDATOR, ConsolidationReport, SUMMARY_OF};
 use spaces::{Need, owner_of, presented};
 pub use spaces::{NewSpace, PRIVATE, origin};

@@ -21,7 +21,7 @@ use mnemo_core::{ErrorKind, UserRef};
 
 /// How many records one refinement step embeds on one thread and writes in one
 /// transaction.
-pub const REFINE_BATCH: usize = 32;
+const REFINE_BATCH: usize = 32;
 
 /// Refines up to `max` of the notebook's unrefined records, `REFINE_BATCH` per thread at a
 /// time on up to `threads` threads (this one among them), each step in its own
