@@ -1,5 +1,5 @@
 //! `mnemo mcp` over stdio as an agent host runs it: JSON-RPC lines on stdin and stdout,
-//! nothing else on stdout.
+//! nothing else on stdout; its background refiner takes up what the CLI wrote.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::Stdio;
@@ -12,6 +12,8 @@ use crate::Env;
 fn stdio_server_lists_and_calls_tools_with_a_clean_stdout() {
     let env = Env::new();
     env.remember("alice", "Alice prefers aisle seats");
+    let vector = || env.json(&["--user", "alice", "export"])["memories"][0]["embedding"].clone();
+    let written = vector();
     let mut child = env
         .command()
         .args(["mcp", "--user", "alice"])
@@ -46,6 +48,12 @@ fn stdio_server_lists_and_calls_tools_with_a_clean_stdout() {
     let called = read();
     let text = called["result"]["content"][0]["text"].as_str().unwrap();
     assert!(text.contains("Alice prefers aisle seats"), "{called}");
+    // The record the CLI wrote is refined by the server's background thread.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while vector() == written {
+        assert!(std::time::Instant::now() < deadline, "not refined within a minute");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
     drop(send);
     child.wait().unwrap();
 }

@@ -614,4 +614,7 @@ fn a_search_refines_what_was_written_since_the_last_one_and_remember_stays_fast(
     // The static embedder has no refining encoder: its searches change nothing.
     env.json(&["--user", "bob", "--embedder", "static", "search", "What do I like to eat?"]);
     assert_eq!(stored_vectors(&env, "bob"), bobs);
+    // A context call refines too.
+    env.json(&["--user", "bob", "context", "What do I like to eat?"]);
+    assert_ne!(stored_vectors(&env, "bob"), bobs, "the context call refined bob's record");
 }
