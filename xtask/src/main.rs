@@ -21,7 +21,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Task {
-    /// Write generated files (docs/openapi.json); with --check, fail if they drifted.
+    /// Write generated files (docs/openapi.json, the built-in embedder's shipped
+    /// calibration); with --check, fail if they drifted.
     Codegen {
         /// Compare instead of writing.
         #[arg(long)]
@@ -168,6 +169,12 @@ enum Eval {
 /// Writes or checks `docs/openapi.json` against the document the code generates.
 fn codegen(check: bool) -> anyhow::Result<()> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    openapi(&root, check)?;
+    builtin_calibration(&root, check)
+}
+
+/// `docs/openapi.json`, from the API's types.
+fn openapi(root: &std::path::Path, check: bool) -> anyhow::Result<()> {
     let path = root.join("docs/openapi.json");
     let generated = serde_json::to_string_pretty(&mnemo_api::openapi::document())? + "\n";
     if check {
@@ -181,6 +188,31 @@ fn codegen(check: bool) -> anyhow::Result<()> {
     }
     std::fs::create_dir_all(root.join("docs"))?;
     std::fs::write(&path, generated)?;
+    println!("wrote {}", path.display());
+    Ok(())
+}
+
+/// The built-in embedder's shipped calibration (`models/minilm-l6-fit-256/
+/// query_calibration.bin`), computed from its encoder: checked within a tolerance, since the
+/// encoder's vector code and plain loop differ in the last bits.
+fn builtin_calibration(root: &std::path::Path, check: bool) -> anyhow::Result<()> {
+    use mnemo::core::calibration::Calibration;
+    let path = root.join("models/minilm-l6-fit-256/query_calibration.bin");
+    let computed = mnemo_embed::QueryEncoded::builtin()?
+        .computed_calibration()
+        .ok_or_else(|| anyhow::anyhow!("the built-in query encoder could not be calibrated"))?;
+    if check {
+        let committed = Calibration::from_bytes(&std::fs::read(&path)?)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        anyhow::ensure!(
+            committed.agrees_with(&computed, 1e-4),
+            "{} is out of date: run `cargo xtask codegen` and commit it",
+            path.display()
+        );
+        println!("{} is up to date", path.display());
+        return Ok(());
+    }
+    std::fs::write(&path, computed.to_bytes())?;
     println!("wrote {}", path.display());
     Ok(())
 }

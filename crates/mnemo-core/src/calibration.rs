@@ -310,6 +310,82 @@ pub fn common_direction(sum: &[f64], prior: &[f32]) -> Option<Vec<f32>> {
     (norm > 0.0 && norm.is_finite()).then(|| mixed.iter().map(|x| (x / norm) as f32).collect())
 }
 
+/// The magic that opens a calibration's bytes ([`Calibration::to_bytes`]).
+const CALIBRATION_MAGIC: &[u8; 4] = b"CAL1";
+
+/// Why bytes are not a calibration ([`Calibration::from_bytes`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("calibration bytes: {0}")]
+pub struct CalibrationBytesError(&'static str);
+
+impl Calibration {
+    /// The calibration as bytes, for an embedder that ships its calibration instead of
+    /// computing it at load: the magic `CAL1`, the common direction's length (u32 LE) and
+    /// values (f32 LE), then the cosine prior, the raw cosine prior and the answer separation
+    /// (f64 LE; NaN for none).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(8 + self.common.len() * 4 + 5 * 8);
+        out.extend_from_slice(CALIBRATION_MAGIC);
+        out.extend_from_slice(&(self.common.len() as u32).to_le_bytes());
+        for x in &self.common {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+        let (mean, std) = self.cosine_prior;
+        let (raw_mean, raw_std) = self.raw_cosine_prior;
+        let separation = self.answer_separation.unwrap_or(f64::NAN);
+        for x in [mean, std, raw_mean, raw_std, separation] {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+        out
+    }
+
+    /// The calibration [`Calibration::to_bytes`] wrote.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, CalibrationBytesError> {
+        let rest =
+            bytes.strip_prefix(CALIBRATION_MAGIC).ok_or(CalibrationBytesError("bad magic"))?;
+        let (length, rest) =
+            rest.split_first_chunk::<4>().ok_or(CalibrationBytesError("no length"))?;
+        let dims = u32::from_le_bytes(*length) as usize;
+        if rest.len() != dims * 4 + 5 * 8 {
+            return Err(CalibrationBytesError("size does not match its length"));
+        }
+        let (common, scales) = rest.split_at(dims * 4);
+        let common =
+            common.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+        let scales: Vec<f64> = scales
+            .chunks_exact(8)
+            .map(|b| f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+            .collect();
+        Ok(Self {
+            common,
+            cosine_prior: (scales[0], scales[1]),
+            raw_cosine_prior: (scales[2], scales[3]),
+            answer_separation: (!scales[4].is_nan()).then_some(scales[4]),
+        })
+    }
+
+    /// Whether `other` is this calibration within `tolerance` in every value (one encoder's
+    /// vectors differ in their last bits between the vector code and the plain loop).
+    pub fn agrees_with(&self, other: &Self, tolerance: f64) -> bool {
+        let close = |a: f64, b: f64| (a - b).abs() <= tolerance;
+        self.common.len() == other.common.len()
+            && self
+                .common
+                .iter()
+                .zip(&other.common)
+                .all(|(a, b)| close(f64::from(*a), f64::from(*b)))
+            && close(self.cosine_prior.0, other.cosine_prior.0)
+            && close(self.cosine_prior.1, other.cosine_prior.1)
+            && close(self.raw_cosine_prior.0, other.raw_cosine_prior.0)
+            && close(self.raw_cosine_prior.1, other.raw_cosine_prior.1)
+            && match (self.answer_separation, other.answer_separation) {
+                (Some(a), Some(b)) => close(a, b),
+                (None, None) => true,
+                _ => false,
+            }
+    }
+}
+
 fn dot(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
@@ -322,6 +398,27 @@ fn unit(v: &[f32]) -> Option<Vec<f32>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_calibration_round_trips_through_its_bytes_and_bad_bytes_are_refused() {
+        let sentences: Vec<Vec<f32>> =
+            (0..6).map(|i| (0..8).map(|d| ((i * 7 + d * 3) % 5) as f32 - 1.5).collect()).collect();
+        let mut calibration = calibrate(&sentences).unwrap();
+        for separation in [Some(2.5), None] {
+            calibration.answer_separation = separation;
+            let bytes = calibration.to_bytes();
+            assert_eq!(Calibration::from_bytes(&bytes).unwrap(), calibration);
+            assert!(calibration.agrees_with(&Calibration::from_bytes(&bytes).unwrap(), 0.0));
+            assert!(Calibration::from_bytes(&bytes[..bytes.len() - 1]).is_err());
+        }
+        assert_eq!(
+            Calibration::from_bytes(b"CAL0").unwrap_err().to_string(),
+            "calibration bytes: bad magic"
+        );
+        let mut moved = calibration.clone();
+        moved.cosine_prior.0 += 0.01;
+        assert!(!calibration.agrees_with(&moved, 1e-3) && calibration.agrees_with(&moved, 0.02));
+    }
 
     #[test]
     fn removing_a_shared_direction_separates_what_differs() {

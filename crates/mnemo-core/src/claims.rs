@@ -496,10 +496,19 @@ fn says_it_changed(words: &[String]) -> Change {
         verb_base(w) != verb_base("replace")
             || words[k + 1..].iter().any(|n| matches!(n.as_str(), "with" | "by" | "as" | "for"))
     };
+    // After a possessive the word names a thing someone has ("on my Switch", "her leave"),
+    // not what they did.
+    let owned = |k: usize| {
+        k > 0
+            && matches!(
+                words[k - 1].as_str(),
+                "my" | "your" | "his" | "her" | "its" | "our" | "their"
+            )
+    };
     let explicit = words.iter().enumerate().any(|(k, w)| {
         matches!(w.as_str(), "anymore" | "instead")
-            || (is_change_verb(w) && changes_a_value(k, w) && asserted(k))
-            || ((is_ending_verb(w) || is_revising_verb(w)) && asserted(k))
+            || (is_change_verb(w) && changes_a_value(k, w) && asserted(k) && !owned(k))
+            || ((is_ending_verb(w) || is_revising_verb(w)) && asserted(k) && !owned(k))
     }) || has_phrase(words, &["back", "to"])
         || has_phrase(words, &["any", "more"])
         || has_phrase(words, &["no", "longer"])
@@ -1833,6 +1842,13 @@ mod tests {
         let c = &claims("I cancelled my gym membership.")[0];
         assert!(c.negated && c.change == Change::Explicit);
         assert_eq!(claims("I started a gym membership.")[0].change, Change::None);
+        // A possessive makes the word a thing someone has, not a verb of change.
+        assert!(
+            claims("I'm replaying Breath of the Wild on my Switch.")
+                .iter()
+                .all(|c| c.change == Change::None)
+        );
+        assert_eq!(claims("I switched to my old Switch.")[0].change, Change::Explicit);
         assert_eq!(verb_base("cancelled"), verb_base("cancel"));
         assert_eq!(verb_base("smoking"), verb_base("smokes"));
         assert_eq!(verb_base("stopped"), verb_base("stop"));

@@ -76,8 +76,10 @@ struct Layer {
 #[derive(Debug)]
 pub struct MiniLm {
     id: String,
-    /// Its calibration, from its vectors of the calibration sentences.
-    calibration: Option<Calibration>,
+    /// Its calibration, from its vectors of the calibration sentences: computed when first
+    /// asked for (the built-in embedder uses the encoder for queries and ships its own
+    /// calibration, so it never pays for this one).
+    calibration: std::sync::OnceLock<Option<Calibration>>,
     tokenizer: WordPiece,
     hidden: usize,
     heads: usize,
@@ -335,9 +337,9 @@ impl MiniLm {
                 output_norm: t.norm(&format!("{p}.output.LayerNorm"), hidden)?,
             });
         }
-        let mut model = Self {
+        Ok(Self {
             id,
-            calibration: None,
+            calibration: std::sync::OnceLock::new(),
             tokenizer,
             hidden,
             heads,
@@ -346,11 +348,7 @@ impl MiniLm {
             token_type,
             embedding_norm,
             layers: encoder,
-        };
-        model.calibration = calibrate_embedder(|texts| {
-            texts.chunks(BATCH).flat_map(|batch| model.encode_batch(batch)).collect()
-        });
-        Ok(model)
+        })
     }
 
     /// The token ids the encoder sees for a text: `[CLS]`, at most 254 WordPiece ids, `[SEP]`.
@@ -483,7 +481,13 @@ impl Embedder for MiniLm {
     }
 
     fn calibration(&self) -> Option<&Calibration> {
-        self.calibration.as_ref()
+        self.calibration
+            .get_or_init(|| {
+                calibrate_embedder(|texts| {
+                    texts.chunks(BATCH).flat_map(|batch| self.encode_batch(batch)).collect()
+                })
+            })
+            .as_ref()
     }
 }
 

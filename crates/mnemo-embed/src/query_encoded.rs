@@ -38,6 +38,13 @@ pub struct QueryEncoded {
     calibration: OnceLock<Option<Calibration>>,
 }
 
+/// The built-in pair's calibration as [`QueryEncoded::computed_calibration`] gives it,
+/// written by `cargo xtask codegen` (which checks it is current): shipped so that a process's
+/// first search does not encode the 132 calibration texts with MiniLM first.
+#[cfg(feature = "builtin-queries")]
+const BUILTIN_CALIBRATION: &[u8] =
+    include_bytes!("../../../models/minilm-l6-fit-256/query_calibration.bin");
+
 impl QueryEncoded {
     /// A record model, the map between the models (`QMP1` file: magic, u32 LE rows and
     /// columns, then f32 LE rows), and a query model loaded by `load_queries` when a query is
@@ -83,18 +90,25 @@ impl QueryEncoded {
     pub fn builtin() -> Result<Arc<Self>, PortError> {
         static MODEL: OnceLock<Result<Arc<QueryEncoded>, String>> = OnceLock::new();
         MODEL
-            .get_or_init(|| {
-                let records = StaticModel::builtin().map_err(|e| e.to_string())?;
-                Self::lazy(
-                    records,
-                    MiniLm::builtin,
-                    include_bytes!("../../../models/minilm-l6-fit-256/query_map.bin"),
-                )
-                .map(Arc::new)
-                .map_err(|e| e.to_string())
-            })
+            .get_or_init(|| Self::builtin_unshared().map(Arc::new))
             .clone()
             .map_err(|message| PortError::new(ErrorKind::Internal, message))
+    }
+
+    /// A new instance of the built-in embedder, its shipped calibration set.
+    #[cfg(feature = "builtin-queries")]
+    fn builtin_unshared() -> Result<Self, String> {
+        let records = StaticModel::builtin().map_err(|e| e.to_string())?;
+        let model = Self::lazy(
+            records,
+            MiniLm::builtin,
+            include_bytes!("../../../models/minilm-l6-fit-256/query_map.bin"),
+        )
+        .map_err(|e| e.to_string())?;
+        let shipped = Calibration::from_bytes(BUILTIN_CALIBRATION)
+            .map_err(|e| format!("models/minilm-l6-fit-256/query_calibration.bin: {e}"))?;
+        model.calibration.get_or_init(|| Some(shipped));
+        Ok(model)
     }
 
     /// The query encoder, loaded on first use.
@@ -135,6 +149,17 @@ impl QueryEncoded {
     }
 }
 
+impl QueryEncoded {
+    /// The pair's calibration computed from the encoder: queries against records as a refined
+    /// notebook holds them (the encoder's vectors, as queries are). `None` when the query
+    /// encoder cannot be loaded.
+    pub fn computed_calibration(&self) -> Option<Calibration> {
+        self.query_model().ok()?;
+        let encoded = |texts: &[&str]| self.encode_queries(texts).unwrap_or_default();
+        calibrate_embedder_with_queries(&encoded, Some(&encoded))
+    }
+}
+
 impl Embedder for QueryEncoded {
     fn id(&self) -> &str {
         self.records.id()
@@ -164,15 +189,14 @@ impl Embedder for QueryEncoded {
     /// The pair's calibration: queries against records as a refined notebook holds them
     /// (the encoder's vectors; a search mostly meets refined records); the records' own when
     /// the query encoder cannot be loaded, as searches then fail anyway.
+    /// The built-in pair ships it ([`QueryEncoded::computed_calibration`], written ahead).
     fn calibration(&self) -> Option<&Calibration> {
         self.calibration
             .get_or_init(|| {
                 if self.query_model().is_err() {
                     return self.records.calibration().cloned();
                 }
-                // Records as a refined notebook holds them: the encoder's, as queries are.
-                let encoded = |texts: &[&str]| self.encode_queries(texts).unwrap_or_default();
-                calibrate_embedder_with_queries(&encoded, Some(&encoded))
+                self.computed_calibration()
             })
             .as_ref()
     }
@@ -217,6 +241,19 @@ mod tests {
         assert_eq!(calibration.common.len(), records.dims());
         assert_ne!(calibration.common, records.calibration().unwrap().common);
         assert!(calibration.answer_separation.is_some());
+    }
+
+    #[test]
+    fn the_shipped_calibration_is_the_encoders_and_loads_nothing() {
+        let embedder = QueryEncoded::builtin_unshared().unwrap();
+        let shipped = embedder.calibration().unwrap().clone();
+        assert!(embedder.queries.get().is_none(), "the shipped calibration needs no encoder");
+        let computed = embedder.computed_calibration().unwrap();
+        assert!(
+            shipped.agrees_with(&computed, 1e-4),
+            "models/minilm-l6-fit-256/query_calibration.bin is out of date: run `cargo xtask codegen`"
+        );
+        assert_ne!(shipped.common, embedder.record_calibration().unwrap().common);
     }
 
     #[test]
