@@ -259,17 +259,26 @@ impl Mnemo {
 
     /// Refines, on a thread of its own, the vectors of every notebook this notebook (or a
     /// copy of it) writes to or searches, shortly after (a server's choice; a short-lived
-    /// process calls [`Mnemo::refine`] instead). Nothing starts when the embedder has no
-    /// refining encoder. The thread stops when the last copy is dropped.
-    pub fn refine_in_background(mut self) -> Result<Self> {
+    /// process calls [`Mnemo::refine`] instead), and, at its start and whenever it has been
+    /// idle for 30 s, of every notebook the store holds unrefined records of (what other
+    /// processes wrote). Nothing starts when the embedder has no refining encoder. The thread
+    /// stops when the last copy is dropped.
+    pub fn refine_in_background(self) -> Result<Self> {
+        self.refine_in_background_rescanning(refine::RESCAN_WHEN_IDLE)
+    }
+
+    /// [`Mnemo::refine_in_background`], the refiner looking for notebooks other processes
+    /// left unrefined whenever it has been idle for `rescan` (30 s by default).
+    pub fn refine_in_background_rescanning(mut self, rescan: std::time::Duration) -> Result<Self> {
         if let (Some(embedder), true) = (&self.embedder, self.refines()) {
-            let refiner = refine::Refiner::start(Arc::clone(&self.store), Arc::clone(embedder))
-                .map_err(|e| {
-                    Error::Port(mnemo_core::ports::PortError::internal(
-                        "the refining thread could not start",
-                        e,
-                    ))
-                })?;
+            let refiner =
+                refine::Refiner::start(Arc::clone(&self.store), Arc::clone(embedder), rescan)
+                    .map_err(|e| {
+                        Error::Port(mnemo_core::ports::PortError::internal(
+                            "the refining thread could not start",
+                            e,
+                        ))
+                    })?;
             self.refiner = Some(Arc::new(refiner));
         }
         Ok(self)

@@ -9,7 +9,9 @@
 //! record has.
 //!
 //! [`Refiner`] does this on a thread of its own for the notebooks a process writes to or
-//! searches, so a server's notebooks are refined shortly after each write;
+//! searches, so a server's notebooks are refined shortly after each write, and, whenever it
+//! has been idle for a while, for every notebook the store holds unrefined records of (what
+//! other processes wrote: the CLI beside a server, another node);
 //! [`refine_notebook`] does it on the caller's thread.
 
 use std::collections::{HashSet, VecDeque};
@@ -22,6 +24,10 @@ use mnemo_core::{ErrorKind, UserRef};
 /// How many records one refinement step embeds on one thread and writes in one
 /// transaction.
 const REFINE_BATCH: usize = 32;
+
+/// How long the background refiner waits with nothing to do before it asks the store which
+/// notebooks hold unrefined records (a query on the partial index of unrefined vectors).
+pub(crate) const RESCAN_WHEN_IDLE: Duration = Duration::from_secs(30);
 
 /// Refines up to `max` of the notebook's unrefined records, `REFINE_BATCH` per thread at a
 /// time on up to `threads` threads (this one among them), each step in its own
@@ -134,10 +140,12 @@ pub(crate) struct Refiner {
 }
 
 impl Refiner {
-    /// Starts the refiner's thread over `store` with `embedder`'s refining encoder.
+    /// Starts the refiner's thread over `store` with `embedder`'s refining encoder; idle for
+    /// `rescan`, it looks for notebooks other processes left unrefined.
     pub(crate) fn start(
         store: Arc<dyn Store>,
         embedder: Arc<dyn Embedder>,
+        rescan: Duration,
     ) -> std::io::Result<Self> {
         let shared = Arc::new(Shared::default());
         // Busy until its first pass over what earlier processes left is queued and done.
@@ -145,7 +153,7 @@ impl Refiner {
         let worker = Arc::clone(&shared);
         std::thread::Builder::new()
             .name("mnemo-refine".into())
-            .spawn(move || run(&worker, store.as_ref(), embedder.as_ref()))?;
+            .spawn(move || run(&worker, store.as_ref(), embedder.as_ref(), rescan))?;
         Ok(Self { shared })
     }
 
@@ -163,7 +171,8 @@ impl Refiner {
 
     /// Queues a notebook this process searched, unless it is waiting already or was found
     /// refined through since this process last wrote to it (what another process writes is
-    /// refined by that process, or taken up at the next start).
+    /// refined by that process, or taken up when this refiner is next idle for its rescan
+    /// interval).
     pub(crate) fn notify_searched(&self, who: &UserRef) {
         let mut queue = self.shared.lock();
         if queue.stop || queue.queued.contains(who) || queue.refined_through.contains(who) {
@@ -214,14 +223,14 @@ impl Drop for Refiner {
     }
 }
 
-/// The refiner's thread: a batch of the first waiting notebook, which goes to the back of
-/// the queue while it has more.
-fn run(shared: &Shared, store: &dyn Store, embedder: &dyn Embedder) {
-    // What an earlier process left unrefined is taken up first.
+/// Queues every notebook the store holds unrefined records of, found refined through or not
+/// (another process may have written to it since).
+fn queue_unrefined(shared: &Shared, store: &dyn Store) {
     match store.unrefined_notebooks(usize::MAX) {
         Ok(notebooks) => {
             let mut queue = shared.lock();
             for who in notebooks {
+                queue.refined_through.remove(&who);
                 if queue.queued.insert(who.clone()) {
                     queue.waiting.push_back(who);
                 }
@@ -233,6 +242,14 @@ fn run(shared: &Shared, store: &dyn Store, embedder: &dyn Embedder) {
             queue.last_error = Some(format!("listing unrefined notebooks: {e}"));
         }
     }
+}
+
+/// The refiner's thread: a batch of the first waiting notebook, which goes to the back of
+/// the queue while it has more; with none waiting for `rescan`, the notebooks the store
+/// holds unrefined records of.
+fn run(shared: &Shared, store: &dyn Store, embedder: &dyn Embedder, rescan: Duration) {
+    // What an earlier process left unrefined is taken up first.
+    queue_unrefined(shared, store);
     loop {
         let mut queue = shared.lock();
         let who = loop {
@@ -244,7 +261,14 @@ fn run(shared: &Shared, store: &dyn Store, embedder: &dyn Embedder) {
             }
             queue.busy = false;
             shared.idle.notify_all();
-            queue = shared.work.wait(queue).unwrap_or_else(PoisonError::into_inner);
+            let (woken, waited) =
+                shared.work.wait_timeout(queue, rescan).unwrap_or_else(PoisonError::into_inner);
+            queue = woken;
+            if waited.timed_out() && queue.waiting.is_empty() && !queue.stop {
+                drop(queue);
+                queue_unrefined(shared, store);
+                queue = shared.lock();
+            }
         };
         queue.busy = true;
         drop(queue);

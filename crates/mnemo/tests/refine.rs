@@ -173,3 +173,30 @@ fn every_write_made_while_the_refiner_runs_is_refined() {
     }
     assert_eq!(mnemo.refine_status().unwrap().refined, 60);
 }
+
+#[test]
+fn an_idle_refiner_takes_up_what_other_processes_write_meanwhile() {
+    let dir = tempfile::tempdir().unwrap();
+    let (alice, bob) = (UserRef::new("t", "alice").unwrap(), UserRef::new("t", "bob").unwrap());
+    let server = open(&dir, mnemo::builtin_embedder().unwrap())
+        .refine_in_background_rescanning(Duration::from_millis(100))
+        .unwrap();
+    // Alice's notebook is written and refined through by the server itself.
+    server.remember(&alice, stated("I live in Lisbon.")).unwrap();
+    assert!(server.wait_refined(Duration::from_secs(60)));
+    // Another process (the CLI, say) writes to hers and to Bob's, which the server never
+    // touched; the server neither writes nor searches again.
+    let other = open(&dir, mnemo::builtin_embedder().unwrap());
+    other.remember(&alice, stated("I work as a pharmacist.")).unwrap();
+    other.remember(&bob, stated("My favourite food is tacos.")).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !server.store().unrefined_notebooks(10).unwrap().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "{:?}", server.refine_status());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(server.wait_refined(Duration::from_secs(60)));
+    assert_eq!(server.refine_status().unwrap().refined, 3);
+    for who in [&alice, &bob] {
+        assert!(server.store().unrefined(who, 10).unwrap().is_empty());
+    }
+}
