@@ -14,8 +14,16 @@ use crate::record::{ConsentReceipt, Kind, Memory, MemoryId, Sensitivity, Source,
 use crate::scope::{Scope, validate_key};
 use crate::screen::{Screening, screen};
 
-/// Cosine similarity at or above which two statements of one user and kind are duplicates.
+/// Cosine similarity at or above which two statements of one user and kind are duplicates
+/// (between two vectors of one encoder: the write path's).
 pub const NEAR_DUPLICATE_COSINE: f32 = 0.9;
+
+/// The cosine between a statement's write-path vector and a stored record's refined one
+/// (another encoder's, in the same space) below which the record cannot be a near-duplicate:
+/// for a restatement of the same words ("By the way, I live in Leeds" / "I live in Leeds")
+/// the two encoders agree to 0.54 and more, where their own vectors are 0.9 apart or closer.
+/// A write measures a neighbour at or above it again with the write path's encoder.
+pub const MIXED_NEAR_DUPLICATE_COSINE: f32 = 0.4;
 
 /// Normalises text for exact-duplicate detection: lowercase, whitespace runs collapsed to one
 /// space, trimmed.
@@ -403,7 +411,7 @@ impl Candidate {
 }
 
 /// What the store found near a candidate, read inside the write transaction.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct WriteContext {
     /// The user's settings.
     pub settings: UserSettings,

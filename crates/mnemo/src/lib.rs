@@ -485,6 +485,55 @@ impl Mnemo {
         self.embed_as(text, |embedder, texts| embedder.embed(texts))
     }
 
+    /// What a write compares its candidate with, the near-duplicate rule's cosines between
+    /// vectors of one encoder. The rule (cosine at least
+    /// [`lifecycle::NEAR_DUPLICATE_COSINE`]) compares write-path vectors; a stored record's
+    /// vector may have been refined since, and another encoder's vector of the same words
+    /// lies further from the candidate's (0.81 on average for the very same text), so a
+    /// restatement would never be found a duplicate. Each neighbour that could be one
+    /// ([`lifecycle::MIXED_NEAR_DUPLICATE_COSINE`] and above, below the rule's bar; few per
+    /// write) is measured again with the write path's encoder, which the built-in static
+    /// model makes a matter of microseconds. Only for an embedder that refines.
+    fn as_written<'c>(
+        &self,
+        candidate: &Candidate,
+        context: &'c lifecycle::WriteContext,
+    ) -> std::borrow::Cow<'c, lifecycle::WriteContext> {
+        use std::borrow::Cow;
+        let unsure = |cosine: f32| {
+            (lifecycle::MIXED_NEAR_DUPLICATE_COSINE..lifecycle::NEAR_DUPLICATE_COSINE)
+                .contains(&cosine)
+        };
+        let Some(embedder) = &self.embedder else { return Cow::Borrowed(context) };
+        if !context.similar.iter().any(|(_, cosine)| unsure(*cosine)) || !self.refines() {
+            return Cow::Borrowed(context);
+        }
+        let texts: Vec<&str> = std::iter::once(candidate.content.as_str())
+            .chain(
+                context.similar.iter().filter(|(_, c)| unsure(*c)).map(|(m, _)| m.content.as_str()),
+            )
+            .collect();
+        let Ok(vectors) = embedder.embed(&texts) else { return Cow::Borrowed(context) };
+        let Some((said, stored)) = vectors.split_first() else { return Cow::Borrowed(context) };
+        let cosine = |a: &[f32], b: &[f32]| {
+            let (dot, na, nb) = a
+                .iter()
+                .zip(b)
+                .fold((0.0, 0.0, 0.0), |(d, x, y), (p, q)| (d + p * q, x + p * p, y + q * q));
+            if na > 0.0 && nb > 0.0 { dot / (na * nb).sqrt() } else { 0.0 }
+        };
+        let mut measured = stored.iter();
+        let mut context = context.clone();
+        for (_, stored_cosine) in &mut context.similar {
+            if unsure(*stored_cosine)
+                && let Some(vector) = measured.next()
+            {
+                *stored_cosine = stored_cosine.max(cosine(said, vector));
+            }
+        }
+        Cow::Owned(context)
+    }
+
     /// A search query's vector: the embedder's query encoder, in its records' space.
     fn embed_query(&self, text: &str) -> Result<Option<Embedded>> {
         self.embed_as(text, |embedder, texts| embedder.embed_queries(texts))
@@ -529,9 +578,9 @@ impl Mnemo {
         }
         let embedding = self.embed_one(&candidate.content)?;
         let record = NewRecord { id: new_id(), candidate, embedding };
-        let receipt = self
-            .store
-            .write(who, record, now, &self.actor, &|c, ctx| lifecycle::decide(c, ctx, now))?;
+        let receipt = self.store.write(who, record, now, &self.actor, &|c, ctx| {
+            lifecycle::decide(c, &self.as_written(c, ctx), now)
+        })?;
         self.refine_soon(who);
         Ok((receipt.decision, receipt.id).into())
     }
@@ -595,7 +644,8 @@ impl Mnemo {
         // The batch's candidates are compared with many of the same stored statements.
         let memo = std::cell::RefCell::new(mnemo_core::claims::ClaimsMemo::default());
         let decide = |c: &Candidate, ctx: &lifecycle::WriteContext| {
-            let decided = lifecycle::decide_with(c, ctx, now, &mut memo.borrow_mut());
+            let ctx = self.as_written(c, ctx);
+            let decided = lifecycle::decide_with(c, &ctx, now, &mut memo.borrow_mut());
             space::under_review(decided, rule)
         };
         let mut labels = Vec::new();

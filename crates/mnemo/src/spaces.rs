@@ -250,7 +250,7 @@ impl Mnemo {
         let embedding = self.embed_one(&candidate.content)?;
         let record = NewRecord { id: new_id(), candidate, embedding };
         let receipt = self.store.write(&owner, record, now, &self.actor, &|c, ctx| {
-            space::under_review(lifecycle::decide(c, ctx, now), rule)
+            space::under_review(lifecycle::decide(c, &self.as_written(c, ctx), now), rule)
         })?;
         self.refine_soon(&owner);
         Ok((receipt.decision, receipt.id).into())

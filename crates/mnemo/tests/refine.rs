@@ -1,13 +1,13 @@
 //! Refining records' vectors off the write path: the built-in embedder's query encoder
 //! replaces each written record's static vector, in the background (`refine_in_background`)
 //! or on the caller's thread (`refine`), per user, and nothing else about the record changes.
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::print_stderr)]
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use mnemo::Mnemo;
-use mnemo::core::lifecycle::CandidateFields;
+use mnemo::core::lifecycle::{CandidateFields, Outcome};
 use mnemo::core::ports::{Embedder, ListFilter};
 use mnemo::core::{FixedClock, Timestamp, UserRef};
 
@@ -198,5 +198,69 @@ fn an_idle_refiner_takes_up_what_other_processes_write_meanwhile() {
     assert_eq!(server.refine_status().unwrap().refined, 3);
     for who in [&alice, &bob] {
         assert!(server.store().unrefined(who, 10).unwrap().is_empty());
+    }
+}
+
+/// The agent-phrasing set's facts, each restated three ways ("By the way, …", "… btw",
+/// "Just so you know: …"), and its distractors, none of them stated before.
+fn restatements() -> (Vec<String>, Vec<String>, Vec<String>) {
+    let set: serde_json::Value = mnemo_testkit::labelled::read_json("agent_phrasings.json");
+    let facts: Vec<String> = set["facts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["statement"].as_str().unwrap().to_owned())
+        .collect();
+    let restated = facts
+        .iter()
+        .flat_map(|f| {
+            [
+                format!("By the way, {f}"),
+                format!("{} btw", f.trim_end_matches(['.', '!'])),
+                format!("Just so you know: {f}"),
+            ]
+        })
+        .collect();
+    let others = set["distractors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_str().unwrap().to_owned())
+        .collect();
+    (facts, restated, others)
+}
+
+/// What writing each of `texts` in turn did, into a notebook holding `facts`, refined or not.
+fn outcomes_after(facts: &[String], refined: bool, texts: &[String]) -> Vec<Outcome> {
+    let dir = tempfile::tempdir().unwrap();
+    let mnemo = open(&dir, mnemo::builtin_embedder().unwrap());
+    let who = UserRef::new("t", "alice").unwrap();
+    mnemo.remember_batch(&who, facts.iter().map(|f| stated(f)).collect()).unwrap();
+    if refined {
+        assert_eq!(mnemo.refine(&who, usize::MAX).unwrap(), facts.len());
+    }
+    texts.iter().map(|t| mnemo.remember(&who, stated(t)).unwrap().outcome).collect()
+}
+
+#[test]
+fn a_restatement_of_a_refined_memory_is_a_near_duplicate_as_of_an_unrefined_one() {
+    let (facts, restated, others) = restatements();
+    for (texts, what) in [(&restated, "restatements"), (&others, "new statements")] {
+        let unrefined = outcomes_after(&facts, false, texts);
+        let refined = outcomes_after(&facts, true, texts);
+        let skipped =
+            |outcomes: &[Outcome]| outcomes.iter().filter(|o| **o == Outcome::Skipped).count();
+        eprintln!(
+            "{what}: skipped {} of {} over unrefined memories, {} over refined ones",
+            skipped(&unrefined),
+            texts.len(),
+            skipped(&refined)
+        );
+        assert_eq!(unrefined, refined, "{what}: refinement changed what a write does");
+        if what == "restatements" {
+            assert!(skipped(&refined) * 10 >= texts.len() * 9, "{what}: too few found duplicates");
+        } else {
+            assert_eq!(skipped(&refined), 0, "{what} taken for duplicates");
+        }
     }
 }
