@@ -257,6 +257,16 @@ impl Mnemo {
         self.embedder.as_ref().is_some_and(|e| e.refine(&[]).is_some())
     }
 
+    /// Loads the embedder's query encoder now where it runs in this process and loads at
+    /// its first query (the built-in embedder's MiniLM, 0.17 s), so a caller can load
+    /// something else meanwhile; nothing for any other embedder.
+    pub fn load_query_encoder(&self) -> Result<()> {
+        if self.refines() {
+            self.embed_query("")?;
+        }
+        Ok(())
+    }
+
     /// Refines, on a thread of its own, the vectors of every notebook this notebook (or a
     /// copy of it) writes to or searches, shortly after (a server's choice; a short-lived
     /// process calls [`Mnemo::refine`] instead), and, at its start and whenever it has been
