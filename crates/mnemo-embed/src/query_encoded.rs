@@ -147,9 +147,7 @@ impl QueryEncoded {
             })
             .collect())
     }
-}
 
-impl QueryEncoded {
     /// The pair's calibration computed from the encoder: queries against records as a refined
     /// notebook holds them (the encoder's vectors, as queries are). `None` when the query
     /// encoder cannot be loaded.
@@ -186,10 +184,9 @@ impl Embedder for QueryEncoded {
         Some(self.encode_queries(texts))
     }
 
-    /// The pair's calibration: queries against records as a refined notebook holds them
-    /// (the encoder's vectors; a search mostly meets refined records); the records' own when
-    /// the query encoder cannot be loaded, as searches then fail anyway.
-    /// The built-in pair ships it ([`QueryEncoded::computed_calibration`], written ahead).
+    /// The pair's calibration ([`QueryEncoded::computed_calibration`]; the built-in pair
+    /// ships it, computed ahead); the records' own when the query encoder cannot be loaded,
+    /// as searches then fail anyway.
     fn calibration(&self) -> Option<&Calibration> {
         self.calibration
             .get_or_init(|| {

@@ -525,20 +525,16 @@ impl Mnemo {
             .collect();
         let Ok(vectors) = embedder.embed(&texts) else { return Cow::Borrowed(context) };
         let Some((said, stored)) = vectors.split_first() else { return Cow::Borrowed(context) };
-        let cosine = |a: &[f32], b: &[f32]| {
-            let (dot, na, nb) = a
-                .iter()
-                .zip(b)
-                .fold((0.0, 0.0, 0.0), |(d, x, y), (p, q)| (d + p * q, x + p * p, y + q * q));
-            if na > 0.0 && nb > 0.0 { dot / (na * nb).sqrt() } else { 0.0 }
-        };
+        // As the store measures its neighbours: on the int8 codes.
+        let said = mnemo_index::quantize(said);
+        let cosine = |vector: &[f32]| mnemo_index::cosine_of(&said, &mnemo_index::quantize(vector));
         let mut measured = stored.iter();
         let mut context = context.clone();
         for (_, stored_cosine) in &mut context.similar {
             if unsure(*stored_cosine)
                 && let Some(vector) = measured.next()
             {
-                *stored_cosine = stored_cosine.max(cosine(said, vector));
+                *stored_cosine = stored_cosine.max(cosine(vector));
             }
         }
         Cow::Owned(context)
