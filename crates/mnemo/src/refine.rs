@@ -273,7 +273,8 @@ fn run(shared: &Shared, store: &dyn Store, embedder: &dyn Embedder, rescan: Dura
         queue.busy = true;
         drop(queue);
         // A batch that replaced nothing leaves the rest for the notebook's next write or
-        // search, so records that cannot be refined are never retried in a loop.
+        // search, or the next rescan, so records that cannot be refined are retried at most
+        // once per rescan interval, never in a loop.
         let outcome = refine_notebook(store, embedder, &who, REFINE_BATCH, 1).and_then(|count| {
             let more = count > 0 && !store.unrefined(&who, 1)?.is_empty();
             Ok((count, more))
