@@ -9,11 +9,14 @@
 //! one value); in "I code in VS Code" it is the verb and its preposition (an activity, which
 //! may hold several, so only a statement that says it changed replaces another); after a verb
 //! of change ("I switched to Neovim") the slot is open, and the nearest stored statement fills
-//! it. A statement that says it changed (a word of time such as "now" or "anymore", a verb of
-//! change, ending or revision, "got promoted") replaces the stored statement it names or the
-//! one nearest to it in meaning, however each words the slot. Markers of addition ("also",
-//! "too", "as well") and of the past ("used to") make a statement compatible with what is
-//! stored, and so does a description beside a name ("my car is red" / "my car is a Mazda").
+//! it. A statement that says it changed ("anymore", "instead", a verb of change, ending or
+//! revision) replaces the stored statement it names or the one nearest to it in meaning,
+//! however each words the slot; one that only implies it (a word of time such as "now" or
+//! "again", "got promoted": "I eat meat again", "I'm on day shifts now") replaces a value of
+//! the same slot, or the nearest statement when that one is close in meaning and of the same
+//! kind. Markers of addition ("also", "too", "as well") and of the past ("used to") make a
+//! statement compatible with what is stored, and so does a description beside a name ("my
+//! car is red" / "my car is a Mazda").
 //! A quantity a clause states ([`Measure`]: its dimension read from its unit, its amount, and
 //! what it is of) is replaced by another amount of the same dimension of the same thing ("I
 //! weigh 80 kg" / "I'm down to 72 kilos", "my gym days are Tuesdays and Thursdays now").
@@ -122,7 +125,7 @@ pub enum Change {
     None,
     /// With words that often say only when or how things are ("now", "these days",
     /// "lately", "again", "actually", "became", "got married"): enough to replace a value
-    /// of the same slot, not to find the slot.
+    /// of the same slot, and to take the slot only of a stored statement close in meaning.
     Implied,
     /// With words that say nothing else ("switched", "moved to", "quit", "cancelled", "no
     /// longer", "anymore", "instead", "back to"): it may replace the stored statement it
@@ -513,8 +516,18 @@ fn says_it_changed(words: &[String]) -> Change {
         || has_phrase(words, &["any", "more"])
         || has_phrase(words, &["no", "longer"])
         || ends_a_relationship(words);
+    // "For six years now" says how long something has held, not that it changed.
+    let after_a_span = |k: usize| {
+        k > 0
+            && matches!(
+                words[k - 1].as_str(),
+                "years" | "months" | "weeks" | "days" | "decade" | "decades" | "ages" | "while"
+            )
+            && words[k.saturating_sub(5)..k].iter().any(|w| w == "for")
+    };
     let implied = words.iter().enumerate().any(|(k, w)| {
-        matches!(w.as_str(), "now" | "nowadays" | "lately" | "again" | "actually")
+        (w == "now" && !after_a_span(k))
+            || matches!(w.as_str(), "nowadays" | "lately" | "again" | "actually")
             || (BECOMING_VERBS.contains(&w.as_str()) && asserted(k))
     }) || words.windows(2).any(|w| {
         matches!(w[0].as_str(), "got" | "get" | "getting") && w[1].len() > 4 && w[1].ends_with("ed")
@@ -1598,6 +1611,10 @@ pub struct Nearness {
     /// The stored statement nearest in meaning, and near enough that a statement of change
     /// with no slot of its own ("I switched to Neovim") takes its slot.
     pub nearest: bool,
+    /// The nearest, and so near that a statement which only implies a change ("I eat meat
+    /// again", "I'm on day shifts now") takes its slot: a word of time says as often when
+    /// something holds as that it changed, so it needs a closer statement to speak of.
+    pub close: bool,
 }
 
 /// Whether claim `new` says it takes the place of claim `old`'s value ("Our puppy's name is
@@ -1612,6 +1629,16 @@ fn names_what_it_replaces(old: &Claim, new: &Claim, near: Nearness) -> bool {
         && (old.holder == new.holder || pronoun)
         && (pronoun || same_slot(old, new) || old.slot.first() == new.slot.first())
         && !(old.past || old.event || old.negated || new.past || new.negated)
+}
+
+/// Whether a claim says what its holder has ("I have a cat now"), which may be one thing
+/// of many.
+fn names_a_possession(claim: &Claim) -> bool {
+    claim.kind == SlotKind::Activity
+        && claim
+            .slot
+            .first()
+            .is_some_and(|v| matches!(v.as_str(), "have" | "has" | "had" | "hav" | "ha"))
 }
 
 /// Whether claim `new` gives another value of the slot claim `old` fills, so `old` no longer
@@ -1686,8 +1713,23 @@ fn replaces(old: &Claim, new: &Claim, near: Nearness) -> bool {
     // A statement that says it changed replaces the stored statement nearest in meaning, or
     // one it names, whatever words name the slot ("my favourite author" / "my favourite
     // writer now", "I bike to work" / "I take the train to the office now").
-    let revises =
-        new.change == Change::Explicit && (nearest || names_it) && old.kind != SlotKind::Open;
+    let revises = match new.change {
+        Change::Explicit => nearest || names_it,
+        // A word of time takes the slot only of a close statement of the same kind, and
+        // only for another value of how things are: what happened again ("I fell asleep on
+        // the sofa again") is an event, having something now ("I have a cat now") adds to
+        // what one has, and two quantities are compared by what they measure ("I weigh 80
+        // kg" / "I can deadlift 120 kg now"), not by closeness.
+        Change::Implied => {
+            near.close
+                && !new.event
+                && old.kind == new.kind
+                && !same_value
+                && !names_a_possession(new)
+                && (old.measure.is_none() || new.measure.is_none())
+        }
+        Change::None => false,
+    } && old.kind != SlotKind::Open;
     match new.kind {
         // What changed is the slot of the nearest statement, or is named in both.
         SlotKind::Open => {
@@ -1768,6 +1810,11 @@ impl ClaimsMemo {
 /// [`contradicts`] with both statements' claims already read, for comparing many
 /// statements with many.
 pub fn contradicts_read(old: &[Claim], new: &[Claim], near: Nearness) -> bool {
+    // Closeness is measured between whole statements: it says which of a stored statement's
+    // claims a new one speaks of only when there is one ("I'm into bouldering lately, I'm
+    // at the climbing wall twice a week" said again is close to itself, clause by clause
+    // apart).
+    let near = Nearness { close: near.close && old.len() == 1, ..near };
     new.iter().any(|n| old.iter().any(|o| replaces(o, n, near)))
 }
 
@@ -1775,14 +1822,45 @@ pub fn contradicts_read(old: &[Claim], new: &[Claim], near: Nearness) -> bool {
 mod tests {
     use super::*;
 
-    const NEAREST: Nearness = Nearness { related: true, nearest: true };
-    const UNRELATED: Nearness = Nearness { related: false, nearest: false };
+    const NEAREST: Nearness = Nearness { related: true, nearest: true, close: false };
+    const CLOSE: Nearness = Nearness { related: true, nearest: true, close: true };
+    const UNRELATED: Nearness = Nearness { related: false, nearest: false, close: false };
 
     /// Asserts that `contradicts` says `expected` of each pair, naming a pair where it does not.
     fn assert_each(pairs: &[(&str, &str)], near: Nearness, expected: bool) {
         for (old, new) in pairs {
             assert_eq!(contradicts(old, new, near), expected, "{old} / {new}");
         }
+    }
+
+    #[test]
+    fn an_implied_change_takes_the_slot_only_of_a_close_statement() {
+        let (nearest, close) = (NEAREST, CLOSE);
+        let changed = [
+            ("I commute by bus.", "I cycle in to work these days."),
+            ("I play bass in a band.", "I'm on drums now."),
+            ("I keep my passwords in LastPass.", "I use Bitwarden for my passwords now."),
+            ("I eat dairy.", "I'm lactose intolerant these days."),
+        ];
+        assert_each(&changed, close, true);
+        // A word of time is as often only when something holds: the nearest statement alone
+        // is not enough.
+        assert_each(&changed, nearest, false);
+        // Nor does closeness turn an addition, or something said of another, into a change.
+        let kept = [
+            ("I commute by bus.", "I also cycle to work on Fridays now."),
+            ("I play bass in a band.", "My brother is on drums now."),
+            ("I've been a nurse for ten years now.", "I've been with Sam for six years now."),
+            ("I have a dog.", "I have a cat now."),
+            ("I wake up at 8am.", "I get up at 8 these days."),
+            ("I weigh 80 kg.", "I can deadlift 120 kg now."),
+            ("I sleep on my back.", "I fell asleep at my desk again."),
+            (
+                "I'm into bouldering lately, I'm at the climbing wall twice a week.",
+                "By the way, I'm into bouldering lately, I'm at the climbing wall twice a week.",
+            ),
+        ];
+        assert_each(&kept, close, false);
     }
 
     #[test]
@@ -1812,6 +1890,11 @@ mod tests {
         assert!(c.value.contains("papaya"));
         assert_eq!(c.change, Change::Implied, "'lately' implies a change");
         assert_eq!(claims("My favourite fruit is papaya.")[0].change, Change::None);
+        // How long something has held is no change.
+        for said in ["I've been with Ravi for six years now.", "I've coached for a while now."] {
+            assert_eq!(claims(said)[0].change, Change::None, "{said}");
+        }
+        assert_eq!(claims("I coach the under-tens now.")[0].change, Change::Implied);
         let c = &claims("User's favourite season is autumn")[0];
         assert_eq!((&c.holder, c.kind), (&Holder::User, SlotKind::Attribute));
         let c = &claims("Spring is my favourite season now.")[0];
@@ -1903,7 +1986,7 @@ mod tests {
         assert_each(&yes, NEAREST, true);
         assert!(!contradicts("I write my notes in Notion.", "I moved to Obsidian.", UNRELATED));
         // A shared word names nothing unless the statements are related in meaning.
-        let related = Nearness { related: true, nearest: false };
+        let related = Nearness { related: true, ..Nearness::default() };
         assert!(contradicts("I use Spotify for music.", "I cancelled Spotify.", related));
         assert!(!contradicts("I use Spotify for music.", "I cancelled Spotify.", UNRELATED));
         assert!(!contradicts(
@@ -1963,7 +2046,7 @@ mod tests {
         ];
         assert_each(&no, NEAREST, false);
         // "Ones" stands for another noun in each: sharing it names nothing the two share.
-        let related = Nearness { related: true, nearest: false };
+        let related = Nearness { related: true, ..Nearness::default() };
         assert!(!contradicts(
             "I prefer pens with blue ink over black ones.",
             "I swapped all the door handles for brass ones.",
@@ -1971,7 +2054,7 @@ mod tests {
         ));
         // A statement of change that names what it gave up speaks of a statement related to
         // it in meaning, not merely of the nearest.
-        let nearest_only = Nearness { related: false, nearest: true };
+        let nearest_only = Nearness { nearest: true, ..Nearness::default() };
         assert!(!contradicts(
             "I'm double-jointed in my thumbs.",
             "I swapped all the door handles for brass ones.",
@@ -2138,7 +2221,7 @@ mod tests {
         ];
         assert_each(&yes, UNRELATED, true);
         assert!(contradicts("I weigh 80 kg.", "I'm down to 72 kilos.", UNRELATED));
-        let related = Nearness { related: true, nearest: false };
+        let related = Nearness { related: true, ..Nearness::default() };
         let no = [
             // Another thing's quantity, however related.
             ("I'm 29 years old.", "My daughter is 5 years old."),
@@ -2175,7 +2258,7 @@ mod tests {
             b in 1u32..=99,
             related in proptest::bool::ANY,
         ) {
-            let near = Nearness { related, nearest: related };
+            let near = Nearness { related, nearest: related, close: related };
             let say = |n: u32| template.replace("{}", &n.to_string());
             proptest::prop_assert!(!contradicts(&say(a), &say(a), near));
             proptest::prop_assert_eq!(contradicts(&say(a), &say(b), near), a != b);
@@ -2232,7 +2315,7 @@ mod tests {
                 ("I like coffee ice cream.", "I drink tea instead of coffee now."),
                 ("My sister drinks coffee.", "I drink tea instead of coffee now."),
             ],
-            Nearness { related: true, nearest: false },
+            Nearness { related: true, ..Nearness::default() },
             false,
         );
         assert!(!contradicts(
@@ -2320,7 +2403,7 @@ mod tests {
         assert!(contradicts(
             "I'm a junior data analyst.",
             "I got promoted, so my title is senior data scientist now.",
-            Nearness { related: true, nearest: false },
+            Nearness { related: true, ..Nearness::default() },
         ));
     }
 
@@ -2372,12 +2455,12 @@ mod tests {
         assert!(contradicts(
             "I rent my apartment.",
             "I bought my apartment, so I own it now.",
-            Nearness { related: true, nearest: false }
+            Nearness { related: true, ..Nearness::default() }
         ));
         assert!(!contradicts(
             "I rent my apartment.",
             "I painted the kitchen, so it looks better now.",
-            Nearness { related: true, nearest: false }
+            Nearness { related: true, ..Nearness::default() }
         ));
         let said = claims("I once won a raffle prize, which turned out to be a set of towels.");
         assert!(said.iter().all(|c| c.change != Change::Explicit), "{said:?}");

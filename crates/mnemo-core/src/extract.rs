@@ -1629,9 +1629,15 @@ fn style_directive(sentence: &str, lower: &str) -> Option<Extracted> {
     let unpleased = lower.trim_start_matches("please ");
     let first = unpleased.split_whitespace().next().unwrap_or_default();
     let second = unpleased.split_whitespace().nth(1).unwrap_or_default();
-    // "write me a haiku", "use my card for this": a task, not a way of working.
+    // "write me a haiku", "use my card for this": a task, not a way of working; but "answer
+    // me in English", "reply to me with bullet points" say how every answer should be.
+    let third = unpleased.split_whitespace().nth(2).unwrap_or_default();
+    let how_to_answer_me = ["answer", "reply", "respond", "talk", "speak"].contains(&first)
+        && second == "me"
+        && ["in", "with", "using", "without", "only"].contains(&third);
     let task = ["me", "my", "a", "an", "this", "that", "the"].contains(&second)
-        && !["always", "never", "don't", "keep"].contains(&first);
+        && !["always", "never", "don't", "keep"].contains(&first)
+        && !how_to_answer_me;
     if ONE_OFF_VERBS.contains(&first) || task || MOMENTARY.iter().any(|m| lower.contains(m)) {
         return None;
     }
@@ -2646,6 +2652,13 @@ mod tests {
         );
         assert_eq!(one("Always answer in French").map(|e| e.kind), Some(Kind::Procedural));
         assert_eq!(one("Use a table for this one"), None, "a one-off request");
+        // How every answer should be, said to the assistant as a request.
+        for standing in ["Please answer me in Welsh.", "Reply to me with short sentences."] {
+            assert_eq!(one(standing).map(|e| e.kind), Some(Kind::Procedural), "{standing}");
+        }
+        for task in ["Answer me this: what's 2+2?", "Please answer me quickly, is it raining?"] {
+            assert_eq!(one(task), None, "{task}");
+        }
     }
 
     #[test]

@@ -566,6 +566,9 @@ pub fn decide_with(
 pub const RELATED_COSINE: f32 = 0.3;
 /// See [`RELATED_COSINE`].
 pub const OPEN_SLOT_COSINE: f32 = 0.4;
+/// How close the nearest statement must be for a statement that only implies a change ("I
+/// eat meat again", "I use Obsidian for my notes these days") to take its slot.
+pub const IMPLIED_SLOT_COSINE: f32 = 0.55;
 
 /// The same with a calibration, in standard deviations above unrelated statements (cosines
 /// without the notebook's common direction). A notebook of a hundred unrelated statements
@@ -574,6 +577,9 @@ pub const OPEN_SLOT_COSINE: f32 = 0.4;
 pub const RELATED_STANDARD_SCORE: f32 = 2.0;
 /// See [`RELATED_STANDARD_SCORE`].
 pub const OPEN_SLOT_STANDARD_SCORE: f32 = 3.0;
+/// See [`IMPLIED_SLOT_COSINE`]: twice what chance gives the nearest of a hundred unrelated
+/// statements.
+pub const IMPLIED_SLOT_STANDARD_SCORE: f32 = 5.0;
 
 /// The active, unkeyed statements among the candidate's nearest neighbours that it
 /// contradicts: it gives another value of a slot they fill, read from the statements'
@@ -606,10 +612,10 @@ fn contradicted<'a>(
             Some(cosine)
         }
     };
-    let (related_bar, nearest_bar) = if calibrated {
-        (RELATED_STANDARD_SCORE, OPEN_SLOT_STANDARD_SCORE)
+    let (related_bar, nearest_bar, close_bar) = if calibrated {
+        (RELATED_STANDARD_SCORE, OPEN_SLOT_STANDARD_SCORE, IMPLIED_SLOT_STANDARD_SCORE)
     } else {
-        (RELATED_COSINE, OPEN_SLOT_COSINE)
+        (RELATED_COSINE, OPEN_SLOT_COSINE, IMPLIED_SLOT_COSINE)
     };
     let live: Vec<(&Memory, f32)> = context
         .similar
@@ -621,7 +627,7 @@ fn contradicted<'a>(
         .iter()
         .max_by(|a, b| a.1.total_cmp(&b.1))
         .filter(|(_, closeness)| *closeness >= nearest_bar)
-        .map(|(m, _)| &m.id);
+        .map(|(m, closeness)| (&m.id, *closeness >= close_bar));
     // Read through the memo: once stored, the candidate is a neighbour of later ones.
     let claims = memo.claims(&candidate.content).to_vec();
     // A statement that claims nothing contradicts nothing: no stored text need be read.
@@ -632,7 +638,8 @@ fn contradicted<'a>(
         .filter(|(m, closeness)| {
             let near = crate::claims::Nearness {
                 related: *closeness >= related_bar,
-                nearest: nearest == Some(&m.id),
+                nearest: nearest.is_some_and(|(id, _)| id == &m.id),
+                close: nearest.is_some_and(|(id, close)| id == &m.id && close),
             };
             crate::claims::contradicts_read(memo.claims(&m.content), &claims, near)
         })
