@@ -1439,6 +1439,24 @@ const LIFE_EVENTS: &[&str] = &[
     "naturalized",
 ];
 
+/// Whether a clause says how often something happens ("every morning", "five days a week",
+/// "most nights", "on Mondays"): a state said so ("I'm back in the office five days a week
+/// now") is how things usually are, not how the speaker is this moment.
+fn habitual(words: &[&str]) -> bool {
+    const PERIODS: &[&str] = &["day", "night", "morning", "evening", "week", "weekend", "month"];
+    let period = |w: &str| PERIODS.contains(&w.trim_end_matches('s'));
+    let rate = ["days", "nights", "mornings", "evenings", "hours", "times", "once", "twice"];
+    words.windows(2).any(|pair| matches!(pair, ["every" | "each" | "most", next] if period(next)))
+        || words.windows(3).any(|three| {
+            matches!(three, [count, "a" | "per", next] if rate.contains(count) && period(next))
+        })
+        || words.iter().any(|w| {
+        *w == "weekdays"
+            || w.strip_suffix('s')
+                .is_some_and(|day| crate::retrieval::WEEKDAY_NAMES.contains(&day))
+    })
+}
+
 /// Whether a clause opens "I was" with a participle of [`LIFE_EVENTS`].
 fn life_event(words: &[&str]) -> bool {
     matches!(words, ["i", "was", participle, ..] if LIFE_EVENTS.contains(participle))
@@ -1464,7 +1482,10 @@ fn small_talk(lower: &str) -> bool {
     {
         return true;
     }
-    if FEELINGS.iter().any(|f| starts_with_word(lower, f.trim_end())) && !life_event(&words) {
+    if FEELINGS.iter().any(|f| starts_with_word(lower, f.trim_end()))
+        && !life_event(&words)
+        && !(words.first() == Some(&"i'm") && habitual(&words))
+    {
         return true;
     }
     // Laughing about a moment ("my coffee went cold again lol").
@@ -2713,6 +2734,20 @@ mod tests {
             "",
         ] {
             assert!(!super::only_requests(not_only), "{not_only}");
+        }
+    }
+
+    #[test]
+    fn a_state_said_with_how_often_is_how_things_are() {
+        for passing in ["I'm back!", "I'm back, sorry about that", "I'm good thanks"] {
+            assert_eq!(one(passing), None, "{passing}");
+        }
+        for usual in [
+            "I'm back in the office five days a week now.",
+            "I'm done with work by 4 on Fridays.",
+            "I'm ready for bed by 10 most nights.",
+        ] {
+            assert_eq!(one(usual).map(|e| e.kind), Some(Kind::Semantic), "{usual}");
         }
     }
 
