@@ -1711,8 +1711,9 @@ fn replaces(old: &Claim, new: &Claim, near: Nearness) -> bool {
         return false;
     }
     // A statement that says it changed replaces the stored statement nearest in meaning, or
-    // one it names, whatever words name the slot ("my favourite author" / "my favourite
-    // writer now", "I bike to work" / "I take the train to the office now").
+    // one it names, whatever words name the slot ("my favourite poet" / "Mary Oliver is the
+    // writer I love most instead", "I walk to the studio" / "These days I drive to the
+    // studio instead").
     let revises = match new.change {
         Change::Explicit => nearest || names_it,
         // A word of time takes the slot only of a close statement of the same kind, and
