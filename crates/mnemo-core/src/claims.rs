@@ -1379,7 +1379,7 @@ fn unit(word: &str) -> Option<(Dimension, f64)> {
 
 /// Which day of the week a word names, as said of a habit ("Mondays", "weekends" are two
 /// days; a lone "Monday" is a date unless "every" comes before it).
-fn weekday(word: &str, every: bool) -> Option<u8> {
+pub(crate) fn weekday(word: &str, every: bool) -> Option<u8> {
     if word == "weekends" || (every && word == "weekend") {
         return Some(0b110_0000);
     }
@@ -1634,11 +1634,12 @@ fn names_what_it_replaces(old: &Claim, new: &Claim, near: Nearness) -> bool {
 /// Whether a claim says what its holder has ("I have a cat now"), which may be one thing
 /// of many.
 fn names_a_possession(claim: &Claim) -> bool {
-    claim.kind == SlotKind::Activity
-        && claim
-            .slot
-            .first()
-            .is_some_and(|v| matches!(v.as_str(), "have" | "has" | "had" | "hav" | "ha"))
+    claim.kind == SlotKind::Activity && claim.slot.first().is_some_and(|v| is_have(v))
+}
+
+/// Whether a slot's verb is "have", in its forms as read and as loosely stemmed.
+fn is_have(verb: &str) -> bool {
+    matches!(verb, "have" | "has" | "had" | "hav" | "ha")
 }
 
 /// Whether claim `new` gives another value of the slot claim `old` fills, so `old` no longer
@@ -1765,8 +1766,7 @@ fn replaces(old: &Claim, new: &Claim, near: Nearness) -> bool {
         // "I've been meaning to clean the windows").
         SlotKind::Activity => {
             let vague = new.slot.first().is_some_and(|v| {
-                COPULAS.contains(&v.as_str())
-                    || matches!(v.as_str(), "am" | "be" | "have" | "has" | "had" | "hav" | "ha")
+                COPULAS.contains(&v.as_str()) || matches!(v.as_str(), "am" | "be") || is_have(v)
             });
             (new.change != Change::None && same_slot(old, new) && !vague) || revises
         }

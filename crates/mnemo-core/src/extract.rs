@@ -1450,11 +1450,7 @@ fn habitual(words: &[&str]) -> bool {
         || words.windows(3).any(|three| {
             matches!(three, [count, "a" | "per", next] if rate.contains(count) && period(next))
         })
-        || words.iter().any(|w| {
-        *w == "weekdays"
-            || w.strip_suffix('s')
-                .is_some_and(|day| crate::retrieval::WEEKDAY_NAMES.contains(&day))
-    })
+        || words.iter().any(|w| *w == "weekdays" || crate::claims::weekday(w, false).is_some())
 }
 
 /// Whether a clause opens "I was" with a participle of [`LIFE_EVENTS`].

@@ -1150,6 +1150,29 @@ mod tests {
     }
 
     #[test]
+    fn a_statement_that_only_implies_a_change_needs_a_close_statement() {
+        let diet = stored("a", candidate("I'm vegetarian", None, SourceType::UserStated));
+        let again = candidate("I eat meat again", None, SourceType::UserStated);
+        let supersedes = |ctx: &WriteContext| match decide(&again, ctx, NOW) {
+            Decision::Insert { supersede, .. } => supersede,
+            other => panic!("{other:?}"),
+        };
+        let similar = vec![(diet.clone(), 0.3)];
+        // Nearest, but only as near as a plain statement of change needs: nothing.
+        let related = vec![(diet.id.clone(), OPEN_SLOT_STANDARD_SCORE + 0.5)];
+        let ctx = WriteContext { similar: similar.clone(), related, ..Default::default() };
+        assert_eq!(supersedes(&ctx), Vec::<MemoryId>::new());
+        let related = vec![(diet.id.clone(), IMPLIED_SLOT_STANDARD_SCORE + 0.5)];
+        let ctx = WriteContext { similar, related, ..Default::default() };
+        assert_eq!(supersedes(&ctx), vec![MemoryId("a".into())]);
+        // Without a calibration, the raw cosine against its own bars.
+        let ctx = WriteContext { similar: vec![(diet.clone(), 0.45)], ..Default::default() };
+        assert_eq!(supersedes(&ctx), Vec::<MemoryId>::new());
+        let ctx = WriteContext { similar: vec![(diet, 0.6)], ..Default::default() };
+        assert_eq!(supersedes(&ctx), vec![MemoryId("a".into())]);
+    }
+
+    #[test]
     fn near_duplicates_must_agree_on_numbers() {
         let c = candidate("My locker number is 5678", None, SourceType::UserStated);
         let old = stored("a", candidate("My locker number is 1234", None, SourceType::UserStated));
