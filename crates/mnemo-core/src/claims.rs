@@ -82,6 +82,13 @@ pub struct Claim {
     pub event: bool,
     /// The quantity the clause states, if it states one ("80 kg", "$1,500", "11pm").
     pub measure: Option<Measure>,
+    /// The value is a proper name, every word of it capitalised where it is said ("in
+    /// Brooklyn", "at Shopify", "at the University of Toronto"): it names a place, a
+    /// person or an organisation, not a description of one ("in a flat", "at the shelter").
+    pub proper: bool,
+    /// Words of the value it says are absent ("sugar" in "black with no sugar", "milk" in
+    /// "without milk"), loosely stemmed.
+    pub denied: HashSet<String>,
 }
 
 /// What a quantity measures, read from its unit.
@@ -237,6 +244,12 @@ const MEASURING_VERBS: [&str; 8] =
 /// Verbs whose object is a new value of something the holder had before.
 const CHANGE_VERBS: [&str; 9] =
     ["switch", "move", "change", "transfer", "swap", "replace", "convert", "migrate", "relocate"];
+
+/// Verbs that move an amount or a level to another when followed by "to", directly or after
+/// "down", "up" or "back" ("I've dropped down to part-time hours", "I cut back to one coffee
+/// a day", "I upgraded to the family plan"); without it they say something else ("I dropped
+/// my phone", "I cut my finger").
+const SHIFTING_VERBS: [&str; 7] = ["drop", "cut", "step", "scale", "bump", "upgrade", "downgrade"];
 
 /// Verbs that end what held before ("I quit smoking", "I sold the Civic", "I cancelled
 /// Netflix"): a statement using one says that what it names no longer holds.
@@ -437,6 +450,8 @@ type VerbBases = std::sync::LazyLock<Vec<String>>;
 
 static CHANGE_BASES: VerbBases =
     std::sync::LazyLock::new(|| CHANGE_VERBS.iter().map(|v| verb_base(v)).collect());
+static SHIFTING_BASES: VerbBases =
+    std::sync::LazyLock::new(|| SHIFTING_VERBS.iter().map(|v| verb_base(v)).collect());
 static ENDING_BASES: VerbBases =
     std::sync::LazyLock::new(|| ENDING_VERBS.iter().map(|v| verb_base(v)).collect());
 static REVISING_BASES: VerbBases =
@@ -450,6 +465,16 @@ fn is_form_of(word: &str, bases: &[String]) -> bool {
 
 fn is_change_verb(word: &str) -> bool {
     is_form_of(word, &CHANGE_BASES)
+}
+
+/// Whether `words[k]` moves something to another amount or level: a verb of
+/// [`SHIFTING_VERBS`] followed by "to", directly or after "down", "up" or "back".
+fn shifts_to(words: &[String], k: usize) -> bool {
+    let to_at = |at: usize| words.get(at).is_some_and(|w| w == "to");
+    is_form_of(&words[k], &SHIFTING_BASES)
+        && (to_at(k + 1)
+            || (words.get(k + 1).is_some_and(|w| matches!(w.as_str(), "down" | "up" | "back"))
+                && to_at(k + 2)))
 }
 
 fn is_ending_verb(word: &str) -> bool {
@@ -511,6 +536,7 @@ fn says_it_changed(words: &[String]) -> Change {
     let explicit = words.iter().enumerate().any(|(k, w)| {
         matches!(w.as_str(), "anymore" | "instead")
             || (is_change_verb(w) && changes_a_value(k, w) && asserted(k) && !owned(k))
+            || (shifts_to(words, k) && asserted(k) && !owned(k))
             || ((is_ending_verb(w) || is_revising_verb(w)) && asserted(k) && !owned(k))
     }) || has_phrase(words, &["back", "to"])
         || has_phrase(words, &["any", "more"])
@@ -949,6 +975,8 @@ fn claim_of(clause: &[String], framing: &[String]) -> Option<Claim> {
             form: ValueForm::of(value),
             event,
             measure,
+            proper: false,
+            denied: denied_words(value),
         }
     };
     // "the landlord raised my rent to $1,700", "they cut my hours to 20 a week": what the
@@ -1158,7 +1186,8 @@ fn claim_of(clause: &[String], framing: &[String]) -> Option<Claim> {
     }
     let verb = &rest[start];
     let after = &rest[start + 1..];
-    if is_change_verb(verb) {
+    let shifts = shifts_to(rest, start);
+    if is_change_verb(verb) || shifts {
         // "I moved my savings to Ally": what moved, then where to. "I swapped the door
         // handles for brass ones", "I replaced my phone with a Pixel 8": what was given up,
         // then what took its place.
@@ -1168,6 +1197,7 @@ fn claim_of(clause: &[String], framing: &[String]) -> Option<Claim> {
         let given_up = after.iter().position(|w| w == "for" || w == "with").filter(|&at| at > 0);
         let from = after.iter().position(|w| w == "from");
         let (topic, value) = match (given_up, from) {
+            _ if shifts => (&after[..0], &after[to..]),
             (Some(at), _) if to == 0 => (&after[..at], &after[at + 1..]),
             (None, Some(at)) if to == 0 => (&after[at + 1..], &after[..at]),
             _ => (&after[..to.saturating_sub(1)], &after[to..]),
@@ -1239,6 +1269,7 @@ fn relative_attribute(words: &[String]) -> Option<(Vec<String>, &[String])> {
 
 /// The claims of a statement, one per clause that makes one.
 pub fn claims(statement: &str) -> Vec<Claim> {
+    let names = proper_names(statement);
     let mut out = Vec::new();
     let mut said_by_i = false;
     // The last thing of the user's a clause named ("my laptop"), which a later clause's "it"
@@ -1288,6 +1319,11 @@ pub fn claims(statement: &str) -> Vec<Claim> {
             claim_of(&clause, &framing)
         };
         let Some(mut claim) = claim else { continue };
+        claim.proper = !claim.value.is_empty()
+            && claim
+                .value
+                .iter()
+                .all(|w| names.contains(w) || w.starts_with(|c: char| c.is_ascii_digit()));
         // "I got promoted, so my title is senior data scientist now", "I bought my apartment,
         // so I own it now": a clause that says how things stand now, after one that tells what
         // changed, or after one that tells what happened and saying "now", says plainly that
@@ -1302,6 +1338,40 @@ pub fn claims(statement: &str) -> Vec<Claim> {
         out.push(Claim { replaced, ..claim });
     }
     out
+}
+
+/// The words of a statement capitalised other than at a sentence's start or as "I", as
+/// [`term`]s: the words of its proper names.
+fn proper_names(statement: &str) -> HashSet<String> {
+    let mut names = HashSet::new();
+    for (sentence, _) in crate::extract::sentences(statement) {
+        for raw in sentence.split_whitespace().skip(1) {
+            let word = raw.trim_matches(|c: char| !c.is_alphanumeric());
+            let word = word.split(['\'', '\u{2019}']).next().unwrap_or(word);
+            if word.starts_with(|c: char| c.is_uppercase()) && word != "I" {
+                names.insert(term(&word.to_lowercase()));
+            }
+        }
+    }
+    names
+}
+
+/// The content words a value says are absent: those after "no" or "without" ("black with
+/// no sugar", "without milk"), up to the next word that is not one.
+fn denied_words(value: &[String]) -> HashSet<String> {
+    let mut denied = HashSet::new();
+    for (k, word) in value.iter().enumerate() {
+        if matches!(word.as_str(), "no" | "without") {
+            value[k + 1..]
+                .iter()
+                .take(2)
+                .take_while(|w| !is_stopword(w) && !matches!(w.as_str(), "longer" | "more"))
+                .for_each(|w| {
+                    denied.insert(term(w));
+                });
+        }
+    }
+    denied
 }
 
 /// Signs that open an amount of money.
@@ -1666,6 +1736,22 @@ fn replaces(old: &Claim, new: &Claim, near: Nearness) -> bool {
                     new.value.iter().any(|w| verb_base(w) == verb)
                 })));
     let nearest = near.nearest;
+    // "I take my coffee with milk and two sugars" / "I drink my coffee black with no sugar":
+    // said of the same thing (a word of both values that neither denies), one denies what
+    // the other has.
+    let denies = |a: &Claim, b: &Claim| {
+        a.denied.iter().any(|w| b.value.contains(w) && !b.denied.contains(w))
+    };
+    if near.related
+        && !new.event
+        && (denies(new, old) || denies(old, new))
+        && old
+            .value
+            .iter()
+            .any(|w| new.value.contains(w) && !old.denied.contains(w) && !new.denied.contains(w))
+    {
+        return true;
+    }
     if old.negated != new.negated {
         // "I drink alcohol" / "I don't drink alcohol anymore"; "I cycle to work" / "I don't
         // cycle anymore"; "I have a Netflix subscription" / "I cancelled my Netflix
@@ -1768,7 +1854,24 @@ fn replaces(old: &Claim, new: &Claim, near: Nearness) -> bool {
             let vague = new.slot.first().is_some_and(|v| {
                 COPULAS.contains(&v.as_str()) || matches!(v.as_str(), "am" | "be") || is_have(v)
             });
-            (new.change != Change::None && same_slot(old, new) && !vague) || revises
+            // "We live in Brooklyn" / "We live in Queens", "I work at Shopify" / "I work at
+            // Stripe": the same thing done in, at or for another place or organisation, each
+            // named. Described places hold together ("I live in a flat"), as do people one
+            // does something with ("I work with Anna") and what one turns to ("I listen to
+            // Radiohead").
+            let at_a_name = |c: &Claim| {
+                c.proper
+                    && c.measure.is_none()
+                    && matches!(c.slot.as_slice(), [_, preposition] if matches!(preposition.as_str(), "in" | "at" | "for"))
+            };
+            let elsewhere = old.slot == new.slot
+                && at_a_name(old)
+                && at_a_name(new)
+                && near.related
+                && !new.event;
+            (new.change != Change::None && same_slot(old, new) && !vague)
+                || revises
+                || (elsewhere && !vague)
         }
     }
 }
@@ -1826,6 +1929,7 @@ mod tests {
     const NEAREST: Nearness = Nearness { related: true, nearest: true, close: false };
     const CLOSE: Nearness = Nearness { related: true, nearest: true, close: true };
     const UNRELATED: Nearness = Nearness { related: false, nearest: false, close: false };
+    const RELATED: Nearness = Nearness { related: true, nearest: false, close: false };
 
     /// Asserts that `contradicts` says `expected` of each pair, naming a pair where it does not.
     fn assert_each(pairs: &[(&str, &str)], near: Nearness, expected: bool) {
@@ -1862,6 +1966,77 @@ mod tests {
             ),
         ];
         assert_each(&kept, close, false);
+    }
+
+    #[test]
+    fn the_same_thing_done_at_another_named_place_replaces_it() {
+        let moved = [
+            ("We live in Brooklyn.", "We live in Queens."),
+            ("I work at Shopify.", "I work at Stripe."),
+            ("I work for Siemens.", "I work for Bosch."),
+            ("I study at the University of Toronto.", "I study at McGill University."),
+        ];
+        assert_each(&moved, RELATED, true);
+        // Unrelated statements never replace each other, whatever their words.
+        assert_each(&moved, UNRELATED, false);
+        let kept = [
+            // A described place, or the same place said in more words.
+            ("I live in Leeds.", "I live in a flat near the station."),
+            ("I work at Stripe.", "I work at Stripe's Dublin office."),
+            // Someone one does something with, and what one turns to.
+            ("I work with Anna.", "I work with Tom."),
+            ("I listen to Radiohead.", "I listen to Coldplay."),
+            // Another thing done, another holder, an addition, what happened, the past.
+            ("I live in Dallas.", "I work in Fort Worth."),
+            ("I live in Austin.", "My parents live in El Paso."),
+            ("I work at Stripe.", "I also work at Blue Bottle on weekends."),
+            ("I live in Lisbon.", "I stayed in Porto last week."),
+            ("I used to live in Chicago.", "I live in Denver."),
+            // A copula says where one is, not where one does something.
+            ("I'm in Leeds.", "I'm in York."),
+        ];
+        assert_each(&kept, RELATED, false);
+        let c = &claims("I study at the University of Toronto.")[0];
+        assert!(c.proper, "{c:?}");
+        assert!(!claims("I live in a flat.")[0].proper);
+        assert!(!claims("Leeds is lovely.").iter().any(|c| c.proper), "a sentence's first word");
+    }
+
+    #[test]
+    fn what_one_statement_denies_of_the_same_thing_replaces_it() {
+        let changed = [
+            (
+                "I take my coffee with milk and two sugars.",
+                "I drink my coffee black with no sugar.",
+            ),
+            ("I have my tea with milk.", "I have my tea without milk these days."),
+            ("I drink my coffee with no sugar.", "I take sugar in my coffee now."),
+        ];
+        assert_each(&changed, RELATED, true);
+        let kept = [
+            // Denied of another thing.
+            ("I take my tea with milk.", "I drink my coffee with no milk."),
+            ("I have two kids.", "I have no pets."),
+            ("I take my coffee with no sugar.", "I drink my coffee black with no sugar."),
+        ];
+        assert_each(&kept, RELATED, false);
+        assert_each(&changed[..1], UNRELATED, false);
+        let c = &claims("I drink my coffee black with no sugar.")[0];
+        assert_eq!(c.denied, HashSet::from([term("sugar")]));
+    }
+
+    #[test]
+    fn moving_an_amount_to_another_level_says_it_changed() {
+        let changed = [
+            ("I work full time.", "I've dropped down to part-time hours."),
+            ("I drink four coffees a day.", "I've cut back to one coffee a day."),
+            ("I'm on the basic plan.", "I upgraded to the family plan."),
+        ];
+        assert_each(&changed, NEAREST, true);
+        for said in ["I dropped my phone in the bath.", "I cut my finger on a can."] {
+            assert_eq!(claims(said)[0].change, Change::None, "{said}");
+        }
+        assert_eq!(claims("I cut back to one coffee a day.")[0].kind, SlotKind::Open);
     }
 
     #[test]

@@ -175,7 +175,22 @@ fn clauses(sentence: &str) -> Vec<String> {
             let coordinated = join.trim() == "and"
                 && before.split_whitespace().count() <= 3
                 && !SUBJECTS.iter().any(|s| starts_with_word(before, s) && !s.starts_with("my"));
-            if SUBJECTS.iter().any(|s| starts_with_word(after, s)) && !coordinated {
+            // "I got a raise, so I earn $72,000 now", "I bought my flat, so I own it now": a
+            // state that holds now because of what the clause before tells is one statement
+            // with it; apart, the second would say neither that it changed nor what "it" is.
+            let clause_end = [", ", "; ", ". "]
+                .iter()
+                .filter_map(|p| after.find(p))
+                .min()
+                .unwrap_or(after.len());
+            let result_of_change = join.trim_start_matches(',').trim() == "so"
+                && after[..clause_end]
+                    .split_whitespace()
+                    .any(|w| w.trim_matches(|c: char| !c.is_alphanumeric()) == "now");
+            if SUBJECTS.iter().any(|s| starts_with_word(after, s))
+                && !coordinated
+                && !result_of_change
+            {
                 cuts.push((i, i + join.len()));
                 i += join.len();
                 continue;
@@ -3140,6 +3155,21 @@ mod tests {
         );
         let contents: Vec<_> = all.iter().map(|e| e.content.as_str()).collect();
         assert_eq!(contents, ["Lives in Oslo", "Works at Equinor"]);
+    }
+
+    #[test]
+    fn what_holds_now_because_of_a_change_stays_with_it() {
+        let contents = |text: &str| -> Vec<String> {
+            extract(text, wednesday(), true).into_iter().map(|e| e.content).collect()
+        };
+        // Apart, "User owns it now" would say neither what "it" is nor that it changed.
+        assert_eq!(
+            contents("I bought my apartment, so I own it now."),
+            ["User bought the user's apartment, so the user owns it now"]
+        );
+        assert_eq!(contents("I got a raise, so I earn $72,000 annually now.").len(), 1);
+        // A consequence that is no new state stays a statement of its own.
+        assert_eq!(contents("I work at Equinor, so I cycle to the office in Fornebu.").len(), 2);
     }
 
     #[test]
