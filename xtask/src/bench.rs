@@ -308,6 +308,7 @@ fn measure(
             };
             let search = mnemo::core::ports::SearchQuery {
                 terms: &[],
+                modifiers: &[],
                 vector: Some(&query),
                 // Raw cosines, compared with the exact raw cosine below.
                 common: None,

@@ -745,6 +745,9 @@ pub struct ApiKey {
 pub struct SearchQuery<'a> {
     /// Lexical terms (plain words; the store's tokenizer stems them).
     pub terms: &'a [String],
+    /// Words of the query that modify a noun, each with that noun
+    /// ([`crate::retrieval::modifiers`]): such a word alone weighs less.
+    pub modifiers: &'a [(String, String)],
     /// The query's vector, from the store's embedder.
     pub vector: Option<&'a Embedded>,
     /// The embedder's common direction (its calibration mean): cosines are taken without
@@ -757,6 +760,13 @@ pub struct SearchQuery<'a> {
     /// them (1 for a notebook ranked alone). Each needs to offer only its share of the best
     /// candidates, so a large notebook ranked among others takes fewer to its exact pass.
     pub notebooks: usize,
+}
+
+impl SearchQuery<'_> {
+    /// The query's words, as the lexical index reads them.
+    pub fn words(&self) -> crate::retrieval::QueryWords<'_> {
+        crate::retrieval::QueryWords { terms: self.terms, modifiers: self.modifiers }
+    }
 }
 
 /// A record a search ranked, before it is read: its place among its owner's rows (a store's

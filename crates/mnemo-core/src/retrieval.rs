@@ -220,6 +220,81 @@ pub fn query_terms(query: &str) -> Vec<String> {
     terms
 }
 
+/// The words of a query that modify a noun after them, each paired with that noun and with
+/// each of its synonyms: in a run of words with no stopword or punctuation between them, every
+/// word before the last modifies the last ("spare" and "time" in "my spare time", "video"
+/// and "current" in "current video game"). A record that shares only a modifier ("a spare
+/// key", "a viral video") shares a word, not what the query asks about; the lexical index
+/// weighs such a match at [`MODIFIER_ALONE`]. A capitalised word (a name, or a request's
+/// first word) modifies nothing, nor does a number; a run ending in an adverb ("paint recently")
+/// or a number has no noun to modify.
+pub fn modifiers(query: &str) -> Vec<(String, String)> {
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    let mut run: Vec<(String, bool)> = Vec::new();
+    let mut close_run = |run: &mut Vec<(String, bool)>| {
+        if let Some(((head, _), before)) = run.split_last()
+            && !head.ends_with("ly")
+            && !head.starts_with(|c: char| c.is_ascii_digit())
+        {
+            let heads: Vec<String> = std::iter::once(head.clone())
+                .chain(
+                    crate::lexicon::synonyms(head)
+                        .unwrap_or_default()
+                        .iter()
+                        .map(|w| (*w).to_owned()),
+                )
+                .collect();
+            for (modifier, named) in before {
+                if *named || modifier.starts_with(|c: char| c.is_ascii_digit()) {
+                    continue;
+                }
+                for head in &heads {
+                    let pair = (modifier.clone(), head.clone());
+                    if *head != *modifier && !pairs.contains(&pair) {
+                        pairs.push(pair);
+                    }
+                }
+            }
+        }
+        run.clear();
+    };
+    let mut words: Vec<(usize, &str)> = Vec::new();
+    let mut start = None;
+    for (at, c) in query.char_indices() {
+        match (c.is_alphanumeric(), start) {
+            (true, None) => start = Some(at),
+            (false, Some(from)) => {
+                words.push((from, &query[from..at]));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(from) = start {
+        words.push((from, &query[from..]));
+    }
+    let mut last_end = 0;
+    for (start, word) in words {
+        let lower = word.to_lowercase();
+        let stopword = STOPWORDS.contains(&lower.as_str());
+        if stopword || !query[last_end..start].chars().all(char::is_whitespace) {
+            close_run(&mut run);
+        }
+        if !stopword {
+            // Capitalised, it is a name, or the first word of a request ("Tell", "List").
+            let named = word.starts_with(char::is_uppercase);
+            run.push((lower, named));
+        }
+        last_end = start + word.len();
+    }
+    close_run(&mut run);
+    pairs
+}
+
+/// How much of its weight a query word that modifies a noun ([`modifiers`]) carries in a
+/// record that does not also hold that noun (or one of its synonyms).
+pub const MODIFIER_ALONE: f64 = 0.5;
+
 /// A calendar date (or month) mentioned in a query.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QueryDate {
@@ -706,6 +781,15 @@ impl<'a> Token<'a> {
         let word = text[start..end].to_lowercase().replace('\u{2019}', "'");
         Self { text, lead: &text[..start], word, trail: &text[end..] }
     }
+}
+
+/// A query's words as the lexical index reads them.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct QueryWords<'a> {
+    /// Lexical terms (plain words; the index stems them).
+    pub terms: &'a [String],
+    /// Words that modify a noun, each with that noun ([`modifiers`]).
+    pub modifiers: &'a [(String, String)],
 }
 
 /// The retrievable records' signals for one query, with the speaker names they refer to.
@@ -1273,6 +1357,27 @@ mod tests {
         let chatter = w.blend(config.relevance(4.0), 1.0, 0.5).score;
         let old = w.blend(config.relevance(6.5), 275.0, 0.5).score;
         assert!(chatter > old, "{chatter} <= {old}");
+    }
+
+    #[test]
+    fn words_before_a_noun_modify_it() {
+        let pairs = |query: &str| -> Vec<(String, String)> { modifiers(query) };
+        let pair = |m: &str, n: &str| (m.to_owned(), n.to_owned());
+        assert_eq!(pairs("What do I do in my spare time?"), [pair("spare", "time")]);
+        assert_eq!(pairs("current video game"), [pair("current", "game"), pair("video", "game")]);
+        // The noun's synonyms stand for it too.
+        assert!(pairs("What's my favourite film?").contains(&pair("favourite", "movie")));
+        // Stopwords, punctuation, names, numbers and adverbs break or end a run.
+        assert!(pairs("Which city do I live in?").is_empty());
+        assert!(pairs("tea, coffee").is_empty());
+        assert!(pairs("What did Caroline research?").is_empty());
+        assert_eq!(
+            pairs("When did Caroline go to the LGBTQ support group?"),
+            [pair("support", "group")]
+        );
+        assert!(pairs("What did Melanie paint recently?").is_empty());
+        assert!(pairs("my 5 km run").iter().all(|(m, _)| m != "5"));
+        assert!(pairs("").is_empty() && pairs("?!").is_empty());
     }
 
     #[test]

@@ -646,7 +646,7 @@ impl Backend for MemoryBackend {
         let scope = query.filter.scope.as_ref().map(ToString::to_string);
         let filter = crate::scan_filter(query, now, scope.as_deref());
         Ok(tx.index().search(
-            query.terms,
+            query.words(),
             query.vector.map(|v| v.vector.as_slice()),
             query.common,
             filter,

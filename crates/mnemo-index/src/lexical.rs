@@ -11,6 +11,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Mutex, OnceLock};
 
+use mnemo_core::retrieval::MODIFIER_ALONE;
 use rust_stemmers::{Algorithm, Stemmer};
 use rustc_hash::FxHashMap;
 
@@ -365,8 +366,10 @@ impl LexicalIndex {
     }
 
     /// BM25F of every record matching any of `query` (plain words; stemmed here), and BM25
-    /// of every matching session, each word's IDF scaled by its [`general_weight`].
-    pub(crate) fn score(&self, query: &[String]) -> LexicalScores {
+    /// of every matching session, each word's IDF scaled by its [`general_weight`]. A word
+    /// that `modifiers` pairs with nouns (`mnemo_core::retrieval::modifiers`) scores
+    /// [`MODIFIER_ALONE`] of its weight in a record holding none of them.
+    pub(crate) fn score(&self, query: &[String], modifiers: &[(String, String)]) -> LexicalScores {
         let n = self.docs.len();
         let mut scores = LexicalScores {
             turns: zeros(n),
@@ -388,6 +391,32 @@ impl LexicalIndex {
         let mut per_session = vec![0.0_f64; self.session_len.len()];
         let mut touched_sessions: Vec<u32> = Vec::new();
         let mut seen = HashSet::new();
+        // Each modifying term's nouns, and the records holding one of them (in their own
+        // words), one bit per slot.
+        let mut nouns_of: HashMap<String, Vec<String>> = HashMap::new();
+        for (modifier, noun) in modifiers {
+            for modifier in terms(modifier) {
+                nouns_of.entry(modifier).or_default().extend(terms(noun));
+            }
+        }
+        let holding_a_noun: HashMap<String, Vec<u64>> = nouns_of
+            .into_iter()
+            .map(|(modifier, nouns)| {
+                let mut bits = vec![0_u64; n.div_ceil(64)];
+                let postings = nouns
+                    .iter()
+                    .filter_map(|noun| self.dictionary.get(noun.as_str()))
+                    .filter_map(|id| self.postings.get(*id as usize));
+                for posting in postings {
+                    for p in posting {
+                        if let Some(word) = bits.get_mut(p.slot as usize / 64) {
+                            *word |= 1 << (p.slot % 64);
+                        }
+                    }
+                }
+                (modifier, bits)
+            })
+            .collect();
         let weighted = query.iter().flat_map(|word| {
             let general = general_weight(word);
             terms(word).into_iter().map(move |term| (term, general))
@@ -414,6 +443,18 @@ impl LexicalIndex {
                 *cell += amount;
             };
             let saturation = Saturation::new(idf, avgdl, posting.len());
+            // A modifier counts in full only beside its noun.
+            let nouns = holding_a_noun.get(&term);
+            let share = |slot: u32| match nouns {
+                Some(bits)
+                    if bits
+                        .get(slot as usize / 64)
+                        .is_some_and(|w| w & (1 << (slot % 64)) == 0) =>
+                {
+                    MODIFIER_ALONE
+                }
+                _ => 1.0,
+            };
             for &Posting { slot, count, len } in posting {
                 // Outside a session a record has no context: the term's frequency is this
                 // count alone, and its score is final at once.
@@ -422,7 +463,7 @@ impl LexicalIndex {
                     if *cell == 0.0 {
                         scores.matched.push(slot);
                     }
-                    *cell += saturation.of_count(count, len);
+                    *cell += saturation.of_count(count, len) * share(slot);
                 };
                 if len != IN_CONTEXT {
                     alone(u32::from(len), &mut scores);
@@ -457,7 +498,7 @@ impl LexicalIndex {
                     + W_PREV * self.len_of(self.neighbour(slot, -1))
                     + W_PREV2 * self.len_of(self.neighbour(slot, -2))
                     + W_NEXT * self.len_of(self.neighbour(slot, 1));
-                scores.turns[slot as usize] += saturation.of(f, dl);
+                scores.turns[slot as usize] += saturation.of(f, dl) * share(slot);
             }
             let sdf = touched_sessions.len() as f64;
             let sidf = general * (1.0 + (ns - sdf + 0.5) / (sdf + 0.5)).ln();
@@ -488,7 +529,7 @@ mod tests {
         let mut index = LexicalIndex::default();
         index.set(0, 1, &long, None);
         index.set(1, 2, "qwzx once", None);
-        let scores = index.score(&["qwzx".into()]);
+        let scores = index.score(&["qwzx".into()], &[]);
         let (n, df) = (2.0, 2.0);
         let idf = ((n + BACKGROUND_DOCS - df + 0.5) / (df + 0.5)).ln();
         let avgdl = (70_001.0 + 2.0) / n;
@@ -523,7 +564,7 @@ mod tests {
         index.set(0, 1, "Did you name the boat?", Some(0));
         index.set(1, 2, "Yes, we called her Quillback", Some(0));
         index.set(2, 3, "I like pizza", None);
-        let scores = index.score(&["boat".into()]);
+        let scores = index.score(&["boat".into()], &[]);
         // The answer is found through the question before it.
         assert!(scores.turns[1] > 0.0);
         assert!(scores.turns[0] > scores.turns[1]);
@@ -531,9 +572,9 @@ mod tests {
         assert!(scores.sessions[0] > 0.0);
         // Removing slot 0 moves rowid 3 ("pizza") into it.
         index.swap_remove(0);
-        let scores = index.score(&["boat".into()]);
+        let scores = index.score(&["boat".into()], &[]);
         assert!(scores.turns.iter().all(|s| *s == 0.0));
-        assert!(index.score(&["pizza".into()]).turns[0] > 0.0);
+        assert!(index.score(&["pizza".into()], &[]).turns[0] > 0.0);
         assert_eq!(terms("Running runs RAN"), ["run", "run", "ran"]);
     }
 
@@ -544,17 +585,17 @@ mod tests {
             let session = (slot % 3 == 0).then_some(slot / 30);
             index.set(slot, i64::from(slot), &format!("word{} common", slot % 7), session);
         }
-        let first = index.score(&["word3".into(), "common".into()]);
+        let first = index.score(&["word3".into(), "common".into()], &[]);
         let (turns, sessions) = (first.turns.clone(), first.sessions.clone());
         drop(first);
         for _ in 0..3 {
-            let narrow = index.score(&["word5".into()]);
+            let narrow = index.score(&["word5".into()], &[]);
             for (slot, score) in narrow.turns.iter().enumerate() {
                 assert_eq!(*score > 0.0, narrow.matched.contains(&(slot as u32)), "slot {slot}");
             }
         }
         // The same query gives the same scores with arrays that were used before.
-        let again = index.score(&["word3".into(), "common".into()]);
+        let again = index.score(&["word3".into(), "common".into()], &[]);
         assert_eq!(again.turns, turns);
         assert_eq!(again.sessions, sessions);
         drop(again);
@@ -571,10 +612,30 @@ mod tests {
         let mut index = LexicalIndex::default();
         index.set(0, 1, "the team lunch got cancelled", None);
         index.set(1, 2, "we adopted a greyhound called Biscuit", None);
-        let scores = index.score(&["team".into(), "biscuit".into()]);
+        let scores = index.score(&["team".into(), "biscuit".into()], &[]);
         assert!(scores.turns[1] > 1.5 * scores.turns[0], "{:?}", scores.turns);
         // A query of nothing but the commonest word matches nothing.
-        assert!(index.score(&["the".into()]).matched.is_empty());
+        assert!(index.score(&["the".into()], &[]).matched.is_empty());
+    }
+
+    #[test]
+    fn a_modifier_without_its_noun_weighs_less() {
+        let mut index = LexicalIndex::default();
+        index.set(0, 1, "I keep a spare key under the mat", None);
+        index.set(1, 2, "In my spare time I paint", None);
+        // In a session the word is scored with its context, and shared the same way.
+        index.set(2, 3, "a spare toothbrush lives in my bag", Some(1));
+        index.set(3, 4, "spare time goes on the allotment", Some(2));
+        let terms = ["spare".to_owned(), "time".to_owned()];
+        let pairs = [("spare".to_owned(), "time".to_owned())];
+        let (plain, modified) = (index.score(&terms, &[]), index.score(&terms, &pairs));
+        for alone in [0, 2] {
+            let share = modified.turns[alone] / plain.turns[alone];
+            assert!((share - MODIFIER_ALONE).abs() < 1e-9, "{alone}: {share}");
+        }
+        for beside in [1, 3] {
+            assert_eq!(modified.turns[beside], plain.turns[beside]);
+        }
     }
 
     #[test]
@@ -585,14 +646,14 @@ mod tests {
         }
         // Rowid 13 moves from slot 3 to slot 1; rowid 12's previous turn is now rowid 10.
         index.swap_remove(1);
-        let scores = index.score(&["turn13".into()]);
+        let scores = index.score(&["turn13".into()], &[]);
         assert!(scores.turns[1] > 0.0, "{:?}", scores.turns);
-        let scores = index.score(&["turn10".into()]);
+        let scores = index.score(&["turn10".into()], &[]);
         // Rowid 12 (slot 2) sees rowid 10 as its previous turn.
         assert!(scores.turns[2] > 0.0 && scores.turns[0] > scores.turns[2]);
         // Replacing a record's text in place drops its old terms.
         index.set(0, 10, "something else", Some(1));
-        assert!(index.score(&["turn10".into()]).turns.iter().all(|s| *s == 0.0));
+        assert!(index.score(&["turn10".into()], &[]).turns.iter().all(|s| *s == 0.0));
         assert_eq!(index.total_len, 2 + 2 + 2);
     }
 }

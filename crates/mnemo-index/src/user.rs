@@ -19,7 +19,7 @@ use std::collections::HashMap;
 
 use mnemo_core::calibration::{Calibration, common_direction, without_common};
 use mnemo_core::ports::Ranked;
-use mnemo_core::retrieval::{Fused, Population, RowSignal, Signals};
+use mnemo_core::retrieval::{Fused, Population, QueryWords, RowSignal, Signals};
 use mnemo_core::{Kind, Timestamp};
 
 use crate::kernels::{Wide, dot, dot_rows, dot2_row, dot2_rows};
@@ -788,7 +788,7 @@ fn signal_of(
 }
 
 /// The records of `vectors` that can rank for one query, with their signals (cosines to it,
-/// BM25F of `terms`...) and the statistics of every retrievable record. A small user's every
+/// BM25F of `words`...) and the statistics of every retrievable record. A small user's every
 /// retrievable record can rank, and the statistics are theirs, taken in the same pass; a
 /// large user's are the best by head cosine among the lists nearest the query and the best
 /// by BM25F, each with its exact cosine, with the statistics taken from a sample.
@@ -798,12 +798,12 @@ fn scan(
     vectors: &UserIndex,
     query: Option<&SplitQuery>,
     common: Option<&Common>,
-    terms: &[String],
+    words: QueryWords<'_>,
     notebooks: usize,
     retrievable: impl Fn(&Entry) -> bool,
 ) -> ScanScores {
     let n = vectors.entries.len();
-    let lexical = vectors.lexical.score(terms);
+    let lexical = vectors.lexical.score(words.terms, words.modifiers);
     // A slot's full cosine, as ranking sees it and raw, from its code dot products with the
     // query and with the common direction.
     let scored = |slot: usize, (with_query, along): (i32, i32)| match query {
@@ -1010,8 +1010,8 @@ impl UserIndex {
         out
     }
 
-    /// Collects the signals of every retrievable record for one query (BM25F of `terms` with
-    /// context, BM25 of its session, cosine to `query` (0 for a record without a vector, or
+    /// Collects the signals of every retrievable record for one query (BM25F of the
+    /// `words`' terms with context, a modifier weighing less where its noun is absent, BM25 of its session, cosine to `query` (0 for a record without a vector, or
     /// without a query vector), speaker and date), lets `select` rank them, and returns the
     /// selected records in `select`'s order. For a large user, only the records that can rank
     /// are offered, with the statistics of all of them (see [`Signals::population`]).
@@ -1025,7 +1025,7 @@ impl UserIndex {
     /// (see [`SHARES_MAX`]).
     pub fn search(
         &self,
-        terms: &[String],
+        words: QueryWords<'_>,
         query: Option<&[f32]>,
         common: Option<&[f32]>,
         filter: ScanFilter<'_>,
@@ -1041,7 +1041,7 @@ impl UserIndex {
         };
         let retrievable = |entry: &Entry| entry.retrievable(&filter, scope);
         let ScanScores { slots, rows, population } =
-            scan(self, split.as_ref(), common.as_ref(), terms, notebooks, retrievable);
+            scan(self, split.as_ref(), common.as_ref(), words, notebooks, retrievable);
         let signals = Signals { rows, speakers: self.speakers.all(), population };
         select(&signals)
             .into_iter()
@@ -1225,7 +1225,7 @@ mod tests {
             let before = user.alongs.lock().unwrap().as_ref().map(|kept| kept.direction.clone());
             let scan_rows = |user: &UserIndex| {
                 let all = |_: &Entry| true;
-                scored(&scan(user, Some(&split), Some(&common), &[], 1, all))
+                scored(&scan(user, Some(&split), Some(&common), QueryWords::default(), 1, all))
                     .iter()
                     .map(|r| (r.slot, r.cosine.to_bits(), r.raw.to_bits()))
                     .collect::<Vec<_>>()
@@ -1299,7 +1299,9 @@ mod tests {
         let query = vectors[4242].clone();
         let split = SplitQuery::new(&user, &query).unwrap();
         let active = |e: &Entry| e.active;
-        let scanned = scan(&user, Some(&split), None, &["zebra".into()], 1, active);
+        let zebra = ["zebra".to_owned()];
+        let words = QueryWords { terms: &zebra, modifiers: &[] };
+        let scanned = scan(&user, Some(&split), None, words, 1, active);
         let rows = scored(&scanned);
         let exact =
             |slot: usize| user.dot_at(slot, &split) as f32 * split.scale * user.scales[slot];
@@ -1325,7 +1327,7 @@ mod tests {
         }
         let split = SplitQuery::new(&small, &query).unwrap();
         let all = |_: &Entry| true;
-        let scanned = scan(&small, Some(&split), None, &[], 1, all);
+        let scanned = scan(&small, Some(&split), None, QueryWords::default(), 1, all);
         // With the statistics of exactly those records, as fusion would take them from the
         // rows.
         let mut semantic = mnemo_core::retrieval::Moments::default();
@@ -1379,7 +1381,8 @@ mod tests {
                     vectors.iter().map(|(rowid, v)| (*rowid, cosine(v))).collect();
                 truth.sort_by(|a, b| b.1.total_cmp(&a.1));
                 let split = SplitQuery::new(user, query).unwrap();
-                let mut rows = scored(&scan(user, Some(&split), None, &[], notebooks, all));
+                let mut rows =
+                    scored(&scan(user, Some(&split), None, QueryWords::default(), notebooks, all));
                 rows.sort_by(|a, b| b.cosine.total_cmp(&a.cosine));
                 let top: Vec<i64> =
                     rows.iter().take(10).map(|r| user.entries[r.slot].rowid).collect();
@@ -1397,7 +1400,9 @@ mod tests {
         // Ranked among others, the notebook offers fewer records, and still nearly all of its
         // nearest.
         let split = SplitQuery::new(&user, &queries[0]).unwrap();
-        let offered = |notebooks| scan(&user, Some(&split), None, &[], notebooks, all).rows.len();
+        let offered = |notebooks| {
+            scan(&user, Some(&split), None, QueryWords::default(), notebooks, all).rows.len()
+        };
         assert!(offered(SHARES_MAX) * 2 < offered(1), "{} of {}", offered(SHARES_MAX), offered(1));
         // Its share costs at most a point of recall@10 (a record in a hundred).
         let among = recall(&user, &vectors, &queries, SHARES_MAX + 3);
@@ -1472,7 +1477,7 @@ mod tests {
         u.remove(9);
         assert_eq!(u.entries.iter().map(|e| e.rowid).collect::<Vec<_>>(), [1, 3]);
         // The lexical index follows the slots: rowid 3 sits in slot 1.
-        let scores = u.lexical.score(&["text3".into()]);
+        let scores = u.lexical.score(&["text3".into()], &[]);
         assert!(scores.turns[1] > 0.0 && scores.turns[0] == 0.0);
     }
 }

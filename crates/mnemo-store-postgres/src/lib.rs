@@ -881,7 +881,7 @@ impl Backend for PostgresBackend {
         let current = read_slot(&slot).and_then(|cached| {
             let cached = cached.as_ref().filter(|c| c.epoch >= epoch)?;
             Some(cached.index.search(
-                query.terms,
+                query.words(),
                 vector,
                 query.common,
                 filter,
@@ -900,7 +900,7 @@ impl Backend for PostgresBackend {
                     epoch,
                     &mut cached,
                 )?;
-                index.search(query.terms, vector, query.common, filter, query.notebooks, select)
+                index.search(query.words(), vector, query.common, filter, query.notebooks, select)
             }
         })
     }

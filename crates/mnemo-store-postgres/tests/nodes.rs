@@ -121,6 +121,7 @@ fn searches_are_served_while_a_batch_of_the_same_user_is_written() {
     let search = || {
         let query = mnemo_core::ports::SearchQuery {
             terms: &terms,
+            modifiers: &[],
             vector: None,
             common: None,
             filter: &filter,

@@ -972,7 +972,7 @@ impl Backend for SqliteBackend {
         let scan = mnemo_engine::scan_filter(query, now, scope.as_deref());
         let index = self.user_index(who)?;
         Ok(index.read().unwrap_or_else(std::sync::PoisonError::into_inner).search(
-            query.terms,
+            query.words(),
             query.vector.map(|v| v.vector.as_slice()),
             query.common,
             scan,
@@ -1244,7 +1244,14 @@ mod tests {
             every.map(|index| Fused { index, score: 0.0, evidence: 0.0 }).collect()
         };
         let mut offered: Vec<(i64, f64, f64)> = index
-            .search(terms, query, None, filter, 1, &every)
+            .search(
+                mnemo_core::retrieval::QueryWords { terms, modifiers: &[] },
+                query,
+                None,
+                filter,
+                1,
+                &every,
+            )
             .iter()
             .map(|r| (r.row, r.bm25, r.cosine))
             .collect();

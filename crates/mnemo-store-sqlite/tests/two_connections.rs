@@ -21,7 +21,14 @@ fn query(text: &str) -> Embedded {
 
 /// A search of one notebook by `vector` alone.
 fn by_vector<'a>(vector: &'a Embedded, filter: &'a SearchFilter) -> SearchQuery<'a> {
-    SearchQuery { terms: &[], vector: Some(vector), common: None, filter, notebooks: 1 }
+    SearchQuery {
+        terms: &[],
+        modifiers: &[],
+        vector: Some(vector),
+        common: None,
+        filter,
+        notebooks: 1,
+    }
 }
 
 /// Records whose vector is (nearly) identical to `text`'s.

@@ -688,6 +688,7 @@ pub fn search_returns_the_records_get_returns(h: &dyn Harness) {
     for query_vector in [Some(&vector), None] {
         let query = SearchQuery {
             terms: &terms,
+            modifiers: &[],
             vector: query_vector,
             common: None,
             filter: &filter,
@@ -719,8 +720,14 @@ pub fn a_ranked_row_reads_only_as_its_owners_live_record(h: &dyn Harness) {
     write(&*store, &bob, "b1", stated("Tea without sugar"), T0);
     let terms = vec!["tea".to_owned()];
     let filter = SearchFilter::default();
-    let query =
-        SearchQuery { terms: &terms, vector: None, common: None, filter: &filter, notebooks: 1 };
+    let query = SearchQuery {
+        terms: &terms,
+        modifiers: &[],
+        vector: None,
+        common: None,
+        filter: &filter,
+        notebooks: 1,
+    };
     let take_all = |signals: &mnemo_core::retrieval::Signals<'_>| {
         (0..signals.rows.len())
             .map(|index| mnemo_core::retrieval::Fused { index, score: 0.0, evidence: 1.0 })
@@ -1332,6 +1339,7 @@ pub fn a_space_notebook_keeps_its_records_apart(h: &dyn Harness) {
     let filter = mnemo_core::ports::SearchFilter::default();
     let query = mnemo_core::ports::SearchQuery {
         terms: &terms,
+        modifiers: &[],
         vector: None,
         common: None,
         filter: &filter,
@@ -1436,6 +1444,7 @@ pub fn refined_vectors_replace_only_unchanged_records_of_their_owner(h: &dyn Har
     let (terms, filter) = (Vec::new(), SearchFilter::default());
     let search = SearchQuery {
         terms: &terms,
+        modifiers: &[],
         vector: Some(&query),
         common: None,
         filter: &filter,

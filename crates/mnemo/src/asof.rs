@@ -77,7 +77,7 @@ impl Mnemo {
         let mut held: Vec<Option<Memory>> = stood.into_iter().map(|s| Some(s.memory)).collect();
         index
             .search(
-                search.terms,
+                search.words(),
                 search.vector.map(|v| v.vector.as_slice()),
                 search.common,
                 scan,

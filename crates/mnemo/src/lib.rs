@@ -1083,6 +1083,7 @@ impl Mnemo {
         // An agent's "the user" is the first person the user's own records speak in.
         let query = mnemo_core::retrieval::as_the_user_says_it(&query);
         let terms = mnemo_core::retrieval::with_synonyms(query_terms(&query));
+        let modifiers = mnemo_core::retrieval::modifiers(&query);
         let vector = match matching {
             Matching::WordsAndMeaning => self.embed_query(&query)?,
             Matching::WordsOnly => None,
@@ -1101,6 +1102,7 @@ impl Mnemo {
             |f: &Found| !is_incognito(&f.memory) && lifecycle::quarantine(&f.memory).is_none();
         let search = SearchQuery {
             terms: &terms,
+            modifiers: &modifiers,
             vector: vector.as_ref(),
             // A search by words alone compares no vectors (and loads no query encoder).
             common: vector.as_ref().and_then(|_| self.common()),
