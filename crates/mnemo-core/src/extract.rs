@@ -206,7 +206,64 @@ fn clauses(sentence: &str) -> Vec<String> {
     }
     out.push(sentence[from..].trim().to_owned());
     out.retain(|c| !c.is_empty());
-    out.into_iter().flat_map(|c| with_elided_subject(&c)).collect()
+    let split: Vec<String> = out.into_iter().flat_map(|c| with_elided_subject(&c)).collect();
+    // "I've got a Bambu P1S and print props with it": apart, "it" would stand for nothing.
+    let mut resolved: Vec<String> = Vec::with_capacity(split.len());
+    for clause in split {
+        let thing = resolved.last().and_then(|before| object_named(before));
+        resolved.push(match thing {
+            Some(thing) => with_it_as(&clause, &thing),
+            None => clause,
+        });
+    }
+    resolved
+}
+
+/// The thing a clause names last, as a later clause would name it: its last noun phrase
+/// opened by an article or a possessive, to the clause's end, of at most four words after
+/// it ("a Bambu P1S" → "the Bambu P1S", "my apartment"). `None` when there is none, or when
+/// it lists several things.
+fn object_named(clause: &str) -> Option<String> {
+    let words: Vec<&str> = clause.split_whitespace().collect();
+    let at = words.iter().rposition(|w| {
+        matches!(
+            w.to_ascii_lowercase().as_str(),
+            "a" | "an" | "the" | "my" | "our" | "his" | "her" | "their"
+        )
+    })?;
+    let phrase = &words[at + 1..];
+    let joins = |w: &&str| {
+        w.ends_with(',') || w.eq_ignore_ascii_case("and") || w.eq_ignore_ascii_case("or")
+    };
+    let listed = phrase.iter().any(joins) || at.checked_sub(1).is_some_and(|k| joins(&words[k]));
+    if phrase.is_empty() || phrase.len() > 4 || listed {
+        return None;
+    }
+    let article = match words[at].to_ascii_lowercase().as_str() {
+        "a" | "an" | "the" => "the".to_owned(),
+        _ => words[at].to_owned(),
+    };
+    let last = phrase.len() - 1;
+    let phrase: Vec<&str> = phrase
+        .iter()
+        .enumerate()
+        .map(|(k, w)| if k == last { w.trim_end_matches(['.', '!', '?', ';', ':']) } else { w })
+        .collect();
+    Some(format!("{article} {}", phrase.join(" ")))
+}
+
+/// `clause` with its one "it" (as a word, not "it's") read as `thing`; unchanged when it has
+/// none or several.
+fn with_it_as(clause: &str, thing: &str) -> String {
+    let is_it =
+        |w: &str| w.trim_end_matches(['.', '!', '?', ',', ';', ':']).eq_ignore_ascii_case("it");
+    let words: Vec<&str> = clause.split_whitespace().collect();
+    let its: Vec<usize> = (0..words.len()).filter(|&k| is_it(words[k])).collect();
+    let [at] = its.as_slice() else { return clause.to_owned() };
+    let trailing = &words[*at][2..];
+    let mut out: Vec<String> = words.iter().map(|w| (*w).to_owned()).collect();
+    out[*at] = format!("{thing}{trailing}");
+    out.join(" ")
 }
 
 /// Verbs that, after "and" in a first-person clause, start a second statement with the same
@@ -2847,7 +2904,10 @@ mod tests {
                 .into_iter()
                 .map(|e| e.content)
                 .collect();
-        assert_eq!(contents, ["User has got a Bambu P1S", "User prints cosplay props with it"]);
+        assert_eq!(
+            contents,
+            ["User has got a Bambu P1S", "User prints cosplay props with the Bambu P1S"]
+        );
         // A nationality or faith after "I'm" is not a name.
         let found = extract("I'm Brazilian", wednesday(), true);
         assert!(found.iter().all(|e| e.key.is_none()), "{found:?}");
@@ -3170,6 +3230,24 @@ mod tests {
         assert_eq!(contents("I got a raise, so I earn $72,000 annually now.").len(), 1);
         // A consequence that is no new state stays a statement of its own.
         assert_eq!(contents("I work at Equinor, so I cycle to the office in Fornebu.").len(), 2);
+    }
+
+    #[test]
+    fn it_in_a_clause_split_off_is_what_the_clause_before_named() {
+        let contents = |text: &str| -> Vec<String> {
+            extract(text, wednesday(), true).into_iter().map(|e| e.content).collect()
+        };
+        assert_eq!(
+            contents("I have a dog and I walk it twice a day."),
+            ["User has a dog", "User walks the dog twice a day"]
+        );
+        assert!(
+            contents("I'm learning the guitar and I find it hard.")
+                .contains(&"User finds the guitar hard".to_owned())
+        );
+        // Nothing named with an article or a possessive, or several things: "it" stays.
+        assert!(contents("I moved to Leeds and I love it.").contains(&"User loves it".to_owned()));
+        assert!(object_named("I bought a lamp, a rug and a chair").is_none());
     }
 
     #[test]
