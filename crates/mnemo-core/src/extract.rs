@@ -3217,11 +3217,13 @@ mod tests {
         assert_eq!(contents, ["Lives in Oslo", "Works at Equinor"]);
     }
 
+    /// What `extract` writes down from `text`, said on a Wednesday by a message that discloses.
+    fn contents(text: &str) -> Vec<String> {
+        extract(text, wednesday(), true).into_iter().map(|e| e.content).collect()
+    }
+
     #[test]
     fn what_holds_now_because_of_a_change_stays_with_it() {
-        let contents = |text: &str| -> Vec<String> {
-            extract(text, wednesday(), true).into_iter().map(|e| e.content).collect()
-        };
         // Apart, "User owns it now" would say neither what "it" is nor that it changed.
         assert_eq!(
             contents("I bought my apartment, so I own it now."),
@@ -3234,9 +3236,6 @@ mod tests {
 
     #[test]
     fn it_in_a_clause_split_off_is_what_the_clause_before_named() {
-        let contents = |text: &str| -> Vec<String> {
-            extract(text, wednesday(), true).into_iter().map(|e| e.content).collect()
-        };
         assert_eq!(
             contents("I have a dog and I walk it twice a day."),
             ["User has a dog", "User walks the dog twice a day"]
@@ -3252,9 +3251,6 @@ mod tests {
 
     #[test]
     fn he_or_she_after_the_users_pet_is_the_pet() {
-        let contents = |text: &str| -> Vec<String> {
-            extract(text, wednesday(), true).into_iter().map(|e| e.content).collect()
-        };
         let said = contents("We renamed our puppy, he's called Biscuit now instead of Max.");
         assert!(
             said.iter().any(|c| c == "User's puppy is called Biscuit now instead of Max"),

@@ -710,6 +710,42 @@ fn another_amount_of_a_stated_quantity_supersedes_it_without_a_key() {
 }
 
 #[test]
+fn another_named_place_a_denied_part_and_a_level_moved_to_supersede_without_a_key() {
+    let env = Env::new();
+    let remember =
+        |at: &str, text: &str| env.json(&["remember", "--user", "ana", "--now", at, text]);
+    let day_one = "2026-03-01T09:00:00Z";
+    let olds: Vec<(Value, &str)> = [
+        ("I work at Shopify.", "I work at Stripe."),
+        ("We live in Brooklyn.", "We live in Queens."),
+        ("I take my coffee with milk and two sugars.", "I drink my coffee black with no sugar."),
+        ("I work full time.", "I've dropped down to part-time hours."),
+    ]
+    .into_iter()
+    .map(|(old, new)| (remember(day_one, old), new))
+    .collect();
+    let kept: Vec<(Value, &str)> = [
+        ("I listen to Radiohead.", "I listen to Coldplay."),
+        ("I work with Anna.", "I work with Tom."),
+    ]
+    .into_iter()
+    .map(|(old, new)| (remember(day_one, old), new))
+    .collect();
+    let day_two = "2026-03-02T09:00:00Z";
+    for (old, new) in &olds {
+        let written = remember(day_two, new);
+        assert_eq!(written["outcome"], "updated", "{new}: {written}");
+        assert_eq!(written["superseded"], Value::Array(vec![old["id"].clone()]), "{new}");
+    }
+    for (_, new) in &kept {
+        let written = remember(day_two, new);
+        assert_eq!(written["outcome"], "added", "{new}: {written}");
+    }
+    let superseded = env.json(&["list", "--user", "ana", "--status", "superseded"]);
+    assert_eq!(superseded["memories"].as_array().unwrap().len(), olds.len(), "{superseded}");
+}
+
+#[test]
 fn statements_of_change_without_a_key_supersede_what_they_change() {
     // Said weeks apart, as a user would, with no --subject/--attribute: the slot is read from
     // the statements themselves.
