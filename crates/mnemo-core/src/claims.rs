@@ -779,16 +779,31 @@ struct Clause {
 /// short phrase set off by a comma with no subject of its own ("From now on, …", "After
 /// rewatching it, …") frames the clauses after it.
 fn clauses(statement: &str) -> Vec<Clause> {
-    let mut out = Vec::new();
+    let mut out: Vec<Clause> = Vec::new();
     for (sentence, question) in crate::extract::sentences(statement) {
         // A question claims nothing.
         if question {
             continue;
         }
         let mut framing: Vec<String> = Vec::new();
+        let mut first_part = true;
         for part in split_outside_numbers(&sentence) {
-            let words = tokens(part);
+            let mut words = tokens(part);
             let subject = words.iter().any(|w| matches!(w.as_str(), "i" | "my" | "me"));
+            // "I prefer long, detailed answers from you": a part without a subject that ends
+            // in a thing of the assistant's goes on the part before it.
+            let continues = !subject
+                && !first_part
+                && words.windows(2).any(|w| w[0] == "from" && w[1] == "you");
+            first_part = false;
+            if continues && !framing.is_empty() {
+                let mut before = std::mem::take(&mut framing);
+                before.append(&mut words);
+                words = before;
+            } else if continues && let Some(before) = out.last_mut() {
+                before.words.extend(words);
+                continue;
+            }
             if words.len() <= 3 && !subject {
                 framing.extend(words);
                 continue;
@@ -933,6 +948,46 @@ fn skip_framing(words: &[String]) -> &[String] {
     }
 }
 
+/// What a clause asks of the assistant's own things: the thing ("answers") and how the user
+/// wants it ("short"), from a request ("keep your answers short") or a statement of what the
+/// user prefers ("I'd like shorter answers from you", "I want your replies in bullet points").
+fn of_the_assistant(words: &[String]) -> Option<(&str, &[String])> {
+    let first = words.first()?.as_str();
+    // "Keep your answers short": a verb, then the assistant's thing and how it should be.
+    if words.get(1).is_some_and(|w| w == "your")
+        && words.len() >= 4
+        && !is_stopword(first)
+        && !matches!(first, "i" | "my" | "we" | "our" | "you" | "love" | "liked" | "loved")
+    {
+        return Some((words[2].as_str(), &words[3..]));
+    }
+    // "I'd like …", or the extractor's "Prefers …" about the user.
+    let verb = match first {
+        "i" => {
+            1 + words[1..]
+                .iter()
+                .take_while(|w| BETWEEN_SUBJECT_AND_VERB.contains(&w.as_str()))
+                .count()
+        }
+        "prefers" | "likes" | "wants" | "needs" => 0,
+        _ => return None,
+    };
+    if !matches!(
+        words.get(verb).map(String::as_str),
+        Some("prefer" | "like" | "want" | "need" | "prefers" | "likes" | "wants" | "needs")
+    ) {
+        return None;
+    }
+    let object = verb + 1;
+    // "I want your replies in bullet points".
+    if words.get(object).is_some_and(|w| w == "your") && words.len() > object + 2 {
+        return Some((words[object + 1].as_str(), &words[object + 2..]));
+    }
+    // "I prefer long, detailed answers from you": the words before the thing describe it.
+    let from_you = words.windows(2).position(|w| w[0] == "from" && w[1] == "you")?;
+    (from_you > object + 1).then(|| (words[from_you - 1].as_str(), &words[object..from_you - 1]))
+}
+
 /// The claim of a clause: its words, and the phrase that frames it (read for what it says
 /// of change, addition and the past, not for the slot or value).
 fn claim_of(clause: &[String], framing: &[String]) -> Option<Claim> {
@@ -1004,6 +1059,20 @@ fn claim_of(clause: &[String], framing: &[String]) -> Option<Claim> {
             let slot = slot_words(&words[3..value_at]);
             return Some(claim(Holder::User, SlotKind::Attribute, slot, &words[value_at..]));
         }
+    }
+    // "Keep your answers short", "I prefer long, detailed answers from you": how the user
+    // wants the assistant's answers is the user's standing request. Its slot is the thing of
+    // the assistant's it names; like an activity, another request holds beside it ("keep
+    // your answers friendly") unless one says it changed.
+    if let Some((thing, value)) = of_the_assistant(words) {
+        let thing = match thing {
+            // Answers, replies and responses are one thing (one sense in WordNet).
+            "answer" | "answers" | "reply" | "replies" | "response" | "responses" => {
+                "reply".to_owned()
+            }
+            other => term(other),
+        };
+        return Some(claim(Holder::User, SlotKind::Activity, vec!["you".to_owned(), thing], value));
     }
     // "Call me Jim", "(please) answer me in French", "reply to me in German": a request of
     // how to treat the user is the user's own standing preference.
@@ -1869,7 +1938,10 @@ fn replaces(old: &Claim, new: &Claim, near: Nearness) -> bool {
                 && at_a_name(new)
                 && near.related
                 && !new.event;
-            (new.change != Change::None && same_slot(old, new) && !vague)
+            // Several requests of one thing of the assistant's hold together ("keep your
+            // answers short", "keep your answers friendly"): a change replaces the nearest.
+            let one_of_several = old.slot.first().is_some_and(|w| w == "you") && !near.nearest;
+            (new.change != Change::None && same_slot(old, new) && !vague && !one_of_several)
                 || revises
                 || (elsewhere && !vague)
         }
@@ -2600,6 +2672,31 @@ mod tests {
             "From now on, call me Jim.",
             UNRELATED
         ));
+    }
+
+    #[test]
+    fn a_changed_request_of_the_assistants_answers_replaces_the_nearest() {
+        let changed = [
+            ("Keep your replies brief.", "I'd like longer, more thorough answers from you now."),
+            ("Make your answers detailed.", "From now on, keep your answers short."),
+            ("I want your explanations simple.", "These days I want your explanations technical."),
+        ];
+        assert_each(&changed, NEAREST, true);
+        // Requests of the same thing hold together unless one says it changed, and a change
+        // replaces only the nearest of them.
+        assert_each(&changed, RELATED, false);
+        let kept = [
+            ("Keep your answers short.", "Keep your answers friendly."),
+            ("Please keep your answers short.", "Use bullet points in your answers."),
+            ("Keep your answers short.", "Keep your code examples in Python now."),
+            ("I love your answers.", "I prefer short answers from you now."),
+        ];
+        assert_each(&kept, NEAREST, false);
+        // "long, detailed answers" is one value, not a clause "detailed answers".
+        let read = claims("I prefer long, detailed answers from you now.");
+        assert_eq!(read.len(), 1, "{read:?}");
+        assert_eq!(read[0].slot, ["you", "reply"]);
+        assert!(read[0].value.contains("long") && read[0].value.contains("detail"));
     }
 
     #[test]

@@ -318,8 +318,23 @@ fn without_standing(text: &str) -> &str {
 /// Cuts a captured value at the first clause boundary and trims it.
 fn value(text: &str) -> Option<String> {
     let mut v = text.trim();
+    // "long, detailed answers from you": words that describe a thing of the assistant's,
+    // one after another, are one value.
+    let described = |v: &str| {
+        let lower = v.to_ascii_lowercase();
+        let first = lower.find(',').map_or(lower.as_str(), |comma| &lower[comma..]);
+        let part = first.get(1..).unwrap_or_default();
+        let part = part.find([',', ';']).map_or(part, |end| &part[..end]);
+        part.contains(" from you")
+    };
     for stop in [",", " because ", " but ", " and i ", " since ", " so ", " which ", " - "] {
-        if let Some(i) = v.to_ascii_lowercase().find(stop) {
+        let lower = v.to_ascii_lowercase();
+        let at = if stop == "," && described(v) {
+            lower.match_indices(',').nth(1).map(|(i, _)| i)
+        } else {
+            lower.find(stop)
+        };
+        if let Some(i) = at {
             v = &v[..i];
         }
     }
@@ -769,7 +784,11 @@ fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
             ));
         }
         let thing = value(rest)?;
-        return Some(fact(Kind::Semantic, None, format!("Prefers {thing}")));
+        // "I prefer long, detailed answers from you": how the assistant should answer.
+        let lower = thing.to_ascii_lowercase();
+        let of_the_assistant = lower.contains(" from you") || lower.starts_with("your ");
+        let kind = if of_the_assistant { Kind::Procedural } else { Kind::Semantic };
+        return Some(fact(kind, None, format!("Prefers {thing}")));
     }
     for (prefix, verb) in [
         ("i really like", "Likes"),
@@ -935,7 +954,7 @@ fn time_in(lower: &str, at: Timestamp) -> Option<Timestamp> {
                     if month < u8::from(today.month()) { today.year() + 1 } else { today.year() };
                 found.extend(end_of_month(year, month));
             }
-            "weekend" => found.push(end_of_day(at, (6 - weekday(at)).max(0))),
+            "weekend" if !recurs(&words, i) => found.push(end_of_day(at, (6 - weekday(at)).max(0))),
             "month" if prev == Some("this") || prev == Some("the") => {
                 found.extend(end_of_month(today.year(), u8::from(today.month())));
             }
@@ -949,7 +968,7 @@ fn time_in(lower: &str, at: Timestamp) -> Option<Timestamp> {
             _ => {}
         }
         if let Some(day) = WEEKDAY_NAMES.iter().position(|d| d == w)
-            && !words[i.saturating_sub(2)..i].iter().any(|p| *p == "every" || *p == "each")
+            && !recurs(&words, i)
         {
             found.push(end_of_day(at, (day as i64 - weekday(at)).rem_euclid(7)));
         }
@@ -1110,6 +1129,12 @@ fn first_person(lower: &str) -> bool {
     }
 }
 
+/// Whether the day named by `words[i]` recurs ("every weekend", "each other Friday"): a
+/// recurrence bounds nothing.
+fn recurs(words: &[&str], i: usize) -> bool {
+    words[i.saturating_sub(2)..i].iter().any(|p| matches!(*p, "every" | "each"))
+}
+
 /// Whether a sentence names a bounded period ("until Friday", "this week", "for the next two
 /// weeks", "on Sunday"), not a bare date ("my birthday is 12 October") or a recurrence
 /// ("every other Tuesday").
@@ -1133,7 +1158,6 @@ fn bounded(lower: &str) -> bool {
         "tomorrow",
         "today",
         "tonight",
-        "weekend",
         "next month",
         "this month",
         "end of",
@@ -1163,9 +1187,8 @@ fn bounded(lower: &str) -> bool {
     let words: Vec<&str> =
         lower.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
     let relative_day = words.iter().enumerate().any(|(i, w)| {
-        // "every Tuesday", "every other Tuesday": a recurrence, not a bound.
-        (WEEKDAY_NAMES.contains(w)
-            && !words[i.saturating_sub(2)..i].iter().any(|p| *p == "every" || *p == "each"))
+        // "every Tuesday", "every other weekend": a recurrence, not a bound.
+        ((WEEKDAY_NAMES.contains(w) || *w == "weekend") && !recurs(&words, i))
             || (i > 0
                 && matches!(words[i - 1], "the" | "by")
                 && ["st", "nd", "rd", "th"]
@@ -2751,6 +2774,16 @@ mod tests {
     }
 
     #[test]
+    fn a_preference_of_how_the_assistant_answers_is_an_instruction_said_whole() {
+        let e = one("I prefer long, detailed answers from you now.").unwrap();
+        assert_eq!(e.kind, Kind::Procedural);
+        assert_eq!(e.content, "Prefers long, detailed answers from you now");
+        // A preference of the user's own keeps its first value.
+        let e = one("I prefer tea, it's gentler.").unwrap();
+        assert_eq!((e.kind, e.content.as_str()), (Kind::Semantic, "Prefers tea"));
+    }
+
+    #[test]
     fn transient_states_expire() {
         let e = one("I'm in Lisbon until Friday").unwrap();
         assert_eq!(e.expires_at.unwrap().to_string(), "2026-03-06T23:59:59.999Z");
@@ -2931,8 +2964,20 @@ mod tests {
             }
         }
         // A recurrence is no bound.
-        let found = extract("We ship a release every other Tuesday", wednesday(), true);
-        assert!(found.iter().all(|e| e.expires_at.is_none()), "{found:?}");
+        for text in [
+            "We ship a release every other Tuesday",
+            "I bought a kayak and I take it out every weekend.",
+            "I go climbing every other weekend with my sister.",
+        ] {
+            let found = extract(text, wednesday(), true);
+            assert!(!found.is_empty(), "{text:?}");
+            assert!(found.iter().all(|e| e.expires_at.is_none()), "{text:?}: {found:?}");
+            assert!(found.iter().all(|e| e.content.starts_with("User")), "{text:?}: {found:?}");
+        }
+        // This weekend is one.
+        let found = extract("I'm visiting my parents this weekend", wednesday(), true);
+        assert!(found.iter().all(|e| e.expires_at.is_some()), "{found:?}");
+        assert!(!found.is_empty());
     }
 
     #[test]

@@ -746,6 +746,46 @@ fn another_named_place_a_denied_part_and_a_level_moved_to_supersede_without_a_ke
 }
 
 #[test]
+fn a_changed_request_of_how_to_answer_replaces_the_nearest_and_a_weekly_habit_stays() {
+    let env = Env::new();
+    // Each message its own session, days apart, through the extractor as a chat would be.
+    let say = |day: u32, text: &str| {
+        let path = env.path().join(format!("chat-{day}.jsonl"));
+        let ts = format!("2026-03-{day:02}T09:00:00Z");
+        let line = serde_json::json!({"role": "user", "content": text, "ts": ts});
+        std::fs::write(&path, line.to_string()).unwrap();
+        let session = format!("s{day}");
+        let args = ["ingest", "--user", "ana", "--session", &session, "--now", &ts];
+        env.json(&[&args[..], &[path.to_str().unwrap()]].concat())
+    };
+    say(1, "Please keep your answers short.");
+    say(2, "Keep your answers friendly.");
+    say(3, "I bought a kayak and I take it out every weekend.");
+    say(9, "I prefer long, detailed answers from you now.");
+    let memories = |status: &str| -> Vec<String> {
+        let args = ["list", "--user", "ana", "--status", status, "--now", "2026-03-20T09:00:00Z"];
+        let listed = env.json(&args);
+        let listed = listed["memories"].as_array().unwrap();
+        listed
+            .iter()
+            .filter(|m| m["transcript"] != true && m["kind"] != "episodic")
+            .map(|m| m["content"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    // The request about length is replaced; the one about tone stands beside the new one.
+    assert_eq!(memories("superseded"), ["Please keep your answers short"]);
+    let active = memories("active");
+    for kept in [
+        "Keep your answers friendly",
+        "Prefers long, detailed answers from you now",
+        "User bought a kayak",
+        "User takes the kayak out every weekend",
+    ] {
+        assert!(active.iter().any(|m| m == kept), "{kept}: {active:?}");
+    }
+}
+
+#[test]
 fn statements_of_change_without_a_key_supersede_what_they_change() {
     // Said weeks apart, as a user would, with no --subject/--attribute: the slot is read from
     // the statements themselves.
