@@ -786,23 +786,26 @@ fn clauses(statement: &str) -> Vec<Clause> {
             continue;
         }
         let mut framing: Vec<String> = Vec::new();
-        let mut first_part = true;
+        let sentence_start = out.len();
         for part in split_outside_numbers(&sentence) {
             let mut words = tokens(part);
-            let subject = words.iter().any(|w| matches!(w.as_str(), "i" | "my" | "me"));
-            // "I prefer long, detailed answers from you": a part without a subject that ends
-            // in a thing of the assistant's goes on the part before it.
-            let continues = !subject
-                && !first_part
-                && words.windows(2).any(|w| w[0] == "from" && w[1] == "you");
-            first_part = false;
-            if continues && !framing.is_empty() {
-                let mut before = std::mem::take(&mut framing);
-                before.append(&mut words);
-                words = before;
-            } else if continues && let Some(before) = out.last_mut() {
-                before.words.extend(words);
+            if words.is_empty() {
                 continue;
+            }
+            let subject = words.iter().any(|w| matches!(w.as_str(), "i" | "my" | "me"));
+            // "I prefer long, detailed answers from you": a part without a subject that
+            // names a thing "from you" goes on the parts before it, in this sentence.
+            let continues = !subject && ends_from_you(&words);
+            if continues {
+                let mut joined = std::mem::take(&mut framing);
+                joined.append(&mut words);
+                if out.len() > sentence_start
+                    && let Some(before) = out.last_mut()
+                {
+                    before.words.extend(joined);
+                    continue;
+                }
+                words = joined;
             }
             if words.len() <= 3 && !subject {
                 framing.extend(words);
@@ -820,6 +823,14 @@ fn clauses(statement: &str) -> Vec<Clause> {
         }
     }
     out
+}
+
+/// Whether a part ends by naming something "from you", with at most words of time after it
+/// ("detailed answers from you now").
+fn ends_from_you(words: &[String]) -> bool {
+    words.windows(2).rposition(|w| w[0] == "from" && w[1] == "you").is_some_and(|at| {
+        words[at + 2..].iter().all(|w| TIME_WORDS.contains(&w.as_str()) || w == "please")
+    })
 }
 
 /// A sentence's parts between commas, colons and brackets, except a comma or colon inside a
@@ -949,43 +960,89 @@ fn skip_framing(words: &[String]) -> &[String] {
 }
 
 /// What a clause asks of the assistant's own things: the thing ("answers") and how the user
-/// wants it ("short"), from a request ("keep your answers short") or a statement of what the
-/// user prefers ("I'd like shorter answers from you", "I want your replies in bullet points").
+/// wants it ("short"), from a standing request ("keep your answers short", "write your code
+/// examples in Python") or a statement of what the user prefers ("I'd like shorter answers
+/// from you", "I want your replies in bullet points"). A one-off task ("rewrite your answer
+/// in Spanish", "check your email"), a compliment ("I like your answers") or a need ("I
+/// need your help") asks for nothing that stands.
 fn of_the_assistant(words: &[String]) -> Option<(&str, &[String])> {
     let first = words.first()?.as_str();
-    // "Keep your answers short": a verb, then the assistant's thing and how it should be.
-    if words.get(1).is_some_and(|w| w == "your")
-        && words.len() >= 4
-        && !is_stopword(first)
-        && !matches!(first, "i" | "my" | "we" | "our" | "you" | "love" | "liked" | "loved")
+    // "Keep your answers short": a verb that sets how things are to be, then the
+    // assistant's thing and how it should be.
+    if matches!(
+        first,
+        "keep" | "make" | "write" | "format" | "give" | "put" | "start" | "end" | "limit" | "cap"
+    ) && words.get(1).is_some_and(|w| w == "your")
     {
-        return Some((words[2].as_str(), &words[3..]));
+        return thing_and_how(&words[2..]);
     }
-    // "I'd like …", or the extractor's "Prefers …" about the user.
-    let verb = match first {
+    // "I'd like …", "I want …", or the extractor's "Prefers …" about the user.
+    let (verb, wants) = match first {
         "i" => {
-            1 + words[1..]
+            let between = words[1..]
                 .iter()
                 .take_while(|w| BETWEEN_SUBJECT_AND_VERB.contains(&w.as_str()))
-                .count()
+                .count();
+            let verb = 1 + between;
+            let would = words[1..verb].iter().any(|w| w == "would");
+            let wants = match words.get(verb).map(String::as_str) {
+                Some("prefer" | "want") => true,
+                Some("like") => would,
+                _ => false,
+            };
+            (verb, wants)
         }
-        "prefers" | "likes" | "wants" | "needs" => 0,
+        "prefers" | "wants" => (0, true),
         _ => return None,
     };
-    if !matches!(
-        words.get(verb).map(String::as_str),
-        Some("prefer" | "like" | "want" | "need" | "prefers" | "likes" | "wants" | "needs")
-    ) {
+    if !wants {
         return None;
     }
     let object = verb + 1;
     // "I want your replies in bullet points".
-    if words.get(object).is_some_and(|w| w == "your") && words.len() > object + 2 {
-        return Some((words[object + 1].as_str(), &words[object + 2..]));
+    if words.get(object).is_some_and(|w| w == "your") {
+        return thing_and_how(&words[object + 1..]);
     }
     // "I prefer long, detailed answers from you": the words before the thing describe it.
     let from_you = words.windows(2).position(|w| w[0] == "from" && w[1] == "you")?;
     (from_you > object + 1).then(|| (words[from_you - 1].as_str(), &words[object..from_you - 1]))
+}
+
+/// A thing and how it should be, from the words after "your": before a preposition that
+/// says how ("code examples" in "code examples in Python"), the words name the thing;
+/// otherwise the last of them is how it should be ("code comments short", "answers short
+/// from now on").
+fn thing_and_how(words: &[String]) -> Option<(&str, &[String])> {
+    let cut = words.iter().position(|w| {
+        matches!(
+            w.as_str(),
+            "in" | "at"
+                | "on"
+                | "for"
+                | "with"
+                | "to"
+                | "as"
+                | "like"
+                | "under"
+                | "without"
+                | "from"
+                | "and"
+                | "or"
+                | "but"
+        )
+    });
+    let (named, rest) = words.split_at(cut.unwrap_or(words.len()));
+    let says_how = rest.first().is_some_and(|w| !matches!(w.as_str(), "and" | "or" | "but"))
+        && !value_words(rest).is_empty();
+    let thing_end = if says_how {
+        named.len()
+    } else {
+        // Words of time say when, not how ("short now").
+        named.iter().rposition(|w| !TIME_WORDS.contains(&w.as_str()) && w != "please")?
+    };
+    let thing = named[..thing_end].last()?;
+    let how = &words[thing_end..];
+    (!value_words(how).is_empty()).then_some((thing.as_str(), how))
 }
 
 /// The claim of a clause: its words, and the phrase that frames it (read for what it says
@@ -1260,11 +1317,14 @@ fn claim_of(clause: &[String], framing: &[String]) -> Option<Claim> {
         // "I moved my savings to Ally": what moved, then where to. "I swapped the door
         // handles for brass ones", "I replaced my phone with a Pixel 8": what was given up,
         // then what took its place.
-        // "I switched over from iPhone": what was given up, with nothing said of what
-        // took its place.
+        // "I switched over from iPhone", "we moved out of the apartment": what was given
+        // up, with nothing said of what took its place.
         let to = after.iter().position(|w| w == "to").map_or(0, |t| t + 1);
         let given_up = after.iter().position(|w| w == "for" || w == "with").filter(|&at| at > 0);
-        let from = after.iter().position(|w| w == "from");
+        let from = after
+            .iter()
+            .enumerate()
+            .position(|(k, w)| w == "from" || (w == "of" && k > 0 && after[k - 1] == "out"));
         let (topic, value) = match (given_up, from) {
             _ if shifts => (&after[..0], &after[to..]),
             (Some(at), _) if to == 0 => (&after[..at], &after[at + 1..]),
@@ -2334,6 +2394,18 @@ mod tests {
             "I've got a Pixel 8, switched over from iPhone last year.",
             NEAREST
         ));
+        // "Moved out of X" names what was given up as "from X" does.
+        let left = [
+            ("I rent a flat near the station.", "We bought a house and moved out of the flat."),
+            ("I live in London.", "I moved out of London last spring."),
+        ];
+        assert_each(&left, RELATED, true);
+        assert!(!contradicts("I rent a flat near the station.", "I moved out of London.", RELATED));
+        assert!(!contradicts(
+            "I rent a flat near the station.",
+            "We moved out of the flat.",
+            UNRELATED
+        ));
         // A clause that ends on "you" still claims what it says.
         assert_eq!(claims("I miss you").len(), 1);
         assert!(contradicts("I eat meat.", "I don't eat meat anymore, I promise you", NEAREST));
@@ -2685,13 +2757,36 @@ mod tests {
         // Requests of the same thing hold together unless one says it changed, and a change
         // replaces only the nearest of them.
         assert_each(&changed, RELATED, false);
+        assert!(contradicts(
+            "I prefer long, detailed, thorough answers from you.",
+            "Keep your answers short from now on.",
+            NEAREST
+        ));
+        assert!(contradicts(
+            "Keep your code examples in Python.",
+            "Write your code examples in Rust now.",
+            NEAREST
+        ));
         let kept = [
             ("Keep your answers short.", "Keep your answers friendly."),
             ("Please keep your answers short.", "Use bullet points in your answers."),
             ("Keep your answers short.", "Keep your code examples in Python now."),
             ("I love your answers.", "I prefer short answers from you now."),
+            // One-off tasks, compliments and needs ask for nothing that stands.
+            ("Keep your answers short.", "Rewrite your answer in Spanish now."),
+            ("Keep your answers short.", "I like your answers a lot now."),
+            ("Keep your answers short.", "I need an answer from you by Friday now."),
+            ("Keep your answers short.", "Check your answers again now."),
+            // The thing is the last word before a preposition, not the first after "your".
+            ("Keep your code examples in Python.", "Keep your code comments short now."),
         ];
         assert_each(&kept, NEAREST, false);
+        // A part that speaks "from you" joins only its own sentence's parts.
+        let read = claims("I drink coffee. (Coming from you, that's a compliment.)");
+        assert_eq!(
+            read.first().map(|c| &c.value),
+            claims("I drink coffee.").first().map(|c| &c.value)
+        );
         // "long, detailed answers" is one value, not a clause "detailed answers".
         let read = claims("I prefer long, detailed answers from you now.");
         assert_eq!(read.len(), 1, "{read:?}");

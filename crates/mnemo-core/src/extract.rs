@@ -318,28 +318,52 @@ fn without_standing(text: &str) -> &str {
 /// Cuts a captured value at the first clause boundary and trims it.
 fn value(text: &str) -> Option<String> {
     let mut v = text.trim();
-    // "long, detailed answers from you": words that describe a thing of the assistant's,
-    // one after another, are one value.
-    let described = |v: &str| {
-        let lower = v.to_ascii_lowercase();
-        let first = lower.find(',').map_or(lower.as_str(), |comma| &lower[comma..]);
-        let part = first.get(1..).unwrap_or_default();
-        let part = part.find([',', ';']).map_or(part, |end| &part[..end]);
-        part.contains(" from you")
-    };
     for stop in [",", " because ", " but ", " and i ", " since ", " so ", " which ", " - "] {
         let lower = v.to_ascii_lowercase();
-        let at = if stop == "," && described(v) {
-            lower.match_indices(',').nth(1).map(|(i, _)| i)
-        } else {
-            lower.find(stop)
-        };
+        let at = if stop == "," { described_until(&lower) } else { lower.find(stop) };
         if let Some(i) = at {
             v = &v[..i];
         }
     }
     let v = v.trim().trim_end_matches(['.', '!', ',']);
     (!v.is_empty() && v.split_whitespace().count() <= 8).then(|| v.to_owned())
+}
+
+/// Where a value ends at a comma: the first comma, unless the parts after it, each without a
+/// subject of its own, run on to a thing "from you" ("long, detailed, thorough answers from
+/// you"): words that describe the assistant's thing one after another are one value.
+fn described_until(lower: &str) -> Option<usize> {
+    let first = lower.find(',')?;
+    let mut end = first;
+    for part in lower[first + 1..].split(',') {
+        let words: Vec<&str> = part.split_whitespace().collect();
+        let own_subject = words.first().is_some_and(|w| {
+            matches!(*w, "i" | "i'm" | "i'd" | "i've" | "my" | "we" | "it" | "it's" | "that's")
+        });
+        if own_subject {
+            return Some(first);
+        }
+        end += 1 + part.len();
+        if from_you(part) {
+            return lower[end..].find(',').map(|at| end + at);
+        }
+    }
+    Some(first)
+}
+
+/// Whether text ends by naming something "from you", the two words whole ("from YouTube"
+/// does not), with at most words of time or "please" after them ("from you now").
+fn from_you(text: &str) -> bool {
+    let words: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .map(str::to_ascii_lowercase)
+        .collect();
+    words.windows(2).rposition(|w| w[0] == "from" && w[1] == "you").is_some_and(|at| {
+        words[at + 2..].iter().all(|w| {
+            matches!(w.as_str(), "now" | "please" | "instead" | "these" | "days" | "on" | "from")
+        })
+    })
 }
 
 /// The text after `prefix` (matched case-insensitively at the start of the sentence).
@@ -786,7 +810,7 @@ fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
         let thing = value(rest)?;
         // "I prefer long, detailed answers from you": how the assistant should answer.
         let lower = thing.to_ascii_lowercase();
-        let of_the_assistant = lower.contains(" from you") || lower.starts_with("your ");
+        let of_the_assistant = from_you(&lower) || lower.starts_with("your ");
         let kind = if of_the_assistant { Kind::Procedural } else { Kind::Semantic };
         return Some(fact(kind, None, format!("Prefers {thing}")));
     }
@@ -1129,10 +1153,11 @@ fn first_person(lower: &str) -> bool {
     }
 }
 
-/// Whether the day named by `words[i]` recurs ("every weekend", "each other Friday"): a
-/// recurrence bounds nothing.
+/// Whether the day named by `words[i]` recurs ("every weekend", "every other Friday", "each
+/// Monday"): a recurrence bounds nothing ("see each other Friday" is one Friday).
 fn recurs(words: &[&str], i: usize) -> bool {
-    words[i.saturating_sub(2)..i].iter().any(|p| matches!(*p, "every" | "each"))
+    let before = |k: usize| i.checked_sub(k).map(|j| words[j]);
+    matches!(before(1), Some("every" | "each")) || before(2) == Some("every")
 }
 
 /// Whether a sentence names a bounded period ("until Friday", "this week", "for the next two
@@ -2778,9 +2803,18 @@ mod tests {
         let e = one("I prefer long, detailed answers from you now.").unwrap();
         assert_eq!(e.kind, Kind::Procedural);
         assert_eq!(e.content, "Prefers long, detailed answers from you now");
+        let e = one("I prefer long, detailed, thorough answers from you.").unwrap();
+        assert_eq!(e.kind, Kind::Procedural);
+        assert_eq!(e.content, "Prefers long, detailed, thorough answers from you");
         // A preference of the user's own keeps its first value.
-        let e = one("I prefer tea, it's gentler.").unwrap();
-        assert_eq!((e.kind, e.content.as_str()), (Kind::Semantic, "Prefers tea"));
+        for (text, kept) in [
+            ("I prefer tea, it's gentler.", "Prefers tea"),
+            ("I prefer tea, from you I'd like coffee tips.", "Prefers tea"),
+            ("I prefer videos from YouTube, mostly.", "Prefers videos from YouTube"),
+        ] {
+            let e = one(text).unwrap();
+            assert_eq!((e.kind, e.content.as_str()), (Kind::Semantic, kept), "{text}");
+        }
     }
 
     #[test]
@@ -2974,10 +3008,12 @@ mod tests {
             assert!(found.iter().all(|e| e.expires_at.is_none()), "{text:?}: {found:?}");
             assert!(found.iter().all(|e| e.content.starts_with("User")), "{text:?}: {found:?}");
         }
-        // This weekend is one.
-        let found = extract("I'm visiting my parents this weekend", wednesday(), true);
-        assert!(found.iter().all(|e| e.expires_at.is_some()), "{found:?}");
-        assert!(!found.is_empty());
+        // This weekend is one, as is a Friday two people meet on.
+        for text in ["I'm visiting my parents this weekend", "We're seeing each other Friday"] {
+            let found = extract(text, wednesday(), true);
+            assert!(!found.is_empty(), "{text:?}");
+            assert!(found.iter().all(|e| e.expires_at.is_some()), "{text:?}: {found:?}");
+        }
     }
 
     #[test]
