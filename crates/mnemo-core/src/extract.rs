@@ -978,6 +978,10 @@ fn time_in(lower: &str, at: Timestamp) -> Option<Timestamp> {
                     if month < u8::from(today.month()) { today.year() + 1 } else { today.year() };
                 found.extend(end_of_month(year, month));
             }
+            // "next weekend" is the one after this week's.
+            "weekend" if prev == Some("next") => {
+                found.push(end_of_day(at, 7 - weekday(at) + 6));
+            }
             "weekend" if !recurs(&words, i) => found.push(end_of_day(at, (6 - weekday(at)).max(0))),
             "month" if prev == Some("this") || prev == Some("the") => {
                 found.extend(end_of_month(today.year(), u8::from(today.month())));
@@ -1567,6 +1571,7 @@ fn habitual(words: &[&str]) -> bool {
     let period = |w: &str| PERIODS.contains(&w.trim_end_matches('s'));
     let rate = ["days", "nights", "mornings", "evenings", "hours", "times", "once", "twice"];
     words.windows(2).any(|pair| matches!(pair, ["every" | "each" | "most", next] if period(next)))
+        || words.windows(3).any(|three| matches!(three, ["every", "other", next] if period(next)))
         || words.windows(3).any(|three| {
             matches!(three, [count, "a" | "per", next] if rate.contains(count) && period(next))
         })
@@ -2950,6 +2955,7 @@ mod tests {
         // A state word with more said is not a passing state.
         assert!(!small_talk("i'm a nurse"));
         assert!(!small_talk("i'm cold-water swimming every weekend"));
+        assert!(!small_talk("i'm cold-water swimming every other weekend"));
         assert!(small_talk("i'm kinda full"));
     }
 
@@ -3008,11 +3014,19 @@ mod tests {
             assert!(found.iter().all(|e| e.expires_at.is_none()), "{text:?}: {found:?}");
             assert!(found.iter().all(|e| e.content.starts_with("User")), "{text:?}: {found:?}");
         }
-        // This weekend is one, as is a Friday two people meet on.
-        for text in ["I'm visiting my parents this weekend", "We're seeing each other Friday"] {
+        // This weekend is one, as is a Friday two people meet on; next weekend ends a week
+        // later than this one.
+        for (text, until) in [
+            ("I'm visiting my parents this weekend", "2026-03-08"),
+            ("We're seeing each other Friday", "2026-03-06"),
+            ("I'm going camping next weekend", "2026-03-15"),
+        ] {
             let found = extract(text, wednesday(), true);
             assert!(!found.is_empty(), "{text:?}");
-            assert!(found.iter().all(|e| e.expires_at.is_some()), "{text:?}: {found:?}");
+            for e in &found {
+                let at = e.expires_at.map(|t| t.to_string()).unwrap_or_default();
+                assert!(at.starts_with(until), "{text:?}: {e:?}");
+            }
         }
     }
 
