@@ -210,14 +210,30 @@ const BETWEEN_SUBJECT_AND_VERB: [&str; 25] = [
     "totally",
 ];
 
-/// The verb of a request of how to treat the user, compared loosely; "answer", "reply" and
-/// "respond" (one sense in WordNet), in their forms, are one ("answer me in English" / "reply to me in German").
+/// "Reply" for a form of "answer", "reply" or "respond", verb or noun ("responses"): one
+/// sense in WordNet, so "answer me in English" / "reply to me in German" and "your answers"
+/// / "your replies" are one request.
+fn as_reply(word: &str) -> Option<String> {
+    matches!(
+        word,
+        "answer"
+            | "answers"
+            | "answered"
+            | "reply"
+            | "replies"
+            | "replied"
+            | "respond"
+            | "responds"
+            | "responded"
+            | "response"
+            | "responses"
+    )
+    .then(|| "reply".to_owned())
+}
+
+/// The verb of a request of how to treat the user, compared loosely ([`as_reply`]).
 fn request_verb(verb: &str) -> String {
-    match verb {
-        "answer" | "answers" | "answered" | "reply" | "replies" | "replied" | "respond"
-        | "responds" | "responded" => "reply".to_owned(),
-        _ => loose(verb),
-    }
+    as_reply(verb).unwrap_or_else(|| loose(verb))
 }
 
 /// Verbs that give what they act on a colour ("dyed my hair blonde"), in their forms.
@@ -795,7 +811,7 @@ fn clauses(statement: &str) -> Vec<Clause> {
             let subject = words.iter().any(|w| matches!(w.as_str(), "i" | "my" | "me"));
             // "I prefer long, detailed answers from you": a part without a subject that
             // names a thing "from you" goes on the parts before it, in this sentence.
-            let continues = !subject && ends_from_you(&words);
+            let continues = !subject && ends_from_you(part);
             if continues {
                 let mut joined = std::mem::take(&mut framing);
                 joined.append(&mut words);
@@ -825,11 +841,16 @@ fn clauses(statement: &str) -> Vec<Clause> {
     out
 }
 
-/// Whether a part ends by naming something "from you", with at most words of time after it
-/// ("detailed answers from you now").
-fn ends_from_you(words: &[String]) -> bool {
+/// Whether a text ends by naming something "from you", the two words whole ("from YouTube"
+/// does not), with at most words of time or "please" after them ("detailed answers from
+/// you now", "… from you from now on").
+pub(crate) fn ends_from_you(text: &str) -> bool {
+    let words = tokens(text);
     words.windows(2).rposition(|w| w[0] == "from" && w[1] == "you").is_some_and(|at| {
-        words[at + 2..].iter().all(|w| TIME_WORDS.contains(&w.as_str()) || w == "please")
+        words[at + 2..].iter().all(|w| {
+            TIME_WORDS.contains(&w.as_str())
+                || matches!(w.as_str(), "please" | "these" | "days" | "from" | "on")
+        })
     })
 }
 
@@ -1122,13 +1143,7 @@ fn claim_of(clause: &[String], framing: &[String]) -> Option<Claim> {
     // the assistant's it names; like an activity, another request holds beside it ("keep
     // your answers friendly") unless one says it changed.
     if let Some((thing, value)) = of_the_assistant(words) {
-        let thing = match thing {
-            // Answers, replies and responses are one thing (one sense in WordNet).
-            "answer" | "answers" | "reply" | "replies" | "response" | "responses" => {
-                "reply".to_owned()
-            }
-            other => term(other),
-        };
+        let thing = as_reply(thing).unwrap_or_else(|| term(thing));
         return Some(claim(Holder::User, SlotKind::Activity, vec!["you".to_owned(), thing], value));
     }
     // "Call me Jim", "(please) answer me in French", "reply to me in German": a request of

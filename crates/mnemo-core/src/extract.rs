@@ -344,26 +344,11 @@ fn described_until(lower: &str) -> Option<usize> {
             return Some(first);
         }
         end += 1 + part.len();
-        if from_you(part) {
+        if crate::claims::ends_from_you(part) {
             return lower[end..].find(',').map(|at| end + at);
         }
     }
     Some(first)
-}
-
-/// Whether text ends by naming something "from you", the two words whole ("from YouTube"
-/// does not), with at most words of time or "please" after them ("from you now").
-fn from_you(text: &str) -> bool {
-    let words: Vec<String> = text
-        .split(|c: char| !c.is_alphanumeric() && c != '\'')
-        .filter(|w| !w.is_empty())
-        .map(str::to_ascii_lowercase)
-        .collect();
-    words.windows(2).rposition(|w| w[0] == "from" && w[1] == "you").is_some_and(|at| {
-        words[at + 2..].iter().all(|w| {
-            matches!(w.as_str(), "now" | "please" | "instead" | "these" | "days" | "on" | "from")
-        })
-    })
 }
 
 /// The text after `prefix` (matched case-insensitively at the start of the sentence).
@@ -810,7 +795,7 @@ fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
         let thing = value(rest)?;
         // "I prefer long, detailed answers from you": how the assistant should answer.
         let lower = thing.to_ascii_lowercase();
-        let of_the_assistant = from_you(&lower) || lower.starts_with("your ");
+        let of_the_assistant = crate::claims::ends_from_you(&lower) || lower.starts_with("your ");
         let kind = if of_the_assistant { Kind::Procedural } else { Kind::Semantic };
         return Some(fact(kind, None, format!("Prefers {thing}")));
     }

@@ -763,6 +763,8 @@ fn a_changed_request_of_how_to_answer_and_a_place_moved_out_of_are_replaced_and_
     say(2, "Keep your answers friendly.");
     say(3, "I bought a kayak and I take it out every weekend.");
     say(4, "I rent an apartment downtown.");
+    // Said on Thursday 5 March: the plan holds until the end of the next week's Sunday.
+    say(5, "I'm going camping next weekend.");
     say(9, "I prefer long, detailed answers from you now.");
     say(10, "We bought a house in the suburbs and moved out of the apartment.");
     let memories = |status: &str| -> Vec<String> {
@@ -775,6 +777,18 @@ fn a_changed_request_of_how_to_answer_and_a_place_moved_out_of_are_replaced_and_
             .map(|m| m["content"].as_str().unwrap().to_owned())
             .collect()
     };
+    let args = ["list", "--user", "ana", "--now", "2026-03-14T09:00:00Z"];
+    let listed = env.json(&args);
+    let camping: Vec<&Value> = listed["memories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["transcript"] != true && m["content"].as_str().unwrap().contains("camping"))
+        .collect();
+    assert!(!camping.is_empty(), "{listed}");
+    for m in camping {
+        assert!(m["expires_at"].as_str().unwrap().starts_with("2026-03-15T23:59:59"), "{m}");
+    }
     // The request about length is replaced; the one about tone stands beside the new one.
     // What was moved out of no longer holds.
     let mut superseded = memories("superseded");
