@@ -1463,11 +1463,11 @@ pub fn claims(statement: &str) -> Vec<Claim> {
             claim_of(&clause, &framing)
         };
         let Some(mut claim) = claim else { continue };
-        claim.proper = !claim.value.is_empty()
-            && claim
-                .value
-                .iter()
-                .all(|w| names.contains(w) || w.starts_with(|c: char| c.is_ascii_digit()));
+        // "a Pixel 8 last week": a name, with a number and words of when it happened.
+        claim.proper = claim.value.iter().any(|w| names.contains(w))
+            && claim.value.iter().all(|w| {
+                names.contains(w) || w.starts_with(|c: char| c.is_ascii_digit()) || said_when(w)
+            });
         // "I got promoted, so my title is senior data scientist now", "I bought my apartment,
         // so I own it now": a clause that says how things stand now, after one that tells what
         // changed, or after one that tells what happened and saying "now", says plainly that
@@ -1484,7 +1484,7 @@ pub fn claims(statement: &str) -> Vec<Claim> {
     out
 }
 
-/// The words of a statement capitalised other than at a sentence's start or as "I", as
+/// The words of a statement with a capital letter other than at a sentence's start or as "I", as
 /// [`term`]s: the words of its proper names.
 fn proper_names(statement: &str) -> HashSet<String> {
     let mut names = HashSet::new();
@@ -1492,7 +1492,8 @@ fn proper_names(statement: &str) -> HashSet<String> {
         for raw in sentence.split_whitespace().skip(1) {
             let word = raw.trim_matches(|c: char| !c.is_alphanumeric());
             let word = word.split(['\'', '\u{2019}']).next().unwrap_or(word);
-            if word.starts_with(|c: char| c.is_uppercase()) && word != "I" {
+            // Capitalised, or with a capital inside ("iPhone", "eBay").
+            if word.chars().any(char::is_uppercase) && word != "I" {
                 names.insert(term(&word.to_lowercase()));
             }
         }
@@ -1630,6 +1631,16 @@ fn of_a_quantity(word: &str) -> bool {
                 | "earned"
                 | "down"
                 | "up"
+        )
+}
+
+/// Words that say when something was or will be ("last week", "a month ago"), as [`term`]s
+/// or whole.
+fn said_when(word: &str) -> bool {
+    of_time(word)
+        || matches!(
+            word,
+            "last" | "next" | "ago" | "yesterday" | "tomorrow" | "tonight" | "year" | "years"
         )
 }
 
@@ -1972,12 +1983,16 @@ fn replaces(old: &Claim, new: &Claim, near: Nearness) -> bool {
                 }) || !old.value.is_disjoint(&new.value));
             // A statement that names what changed ("my savings", "the door handles") speaks
             // of a statement related to it in meaning, not merely of the nearest one; and
-            // one naming only what describes it ("the back door") speaks of something else.
+            // one naming only what describes it ("the back door", "my dog's food" after "my
+            // dog is called Max") speaks of something else.
             let nearest = nearest && (new.topic.is_empty() || near.related);
             let of_something_else = new.topic_head.as_ref().is_some_and(|head| {
                 !old.value.contains(head)
                     && !old.slot.contains(head)
-                    && new.topic.iter().any(|w| w != head && old.value.contains(w))
+                    && new
+                        .topic
+                        .iter()
+                        .any(|w| w != head && (old.value.contains(w) || old.slot.contains(w)))
             });
             new.change == Change::Explicit
                 && old.kind != SlotKind::Open
@@ -2146,6 +2161,10 @@ mod tests {
         let c = &claims("I study at the University of Toronto.")[0];
         assert!(c.proper, "{c:?}");
         assert!(!claims("I live in a flat.")[0].proper);
+        // A name with a capital inside, a number, and words of when.
+        assert!(claims("I use an iPhone 12.")[0].proper);
+        assert!(claims("I switched to a Pixel 8 last week.")[0].proper);
+        assert!(!claims("I switched to a new phone last week.")[0].proper);
         assert!(!claims("Leeds is lovely.").iter().any(|c| c.proper), "a sentence's first word");
     }
 
@@ -2395,6 +2414,22 @@ mod tests {
         assert!(contradicts(
             "My door handles are chrome.",
             "I swapped all the door handles for brass ones.",
+            NEAREST
+        ));
+        // Nor does a thing of what names the stored statement's slot.
+        assert!(!contradicts(
+            "My dog is called Max.",
+            "I changed my dog's food to Purina.",
+            NEAREST
+        ));
+        assert!(!contradicts(
+            "My phone is an iPhone 12.",
+            "I switched my phone plan to Vodafone.",
+            NEAREST
+        ));
+        assert!(contradicts(
+            "My phone plan is with EE.",
+            "I switched my phone plan to Vodafone.",
             NEAREST
         ));
         // "Switched from X" names what was given up: it speaks of a statement of X, not of

@@ -623,17 +623,40 @@ fn contradicted<'a>(
         .filter(|(m, _)| live(m))
         .map(|(m, cosine)| (m, closeness(m, *cosine).unwrap_or(f32::MIN)))
         .collect();
-    let nearest = live
-        .iter()
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .filter(|(_, closeness)| *closeness >= nearest_bar)
-        .map(|(m, closeness)| (&m.id, *closeness >= close_bar));
     // Read through the memo: once stored, the candidate is a neighbour of later ones.
     let claims = memo.claims(&candidate.content).to_vec();
     // A statement that claims nothing contradicts nothing: no stored text need be read.
     if claims.is_empty() {
         return Vec::new();
     }
+    // A statement of change to something named ("I switched to Firefox") speaks of the
+    // nearest stored statement that names its own value of the user's ("I use Chrome as my
+    // browser"): few statements do, so the nearest of them by chance stands lower than the
+    // nearest of all, and the related bar is enough.
+    let names_a_change = claims.iter().any(|c| {
+        c.holder == crate::claims::Holder::User
+            && c.change == crate::claims::Change::Explicit
+            && c.proper
+    });
+    let nearest_named = names_a_change
+        .then(|| {
+            live.iter()
+                .filter(|(m, closeness)| {
+                    *closeness >= related_bar
+                        && memo.claims(&m.content).iter().any(|c| {
+                            c.holder == crate::claims::Holder::User && c.proper && !c.event
+                        })
+                })
+                .max_by(|a, b| a.1.total_cmp(&b.1))
+        })
+        .flatten();
+    let nearest = nearest_named
+        .or_else(|| {
+            live.iter()
+                .max_by(|a, b| a.1.total_cmp(&b.1))
+                .filter(|(_, closeness)| *closeness >= nearest_bar)
+        })
+        .map(|(m, closeness)| (&m.id, *closeness >= close_bar));
     live.iter()
         .filter(|(m, closeness)| {
             let near = crate::claims::Nearness {
@@ -1147,6 +1170,31 @@ mod tests {
         assert_eq!(supersedes(&ctx), Vec::<MemoryId>::new());
         let ctx = WriteContext { similar: vec![(browser, 0.45)], ..Default::default() };
         assert_eq!(supersedes(&ctx), vec![MemoryId("a".into())]);
+    }
+
+    #[test]
+    fn a_change_to_a_name_speaks_of_the_nearest_statement_naming_one() {
+        let browser =
+            stored("a", candidate("I use Chrome as my browser", None, SourceType::UserStated));
+        let back = stored("b", candidate("ok I'm back", None, SourceType::UserStated));
+        let supersedes = |new: &Candidate, related: Vec<(MemoryId, f32)>| {
+            let similar = vec![(back.clone(), 0.3), (browser.clone(), 0.3)];
+            let ctx = WriteContext { similar, related, ..Default::default() };
+            match decide(new, &ctx, NOW) {
+                Decision::Insert { supersede, .. } => supersede,
+                other => panic!("{other:?}"),
+            }
+        };
+        let firefox = candidate("I switched to Firefox last week", None, SourceType::UserStated);
+        // Under the bar of the nearest of all, and not the nearest: the nearest that names
+        // something, above the related bar, is the one it speaks of.
+        let related = vec![(back.id.clone(), 2.6), (browser.id.clone(), 2.2)];
+        assert_eq!(supersedes(&firefox, related.clone()), vec![MemoryId("a".into())]);
+        let unrelated = vec![(back.id.clone(), 2.6), (browser.id.clone(), 1.5)];
+        assert_eq!(supersedes(&firefox, unrelated), Vec::<MemoryId>::new());
+        // A change to something unnamed still needs the nearest of all, above its bar.
+        let dark = candidate("I switched to dark mode", None, SourceType::UserStated);
+        assert_eq!(supersedes(&dark, related), Vec::<MemoryId>::new());
     }
 
     #[test]

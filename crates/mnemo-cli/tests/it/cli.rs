@@ -806,6 +806,44 @@ fn a_changed_request_of_how_to_answer_and_a_place_moved_out_of_are_replaced_and_
 }
 
 #[test]
+fn a_change_to_something_named_replaces_the_nearest_statement_that_names_one() {
+    // A notebook of chatter and a few named things, said over weeks; then two changes to
+    // something named, with no --subject/--attribute and no slot of their own, and two that
+    // replace nothing.
+    let env = Env::new();
+    let said = |at: &str, text: &str| env.json(&["remember", "--user", "ana", "--now", at, text]);
+    for (n, text) in [
+        "ok I'm back",
+        "Thanks for all your help today.",
+        "are you still there?",
+        "hmm not quite what I meant",
+        "good morning!",
+        "I live in Leeds.",
+        "I work at Equinor.",
+        "My dog is called Max.",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        said(&format!("2026-10-{:02}T09:00:00Z", n + 1), text);
+    }
+    let phone = said("2026-10-10T09:00:00Z", "I use an iPhone 12.");
+    let bank = said("2026-10-11T09:00:00Z", "I bank with Chase.");
+    let switched = said("2026-11-20T18:30:00Z", "I switched to a Pixel 8 last week.");
+    assert_eq!(switched["superseded"], serde_json::json!([phone["id"]]), "{switched}");
+    let moved = said("2026-11-21T18:30:00Z", "I moved all my accounts over to Ally.");
+    assert_eq!(moved["superseded"], serde_json::json!([bank["id"]]), "{moved}");
+    // A change to something unnamed has no named statement's slot to take, and a change of
+    // another thing of the dog's is not one of its name.
+    for text in ["I switched to dark mode.", "I changed my dog's food to Purina."] {
+        let other = said("2026-11-22T18:30:00Z", text);
+        assert!(other["superseded"].as_array().is_none_or(Vec::is_empty), "{text}: {other}");
+    }
+    let listed = env.json(&["list", "--user", "ana", "--status", "superseded"]);
+    assert_eq!(listed["memories"].as_array().unwrap().len(), 2, "{listed}");
+}
+
+#[test]
 fn statements_of_change_without_a_key_supersede_what_they_change() {
     // Said weeks apart, as a user would, with no --subject/--attribute: the slot is read from
     // the statements themselves.
