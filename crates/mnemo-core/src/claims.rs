@@ -684,6 +684,27 @@ fn count_of_ordinal(word: &str) -> Option<&'static str> {
 fn value_words(words: &[String]) -> HashSet<String> {
     words
         .iter()
+        .enumerate()
+        // "Back" says one returned ("I'm back", "back to light mode") unless something owns
+        // it or it is one ("my back", "a back room").
+        .filter(|(k, w)| {
+            *w != "back"
+                || k.checked_sub(1).is_some_and(|before| {
+                    matches!(
+                        words[before].as_str(),
+                        "my" | "your"
+                            | "his"
+                            | "her"
+                            | "its"
+                            | "our"
+                            | "their"
+                            | "the"
+                            | "a"
+                            | "an"
+                    )
+                })
+        })
+        .map(|(_, w)| w)
         .filter(|w| !is_stopword(w) && !TIME_WORDS.contains(&w.as_str()) && *w != "'s")
         // "ones" stands for the noun before it ("brass ones", "black ones").
         .filter(|w| {
@@ -1957,7 +1978,9 @@ fn replaces(old: &Claim, new: &Claim, near: Nearness) -> bool {
     // writer I love most instead", "I walk to the studio" / "These days I drive to the
     // studio instead").
     let revises = match new.change {
-        Change::Explicit => nearest || names_it,
+        // A stored statement of no value ("ok I'm back") has none that another could take the
+        // place of, however near.
+        Change::Explicit => (nearest && !old.value.is_empty()) || names_it,
         // A word of time takes the slot only of a close statement of the same kind, and
         // only for another value of how things are: what happened again ("I fell asleep on
         // the sofa again") is an event, having something now ("I have a cat now") adds to
@@ -2416,6 +2439,16 @@ mod tests {
             "I swapped all the door handles for brass ones.",
             NEAREST
         ));
+        // "Back" of returning is no value: "ok I'm back" holds none, so nothing takes its
+        // place, while "my back" is one.
+        assert!(!contradicts("ok I'm back", "I've gone back to light mode everywhere.", NEAREST));
+        assert!(contradicts(
+            "I prefer dark mode in all my apps.",
+            "I've gone back to light mode everywhere.",
+            RELATED
+        ));
+        assert!(claims("I'm back in Leeds.")[0].value.iter().eq(["leed"].iter()));
+        assert!(claims("I sleep on my back.")[0].value.contains("back"));
         // Nor does a thing of what names the stored statement's slot.
         assert!(!contradicts(
             "My dog is called Max.",

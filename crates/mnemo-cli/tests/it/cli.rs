@@ -821,6 +821,7 @@ fn a_change_to_something_named_replaces_the_nearest_statement_that_names_one() {
         "I live in Leeds.",
         "I work at Equinor.",
         "My dog is called Max.",
+        "I prefer dark mode in all my apps.",
     ]
     .into_iter()
     .enumerate()
@@ -839,8 +840,22 @@ fn a_change_to_something_named_replaces_the_nearest_statement_that_names_one() {
         let other = said("2026-11-22T18:30:00Z", text);
         assert!(other["superseded"].as_array().is_none_or(Vec::is_empty), "{text}: {other}");
     }
+    // "Back" of returning names nothing: the change replaces the statement of dark mode,
+    // not the chatter "ok I'm back".
+    let light = said("2026-11-23T18:30:00Z", "I've gone back to light mode everywhere.");
     let listed = env.json(&["list", "--user", "ana", "--status", "superseded"]);
-    assert_eq!(listed["memories"].as_array().unwrap().len(), 2, "{listed}");
+    let mut superseded: Vec<&str> = listed["memories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    superseded.sort();
+    assert_eq!(
+        superseded,
+        ["I bank with Chase.", "I prefer dark mode in all my apps.", "I use an iPhone 12."],
+        "{light}"
+    );
 }
 
 #[test]
