@@ -1505,8 +1505,8 @@ pub fn claims(statement: &str) -> Vec<Claim> {
     out
 }
 
-/// The words of a statement with a capital letter other than at a sentence's start or as "I", as
-/// [`term`]s: the words of its proper names.
+/// The words of a statement with a capital letter, other than at a sentence's start or as
+/// "I", as [`term`]s: the words of its proper names.
 fn proper_names(statement: &str) -> HashSet<String> {
     let mut names = HashSet::new();
     for (sentence, _) in crate::extract::sentences(statement) {
