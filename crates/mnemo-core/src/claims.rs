@@ -542,13 +542,7 @@ fn says_it_changed(words: &[String]) -> Change {
     };
     // After a possessive the word names a thing someone has ("on my Switch", "her leave"),
     // not what they did.
-    let owned = |k: usize| {
-        k > 0
-            && matches!(
-                words[k - 1].as_str(),
-                "my" | "your" | "his" | "her" | "its" | "our" | "their"
-            )
-    };
+    let owned = |k: usize| k > 0 && is_possessive(&words[k - 1]);
     let explicit = words.iter().enumerate().any(|(k, w)| {
         matches!(w.as_str(), "anymore" | "instead")
             || (is_change_verb(w) && changes_a_value(k, w) && asserted(k) && !owned(k))
@@ -680,6 +674,11 @@ fn count_of_ordinal(word: &str) -> Option<&'static str> {
     ORDINALS.iter().find(|(ordinal, _)| *ordinal == word).map(|(_, count)| *count)
 }
 
+/// Whether a lowercase word is a possessive determiner ("my", "their").
+fn is_possessive(word: &str) -> bool {
+    matches!(word, "my" | "your" | "his" | "her" | "its" | "our" | "their")
+}
+
 /// The content words of a value, compared as [`term`]s, time words left out.
 fn value_words(words: &[String]) -> HashSet<String> {
     words
@@ -690,18 +689,8 @@ fn value_words(words: &[String]) -> HashSet<String> {
         .filter(|(k, w)| {
             *w != "back"
                 || k.checked_sub(1).is_some_and(|before| {
-                    matches!(
-                        words[before].as_str(),
-                        "my" | "your"
-                            | "his"
-                            | "her"
-                            | "its"
-                            | "our"
-                            | "their"
-                            | "the"
-                            | "a"
-                            | "an"
-                    )
+                    let before = words[before].as_str();
+                    is_possessive(before) || matches!(before, "the" | "a" | "an")
                 })
         })
         .map(|(_, w)| w)

@@ -2980,6 +2980,11 @@ mod tests {
             ("We're in a hiring freeze until the end of Q1", "2026-03-31"),
             ("During April I'll be working out of our Austin office", "2026-04-30"),
             ("Doing a no-sugar thing for the rest of the week", "2026-03-08"),
+            // This weekend is one, as is a Friday two people meet on; next weekend ends a
+            // week later than this one.
+            ("I'm visiting my parents this weekend", "2026-03-08"),
+            ("We're seeing each other Friday", "2026-03-06"),
+            ("I'm going camping next weekend", "2026-03-15"),
         ] {
             let found = extract(text, wednesday(), true);
             assert!(!found.is_empty(), "{text:?}");
@@ -2998,20 +3003,6 @@ mod tests {
             assert!(!found.is_empty(), "{text:?}");
             assert!(found.iter().all(|e| e.expires_at.is_none()), "{text:?}: {found:?}");
             assert!(found.iter().all(|e| e.content.starts_with("User")), "{text:?}: {found:?}");
-        }
-        // This weekend is one, as is a Friday two people meet on; next weekend ends a week
-        // later than this one.
-        for (text, until) in [
-            ("I'm visiting my parents this weekend", "2026-03-08"),
-            ("We're seeing each other Friday", "2026-03-06"),
-            ("I'm going camping next weekend", "2026-03-15"),
-        ] {
-            let found = extract(text, wednesday(), true);
-            assert!(!found.is_empty(), "{text:?}");
-            for e in &found {
-                let at = e.expires_at.map(|t| t.to_string()).unwrap_or_default();
-                assert!(at.starts_with(until), "{text:?}: {e:?}");
-            }
         }
     }
 
