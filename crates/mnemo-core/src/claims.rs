@@ -63,6 +63,10 @@ pub struct Claim {
     /// The head of what changed, when named ("handl" in "I swapped all the door handles for
     /// brass ones"): the words before it only describe it.
     pub topic_head: Option<String>,
+    /// What took the place of what changed is another of the same ("brass ones" for "the
+    /// door handles", "a new one" for "my kettle"): the statement speaks of that thing
+    /// alone, so only a stored statement that names it no longer holds.
+    pub in_kind: bool,
     /// What it says it takes the place of ("… called Biscuit now instead of Max", "tea
     /// instead of coffee"), loosely stemmed: a stored value among these no longer holds.
     pub replaced: HashSet<String>,
@@ -585,14 +589,19 @@ fn ends_a_relationship(words: &[String]) -> bool {
     })
 }
 
-/// Common verbs whose simple past does not end in `-ed`.
-const IRREGULAR_PAST: [&str; 60] = [
-    "ate", "began", "bit", "blew", "bought", "broke", "brought", "built", "caught", "chose",
-    "came", "dug", "did", "drank", "drew", "drove", "fed", "fell", "felt", "flew", "forgot",
-    "found", "froze", "gave", "got", "grew", "hung", "heard", "held", "hid", "kept", "knew", "led",
-    "left", "lent", "lost", "made", "meant", "met", "paid", "ran", "rode", "sang", "sat", "saw",
-    "sent", "slept", "sold", "spent", "stood", "swam", "taught", "threw", "told", "took",
-    "thought", "woke", "won", "wore", "wrote",
+/// Common verbs whose simple past does not end in `-ed` (and differs from the present).
+pub(crate) const IRREGULAR_PAST: [&str; 108] = [
+    "arose", "ate", "awoke", "began", "bent", "bit", "bled", "blew", "bought", "bred", "broke",
+    "brought", "built", "burnt", "came", "caught", "chose", "clung", "crept", "dealt", "did",
+    "drank", "dreamt", "drew", "drove", "dug", "fed", "fell", "felt", "fled", "flew", "flung",
+    "forgave", "forgot", "fought", "found", "froze", "gave", "got", "grew", "heard", "held", "hid",
+    "hung", "kept", "knelt", "knew", "leapt", "learnt", "led", "left", "lent", "lit", "lost",
+    "made", "meant", "met", "mistook", "overcame", "paid", "ran", "rang", "rode", "rose", "said",
+    "sang", "sank", "sat", "saw", "sent", "shone", "shook", "shot", "shrank", "slept", "slid",
+    "sold", "sought", "spelt", "spent", "spoke", "sprang", "spun", "stank", "stole", "stood",
+    "struck", "stuck", "stung", "swam", "swept", "swore", "swung", "taught", "thought", "threw",
+    "told", "took", "tore", "trod", "went", "wept", "withdrew", "woke", "won", "wore", "wove",
+    "wrote",
 ];
 
 /// Words that place a clause in the past ("yesterday", "two weeks ago", "last weekend").
@@ -1110,6 +1119,7 @@ fn claim_of(clause: &[String], framing: &[String]) -> Option<Claim> {
             value: value_words(value),
             topic: HashSet::new(),
             topic_head: None,
+            in_kind: false,
             replaced: HashSet::new(),
             additive,
             past,
@@ -1369,6 +1379,9 @@ fn claim_of(clause: &[String], framing: &[String]) -> Option<Claim> {
             open.topic = value_words(&given_up);
         } else {
             open.topic = value_words(topic);
+            // "ones" and "one" stand for the noun given up ("brass ones", "a new one").
+            open.in_kind = !open.topic.is_empty()
+                && value.last().is_some_and(|w| matches!(w.as_str(), "ones" | "one"));
             open.topic_head = noun_phrase(topic)
                 .iter()
                 .rev()
@@ -1997,7 +2010,9 @@ fn replaces(old: &Claim, new: &Claim, near: Nearness) -> bool {
             // of a statement related to it in meaning, not merely of the nearest one; and
             // one naming only what describes it ("the back door", "my dog's food" after "my
             // dog is called Max") speaks of something else.
-            let nearest = nearest && (new.topic.is_empty() || near.related);
+            // Another of the same thing ("I swapped all the door handles for brass ones")
+            // speaks only of a statement that names that thing.
+            let nearest = nearest && (new.topic.is_empty() || near.related) && !new.in_kind;
             let of_something_else = new.topic_head.as_ref().is_some_and(|head| {
                 !old.value.contains(head)
                     && !old.slot.contains(head)
@@ -2426,6 +2441,25 @@ mod tests {
         assert!(contradicts(
             "My door handles are chrome.",
             "I swapped all the door handles for brass ones.",
+            NEAREST
+        ));
+        // Another of the same thing ("brass ones", "a new one") speaks of that thing alone:
+        // the nearest statement that does not name it stays.
+        assert!(claims("I swapped all the door handles for brass ones.")[0].in_kind);
+        assert!(!claims("I replaced my phone with a Pixel 8.")[0].in_kind);
+        assert!(!contradicts(
+            "I keep a jar of spare buttons in a drawer.",
+            "I swapped all the door handles for brass ones.",
+            NEAREST
+        ));
+        assert!(!contradicts(
+            "I use an iPhone 12.",
+            "I replaced my phone with a new one.",
+            NEAREST
+        ));
+        assert!(contradicts(
+            "My kettle is a Smeg.",
+            "I replaced my kettle with a new one.",
             NEAREST
         ));
         // "Back" of returning is no value: "ok I'm back" holds none, so nothing takes its

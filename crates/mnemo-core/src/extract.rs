@@ -1717,6 +1717,7 @@ fn imperative(lower: &str) -> bool {
         "lets",
         "tell",
         "read",
+        "understood",
         "look",
         "go",
         "try",
@@ -2098,13 +2099,13 @@ const ADVERBS: &[&str] = &[
     "kinda",
     "too",
 ];
-/// Verbs whose form does not change for a third-person subject (modals, past tenses).
+/// Verbs whose form does not change for a third-person subject: modals, and past tenses
+/// that are also a present ("put", "read"); irregular pasts are [`crate::claims::IRREGULAR_PAST`].
 const UNCHANGED_VERBS: &[&str] = &[
     "was",
     "is",
     "has",
     "does",
-    "did",
     "can",
     "could",
     "will",
@@ -2114,54 +2115,12 @@ const UNCHANGED_VERBS: &[&str] = &[
     "must",
     "shall",
     "may",
-    "went",
-    "got",
     "had",
-    "made",
-    "took",
-    "saw",
-    "came",
-    "gave",
-    "found",
-    "thought",
-    "told",
     "became",
-    "left",
-    "felt",
-    "kept",
-    "began",
-    "brought",
-    "bought",
-    "wrote",
-    "ran",
-    "met",
-    "taught",
-    "caught",
-    "sold",
-    "built",
-    "sent",
-    "spent",
-    "won",
-    "lost",
-    "heard",
     "put",
     "set",
     "cut",
     "read",
-    "did",
-    "said",
-    "knew",
-    "grew",
-    "drove",
-    "flew",
-    "chose",
-    "ate",
-    "swam",
-    "sang",
-    "paid",
-    "held",
-    "led",
-    "understood",
     "used to",
     "cannot",
     "can't",
@@ -2194,6 +2153,7 @@ fn third_person(verb: &str) -> String {
     let ascii = lower.chars().all(|c| c.is_ascii_alphabetic());
     if !ascii
         || UNCHANGED_VERBS.contains(&lower.as_str())
+        || crate::claims::IRREGULAR_PAST.contains(&lower.as_str())
         || lower.ends_with("ed")
         || lower.len() < 2
     {
@@ -3164,6 +3124,15 @@ mod tests {
         // Past and irregular forms stay as they are; a subject of two keeps its plural verb.
         assert_eq!(about_the_user("I was born in Porto"), "User was born in Porto");
         assert_eq!(about_the_user("I did the course in 2020"), "User did the course in 2020");
+        for (said, rewritten) in [
+            ("I meant Thursday", "User meant Thursday"),
+            ("I broke my wrist skiing", "User broke the user's wrist skiing"),
+            ("I slept badly", "User slept badly"),
+            ("I spoke to my landlord", "User spoke to the user's landlord"),
+            ("I put the keys on the hook", "User put the keys on the hook"),
+        ] {
+            assert_eq!(about_the_user(said), rewritten);
+        }
         assert_eq!(
             about_the_user("Leo and I have been friends since school"),
             "Leo and the user have been friends since school"
