@@ -1302,6 +1302,7 @@ const FEELINGS: &[&str] = &[
     "i feel",
     "i think",
     "i guess",
+    "i bet",
     "i wonder",
     "i hope",
     "i need",
@@ -2098,6 +2099,16 @@ const ADVERBS: &[&str] = &[
     "totally",
     "kinda",
     "too",
+    "first",
+    "once",
+    "then",
+    "now",
+    "almost",
+    "ever",
+    "soon",
+    "later",
+    "somehow",
+    "seldom",
 ];
 /// Verbs whose form does not change for a third-person subject: modals, and past tenses
 /// that are also a present ("put", "read"); irregular pasts are [`crate::claims::IRREGULAR_PAST`].
@@ -2146,6 +2157,10 @@ fn third_person(verb: &str) -> String {
         "aren't" => return "isn't".into(),
         "haven't" => return "hasn't".into(),
         "go" => return "goes".into(),
+        // Spoken contractions of a verb and "to".
+        "wanna" => return "wants to".into(),
+        "gotta" | "hafta" => return "has to".into(),
+        "dunno" => return "doesn't know".into(),
         "'ll" => return "will".into(),
         "'d" => return "would".into(),
         _ => {}
@@ -2894,6 +2909,7 @@ mod tests {
             "Sorry, my bad.",
             "never mind, that didn't work",
             "I'm doing well, thanks",
+            "I bet they'll love that",
         ] {
             assert_eq!(extract(text, wednesday(), true), vec![], "{text:?}");
         }
@@ -3130,6 +3146,9 @@ mod tests {
             ("I slept badly", "User slept badly"),
             ("I spoke to my landlord", "User spoke to the user's landlord"),
             ("I put the keys on the hook", "User put the keys on the hook"),
+            ("I first watched it three years ago", "User first watched it three years ago"),
+            ("I wanna start a dance studio", "User wants to start a dance studio"),
+            ("I gotta finish the mural by May", "User has to finish the mural by May"),
         ] {
             assert_eq!(about_the_user(said), rewritten);
         }
