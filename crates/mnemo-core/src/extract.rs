@@ -1338,7 +1338,16 @@ const FEELINGS: &[&str] = &[
     "i mean",
     "i see",
     "i know",
+];
+/// Agreeing with or thanking the one spoken to, read past adverbs after "I" ("I totally
+/// agree", "I really appreciate your help").
+const AGREEING_AND_THANKING: &[&str] = &[
     "i agree",
+    "i appreciate it",
+    "i appreciate that",
+    "i appreciate this",
+    "i appreciate you",
+    "i appreciate your",
 ];
 /// Passing states of body and mood ("hungry", "bored", "swamped"): "I'm a bit bored
 /// honestly" says how the user is this minute, not who they are.
@@ -1589,7 +1598,19 @@ fn small_talk(lower: &str) -> bool {
     {
         return true;
     }
-    if FEELINGS.iter().any(|f| starts_with_word(lower, f.trim_end()))
+    // "I really appreciate it", "I totally agree": read past the adverbs after "I".
+    let opener = match words.split_first() {
+        Some((&"i", rest)) => {
+            let verb_at = rest.iter().position(|w| !is_adverb(w)).unwrap_or(rest.len());
+            std::iter::once("i")
+                .chain(rest[verb_at..].iter().copied())
+                .collect::<Vec<_>>()
+                .join(" ")
+        }
+        _ => plain.clone(),
+    };
+    if (FEELINGS.iter().any(|f| starts_with_word(lower, f.trim_end()))
+        || AGREEING_AND_THANKING.iter().any(|f| starts_with_word(&opener, f)))
         && !life_event(&words)
         && !(words.first() == Some(&"i'm") && habitual(&words))
     {
@@ -2110,6 +2131,13 @@ const ADVERBS: &[&str] = &[
     "somehow",
     "seldom",
 ];
+
+/// Whether a lowercase word is an adverb that may stand between a subject and its verb: one
+/// of [`ADVERBS`], or a word in "-ly" ("really", "usually"; not "fly", "rely", "apply").
+fn is_adverb(lower: &str) -> bool {
+    ADVERBS.contains(&lower)
+        || (lower.ends_with("ly") && lower.len() >= 5 && !lower.ends_with("ply"))
+}
 /// Verbs whose form does not change for a third-person subject: modals, and past tenses
 /// that are also a present ("put", "read"); irregular pasts are [`crate::claims::IRREGULAR_PAST`].
 const UNCHANGED_VERBS: &[&str] = &[
@@ -2324,9 +2352,7 @@ fn about_the_user_as(clause: &str, we: &We) -> String {
             continue;
         }
         if conjugate_next {
-            // "really", "usually"; not "fly", "rely", "apply".
-            let adverb = lower.ends_with("ly") && lower.len() >= 5 && !lower.ends_with("ply");
-            if ADVERBS.contains(&lower.as_str()) || adverb {
+            if is_adverb(&lower) {
                 out.push((*token).to_owned());
                 continue;
             }
@@ -2910,6 +2936,8 @@ mod tests {
             "never mind, that didn't work",
             "I'm doing well, thanks",
             "I bet they'll love that",
+            "I really appreciate your help",
+            "I totally agree, Maria",
         ] {
             assert_eq!(extract(text, wednesday(), true), vec![], "{text:?}");
         }
@@ -2918,6 +2946,9 @@ mod tests {
         assert!(!small_talk("i'm cold-water swimming every weekend"));
         assert!(!small_talk("i'm cold-water swimming every other weekend"));
         assert!(small_talk("i'm kinda full"));
+        // Appreciating the person spoken to is small talk; appreciating a thing is a taste.
+        assert!(small_talk("i really appreciate it"));
+        assert!(!small_talk("i appreciate good coffee"));
     }
 
     #[test]

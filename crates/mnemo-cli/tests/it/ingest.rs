@@ -103,7 +103,7 @@ fn ingest_keeps_turns_redacts_secrets_and_extracts_user_facts() {
 #[test]
 fn what_the_user_said_is_rewritten_about_them_in_well_formed_english() {
     // Irregular pasts, an adverb before the verb and spoken contractions, each said in the
-    // first person; "I bet" is small talk.
+    // first person; "I bet" and thanks are small talk.
     let env = Env::new();
     let file = write_jsonl(
         &env,
@@ -113,6 +113,7 @@ fn what_the_user_said_is_rewritten_about_them_in_well_formed_english() {
             serde_json::json!({"role": "user", "content": "I broke my wrist skiing in Verbier last winter."}),
             serde_json::json!({"role": "user", "content": "I first watched Severance three years ago and I wanna start a podcast about it."}),
             serde_json::json!({"role": "user", "content": "I bet they'll love that."}),
+            serde_json::json!({"role": "user", "content": "I really appreciate your help!"}),
         ],
     );
     let out = env.json(&["ingest", "--user", "u", "--session", "s1", &file]);
@@ -122,7 +123,7 @@ fn what_the_user_said_is_rewritten_about_them_in_well_formed_english() {
         .iter()
         .map(|c| c["content"].as_str().unwrap().to_owned())
         .collect();
-    for wrong in ["meants", "brokes", "firsts", "wannas", "bets"] {
+    for wrong in ["meants", "brokes", "firsts", "wannas", "bets", "appreciates"] {
         assert!(!proposed.iter().any(|p| p.split_whitespace().any(|w| w == wrong)), "{proposed:?}");
     }
     for right in ["User broke", "User first watched", "wants to start a podcast"] {
