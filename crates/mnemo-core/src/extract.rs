@@ -1230,7 +1230,7 @@ fn transient(sentence: &str, lower: &str, at: Timestamp) -> Option<Extracted> {
         || !about_user
         || imperative(lower)
         || small_talk(lower)
-        || FEELINGS.iter().any(|f| lower.contains(f.trim_end()))
+        || FEELINGS.iter().chain(AGREEING_AND_THANKING).any(|f| lower.contains(f.trim_end()))
     {
         return None;
     }
@@ -1599,15 +1599,16 @@ fn small_talk(lower: &str) -> bool {
         return true;
     }
     // "I really appreciate it", "I totally agree": read past the adverbs after "I".
-    let opener = match words.split_first() {
-        Some((&"i", rest)) => {
+    let opener: std::borrow::Cow<'_, str> = match words.split_first() {
+        Some((&"i", rest)) if rest.first().is_some_and(|w| is_adverb(w)) => {
             let verb_at = rest.iter().position(|w| !is_adverb(w)).unwrap_or(rest.len());
             std::iter::once("i")
                 .chain(rest[verb_at..].iter().copied())
                 .collect::<Vec<_>>()
                 .join(" ")
+                .into()
         }
-        _ => plain.clone(),
+        _ => plain.as_str().into(),
     };
     if (FEELINGS.iter().any(|f| starts_with_word(lower, f.trim_end()))
         || AGREEING_AND_THANKING.iter().any(|f| starts_with_word(&opener, f)))
