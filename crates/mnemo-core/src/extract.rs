@@ -266,6 +266,48 @@ fn with_it_as(clause: &str, thing: &str) -> String {
     out.join(" ")
 }
 
+/// First words of what a reaction is to, after "love", "like" or "enjoy": what was just said
+/// or shown ("it", "this", "how …"), the one spoken to and theirs ("you", "your turtles"),
+/// or someone there ("them", "me"). Such a clause reacts to the conversation; it states no
+/// taste of the user's.
+const REACTION_OBJECTS: &[&str] = &[
+    "it",
+    "that",
+    "this",
+    "these",
+    "those",
+    "your",
+    "yours",
+    "yourself",
+    "yourselves",
+    "you",
+    "how",
+    "what",
+    "when",
+    "him",
+    "her",
+    "them",
+    "me",
+    "us",
+];
+
+/// Whether the words after "love", "like" or "enjoy" say what a reaction is to
+/// ([`REACTION_OBJECTS`]; "I hate it when people are late" is a taste, unless it is about the
+/// one spoken to), or are a clause of their own ("like I got a new lease of life"), or nothing
+/// ("Yeah, I love to").
+fn reaction_to(object: &[&str]) -> bool {
+    let Some(&first) = object.first() else { return false };
+    let of_others = first == "it"
+        && object.get(1) == Some(&"when")
+        && !object.iter().any(|w| w.starts_with("you"));
+    // "I really like how my Pixel's camera handles low light": a taste for the user's own.
+    let of_own = matches!(first, "how" | "what" | "when" | "that")
+        && object.iter().any(|w| matches!(*w, "my" | "our" | "i" | "i'm" | "we"));
+    (REACTION_OBJECTS.contains(&first) && !of_others && !of_own)
+        || matches!(first, "i" | "i'm" | "i've")
+        || (first == "to" && object.len() == 1)
+}
+
 /// Verbs that, after "and" in a first-person clause, start a second statement with the same
 /// subject: "I've got a 3D printer and print props with it", "I'm 34 and live near Lyon".
 #[rustfmt::skip]
@@ -278,6 +320,10 @@ const SHARED_SUBJECT_VERBS: &[&str] = &[
     "mentor", "host", "organise", "organize", "practise", "practice", "train", "support",
 ];
 
+/// Subjects other than the speaker that open a clause after "and".
+const OTHER_SUBJECTS: &[&str] =
+    &["it", "it's", "he", "she", "they", "there", "this", "that", "you", "he's", "she's"];
+
 /// Splits "I've got a Bambu P1S and print props with it" into "I've got a Bambu P1S" and
 /// "I print props with it": a first-person clause whose "and" runs into a verb of its own.
 fn with_elided_subject(clause: &str) -> Vec<String> {
@@ -287,12 +333,30 @@ fn with_elided_subject(clause: &str) -> Vec<String> {
         Some("we" | "we're" | "we've") => "we",
         _ => return vec![clause.to_owned()],
     };
+    // The subject reaches only so far: not past a dash or a semicolon, nor past an "and"
+    // that brings in a subject of its own ("… and it was awesome - so much energy and love
+    // everywhere"), nor into a relative clause ("those who accept and love me").
+    let scope = [" - ", " \u{2013} ", " \u{2014} ", "; ", ": "]
+        .iter()
+        .filter_map(|b| lower.find(b))
+        .chain(OTHER_SUBJECTS.iter().filter_map(|s| lower.find(&format!(" and {s} "))))
+        .min()
+        .unwrap_or(lower.len());
+    let relative = lower[..scope]
+        .split_whitespace()
+        .position(|w| matches!(w, "who" | "whom" | "which" | "that"));
     for join in [", and ", " and "] {
         let mut from = 0;
-        while let Some(k) = lower[from..].find(join).map(|k| k + from) {
+        while let Some(k) = lower[from..scope].find(join).map(|k| k + from) {
             let rest = &lower[k + join.len()..];
-            let verb = rest.split_whitespace().next().unwrap_or_default();
-            if SHARED_SUBJECT_VERBS.contains(&verb) {
+            let mut following = rest.split_whitespace();
+            let verb = following.next().unwrap_or_default();
+            // "and like I got …": "like" as in "as if", before a clause of its own.
+            let clause_follows = following.next().is_some_and(|w| {
+                matches!(w, "i" | "i'm" | "i've" | "we" | "he" | "she" | "they" | "it")
+            });
+            let in_relative = relative.is_some_and(|r| lower[..k].split_whitespace().count() > r);
+            if SHARED_SUBJECT_VERBS.contains(&verb) && !clause_follows && !in_relative {
                 let first = clause[..k].trim().to_owned();
                 let second = format!("{subject} {}", clause[k + join.len()..].trim());
                 return vec![first, second];
@@ -349,6 +413,18 @@ fn described_until(lower: &str) -> Option<usize> {
         }
     }
     Some(first)
+}
+
+/// Whether a value names an organisation: its first word (after a leading "the", as in "the
+/// BBC") is capitalised. Being at or joining "the gym", "a travel club" or "the office" says
+/// nothing of an employer; "Google", "the NHS" or "Stripe" does.
+fn names_an_organisation(value: &str) -> bool {
+    let mut words = value.split_whitespace();
+    let first = match words.next() {
+        Some(w) if w.eq_ignore_ascii_case("the") => words.next(),
+        first => first,
+    };
+    first.is_some_and(|w| w.starts_with(|c: char| c.is_uppercase()))
 }
 
 /// The text after `prefix` (matched case-insensitively at the start of the sentence).
@@ -477,6 +553,11 @@ fn more_keyed(sentence: &str, l: &str) -> Option<Extracted> {
     ] {
         if let Some(rest) = after(sentence, l, prefix) {
             let employer = rest.split(" for ").next().and_then(value)?;
+            // "I've been at the gym for two hours" is being somewhere; "I've been at Google
+            // for five years" is working there.
+            if !prefix.contains("employed") && !names_an_organisation(&employer) {
+                continue;
+            }
             return Some(fact(
                 Kind::Semantic,
                 key("user", "employer"),
@@ -486,8 +567,11 @@ fn more_keyed(sentence: &str, l: &str) -> Option<Extracted> {
     }
     if let Some(rest) = after(sentence, l, "i'm at").or_else(|| after(sentence, l, "i am at"))
         && rest.trim_end_matches(['.', '!']).to_ascii_lowercase().ends_with(" now")
+        // "I'm at the office now" says where the user is, "I'm at Stripe now" where they work.
+        && let Some(employer) =
+            value(rest.trim_end_matches(['.', '!']).trim_end_matches(" now"))
+        && names_an_organisation(&employer)
     {
-        let employer = value(rest.trim_end_matches(['.', '!']).trim_end_matches(" now"))?;
         return Some(fact(Kind::Semantic, key("user", "employer"), format!("Works at {employer}")));
     }
     if let Some(place) = after(sentence, l, "home is")
@@ -709,6 +793,10 @@ fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
         "i took a new job at",
     ] {
         if let Some(employer) = after(sentence, l, prefix).and_then(value) {
+            // One joins a company as one joins a club or a gym: only a name says which.
+            if prefix.ends_with("joined") && !names_an_organisation(&employer) {
+                continue;
+            }
             return Some(fact(
                 Kind::Semantic,
                 key("user", "employer"),
@@ -811,9 +899,12 @@ fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
         ("i can't stand", "Dislikes"),
     ] {
         if let Some(thing) = after(sentence, l, prefix).and_then(value) {
-            // "I like to …" plans and "I love you" are not tastes.
+            // "I like to …" plans, "I love you", praise of what the one spoken to has or
+            // did ("I love your turtles", "I love how you painted it"), and "like" as in "like
+            // I got a new lease of life" are not tastes.
             let t = thing.to_ascii_lowercase();
-            if t.starts_with("to ") || t == "you" || t == "it" || t == "that" || t == "this" {
+            let object: Vec<&str> = t.split_whitespace().collect();
+            if object.first() == Some(&"to") || reaction_to(&object) {
                 return None;
             }
             return Some(fact(
@@ -1614,6 +1705,14 @@ fn small_talk(lower: &str) -> bool {
         || AGREEING_AND_THANKING.iter().any(|f| starts_with_word(&opener, f)))
         && !life_event(&words)
         && !(words.first() == Some(&"i'm") && habitual(&words))
+    {
+        return true;
+    }
+    // "I love your turtles", "I really like how you did that": a reaction, not a taste.
+    let opening: Vec<&str> = opener.split_whitespace().collect();
+    if let ["i", "love" | "like" | "enjoy" | "adore" | "loved" | "liked" | "enjoyed", object @ ..]
+    | ["i'm" | "im", "loving" | "enjoying", object @ ..] = opening.as_slice()
+        && reaction_to(object)
     {
         return true;
     }
@@ -2649,12 +2748,12 @@ fn from_clause(
     const SUBJECTLESS: &[&str] = &["prefer", "love", "hate", "enjoy", "am", "adore", "loathe"];
     let with_subject;
     // "Love it!", "love that you did this": a reaction to what was said, not a preference.
+    // "Love and acceptance really can be found everywhere": a noun that opens a sentence.
     let object = lower.split_whitespace().nth(1).unwrap_or_default();
-    let reaction = [
-        "it", "that", "this", "these", "those", "the", "your", "yours", "you", "how", "what",
-        "when", "seeing", "hearing", "reading", "him", "her", "them", "it!", "that!", "this!",
-    ]
-    .contains(&object.trim_end_matches(['!', '.', ',']));
+    let object = object.trim_end_matches(['!', '.', ',']);
+    let reaction = REACTION_OBJECTS.contains(&object)
+        || ["the", "seeing", "hearing", "reading", "and", "or", "is", "was", "can", "of"]
+            .contains(&object);
     if whole_message
         && lower.split_whitespace().next().is_some_and(|w| SUBJECTLESS.contains(&w))
         && !reaction
@@ -3326,6 +3425,69 @@ mod tests {
     }
 
     #[test]
+    fn an_employer_is_a_name_where_the_words_could_mean_being_somewhere() {
+        let employer = |text: &str| keyed(text).filter(|k| k.1 == "employer").map(|k| k.2);
+        assert_eq!(employer("I've been at Google for five years."), Some("Works at Google".into()));
+        assert_eq!(employer("I just joined Stripe."), Some("Works at Stripe".into()));
+        assert_eq!(employer("I'm at the BBC now."), Some("Works at the BBC".into()));
+        assert_eq!(employer("I'm employed by the council."), Some("Works at the council".into()));
+        for somewhere in [
+            "I've been at the gym for two hours.",
+            "I've been at the dentist all morning.",
+            "I just joined a fire-fighting brigade.",
+            "I joined a travel club.",
+            "I'm at the office now.",
+        ] {
+            assert_eq!(employer(somewhere), None, "{somewhere}");
+        }
+    }
+
+    #[test]
+    fn a_reaction_to_the_conversation_is_no_taste() {
+        for reaction in [
+            "I love your turtles!",
+            "I really like how you painted the sky.",
+            "I love it when you make coconut milk ice cream.",
+            "Yeah, I love to",
+            "I'm loving it!",
+        ] {
+            assert!(contents(reaction).is_empty(), "{reaction}: {:?}", contents(reaction));
+        }
+        // A sentence opening with the noun is no taste with its "I" dropped.
+        let love = contents("Love and acceptance really can be found everywhere.");
+        assert!(!love.iter().any(|m| m.starts_with("Loves")), "{love:?}");
+        assert_eq!(keyed("I love hiking").map(|k| k.2), Some("Loves hiking".into()));
+        assert!(!contents("I really like how my Pixel's camera handles low light.").is_empty());
+        assert_eq!(
+            keyed("I hate it when people are late").map(|k| k.2),
+            Some("Dislikes it when people are late".into())
+        );
+    }
+
+    #[test]
+    fn a_subject_reaches_no_further_than_its_own_clause() {
+        // Past a dash and a clause with a subject of its own, "love" is a noun.
+        let parade = contents(
+            "I went to a pride parade last Friday and it was awesome - so much energy and love everywhere",
+        );
+        assert!(
+            !parade.iter().any(|m| m.contains("everywhere") && m.starts_with("Loves")),
+            "{parade:?}"
+        );
+        // In a relative clause, the verbs after "and" are the others'.
+        let around = contents("I'm much happier being around those who accept and love me");
+        assert!(!around.iter().any(|m| m.starts_with("Loves")), "{around:?}");
+        // "like" as in "as if" starts no taste.
+        let inspired = contents("I felt so inspired and like I got a new lease of life");
+        assert!(
+            !inspired.iter().any(|m| m.contains("likes") || m.starts_with("Likes")),
+            "{inspired:?}"
+        );
+        // A verb of the same subject still starts a statement of its own.
+        assert_eq!(contents("I have a dog and love cats"), ["User has a dog", "Loves cats"]);
+    }
+
+    #[test]
     fn it_in_a_clause_split_off_is_what_the_clause_before_named() {
         assert_eq!(
             contents("I have a dog and I walk it twice a day."),
@@ -3336,7 +3498,10 @@ mod tests {
                 .contains(&"User finds the guitar hard".to_owned())
         );
         // Nothing named with an article or a possessive, or several things: "it" stays.
-        assert!(contents("I moved to Leeds and I love it.").contains(&"User loves it".to_owned()));
+        assert!(
+            contents("I moved to Leeds and I find it charming.")
+                .contains(&"User finds it charming".to_owned())
+        );
         assert!(object_named("I bought a lamp, a rug and a chair").is_none());
     }
 

@@ -206,12 +206,21 @@ pub fn with_synonyms(mut terms: Vec<String>) -> Vec<String> {
     terms
 }
 
-/// The lexical terms of a query: lowercase words and numbers, stopwords removed, each once.
+/// The lexical terms of a query: lowercase words and numbers, stopwords and words of no topic
+/// ([`VAGUE_WORDS`], a classifier before "of") removed, each once.
 /// When every word is a stopword, all words are kept.
 pub fn query_terms(query: &str) -> Vec<String> {
     let all = words(query);
-    let mut terms: Vec<String> =
-        all.iter().filter(|w| !STOPWORDS.contains(&w.as_str())).cloned().collect();
+    let mut terms: Vec<String> = all
+        .iter()
+        .enumerate()
+        .filter(|(at, w)| {
+            let classifier = CLASSIFIERS.contains(&w.as_str())
+                && all.get(at + 1).is_some_and(|next| next == "of");
+            !STOPWORDS.contains(&w.as_str()) && !VAGUE_WORDS.contains(&w.as_str()) && !classifier
+        })
+        .map(|(_, w)| w.clone())
+        .collect();
     if terms.is_empty() {
         terms = all;
     }
@@ -290,6 +299,27 @@ pub fn modifiers(query: &str) -> Vec<(String, String)> {
     close_run(&mut run);
     pairs
 }
+
+/// Words that name no topic of their own: pro-forms ("something", "anyone") and, before
+/// "of", the classifier nouns of "what kind of X". A record sharing only such a word with a
+/// query shares nothing it asks about ("kind" also finds "sorted" through its synonym).
+const VAGUE_WORDS: &[&str] = &[
+    "something",
+    "anything",
+    "everything",
+    "someone",
+    "somebody",
+    "anyone",
+    "anybody",
+    "everyone",
+    "everybody",
+    "thing",
+    "things",
+    "stuff",
+];
+
+/// Nouns that only classify the noun after "of" ("what kind of books").
+const CLASSIFIERS: &[&str] = &["kind", "kinds", "sort", "sorts", "type", "types"];
 
 /// How much of its weight a query word that modifies a noun ([`modifiers`]) carries in a
 /// record that does not also hold that noun (or one of its synonyms).
@@ -1398,6 +1428,11 @@ mod tests {
             ["caroline", "painting"]
         );
         assert_eq!(query_terms("who is it"), ["who", "is", "it"]);
+        // Pro-forms and the classifier of "what kind of X" name no topic ("kind" would find
+        // "sorted" through its synonym); a type that is the topic stays.
+        assert_eq!(query_terms("What kind of books should you recommend?"), ["books", "recommend"]);
+        assert_eq!(query_terms("something to sip"), ["sip"]);
+        assert_eq!(query_terms("What's my blood type?"), ["blood", "type"]);
         assert!(query_terms("  ?! ").is_empty());
     }
 

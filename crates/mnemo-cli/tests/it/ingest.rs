@@ -132,6 +132,48 @@ fn what_the_user_said_is_rewritten_about_them_in_well_formed_english() {
 }
 
 #[test]
+fn being_somewhere_and_reacting_to_the_one_spoken_to_replace_no_employer_and_add_no_taste() {
+    // Where the user is for a while, a club they joined and praise of the other's things
+    // were written down as employers ("Works at the gym", superseding Shopify) and tastes
+    // ("Loves your turtles").
+    let env = Env::new();
+    let first = write_jsonl(
+        &env,
+        "a.jsonl",
+        &[serde_json::json!({"role": "user", "content": "I work at Shopify."})],
+    );
+    env.json(&["ingest", "--user", "u", "--session", "s1", &first]);
+    let second = write_jsonl(
+        &env,
+        "b.jsonl",
+        &[
+            serde_json::json!({"role": "user", "content": "I've been at the gym for two hours."}),
+            serde_json::json!({"role": "user", "content": "I just joined a travel club!"}),
+            serde_json::json!({"role": "user", "content": "I'm at the office now."}),
+            serde_json::json!({"role": "user", "content": "I love your turtles!"}),
+            serde_json::json!({"role": "user", "content": "I love hiking."}),
+        ],
+    );
+    env.json(&["ingest", "--user", "u", "--session", "s2", &second]);
+    let listed = env.json(&["list", "--user", "u"]);
+    let active: Vec<(String, String)> = listed["memories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["status"] == "active" && m["kind"] != "episodic")
+        .map(|m| {
+            let attribute = m["attribute"].as_str().unwrap_or_default().to_owned();
+            (attribute, m["content"].as_str().unwrap().to_owned())
+        })
+        .collect();
+    let employers: Vec<&String> =
+        active.iter().filter(|(a, _)| a == "employer").map(|(_, c)| c).collect();
+    assert_eq!(employers, ["Works at Shopify"], "{active:?}");
+    assert!(!active.iter().any(|(_, c)| c.contains("turtles")), "{active:?}");
+    assert!(active.iter().any(|(_, c)| c == "Loves hiking"), "{active:?}");
+}
+
+#[test]
 fn a_later_move_supersedes_the_old_home() {
     let env = Env::new();
     let first = write_jsonl(
