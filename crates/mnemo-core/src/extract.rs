@@ -266,6 +266,92 @@ fn with_it_as(clause: &str, thing: &str) -> String {
     out.join(" ")
 }
 
+/// Words that can end a clause whose verb was left out, leaning on what was said before ("I
+/// haven't", "I am as well", "I do too").
+const ELLIPTICAL: &[&str] = &[
+    "am",
+    "is",
+    "are",
+    "was",
+    "were",
+    "have",
+    "has",
+    "had",
+    "haven't",
+    "hasn't",
+    "hadn't",
+    "do",
+    "does",
+    "did",
+    "don't",
+    "doesn't",
+    "didn't",
+    "will",
+    "won't",
+    "would",
+    "wouldn't",
+    "can",
+    "can't",
+    "could",
+    "couldn't",
+    "should",
+    "shouldn't",
+    "not",
+    "as",
+    "well",
+    "too",
+    "so",
+    "also",
+    "either",
+    "neither",
+    "definitely",
+    "totally",
+    "really",
+    "sure",
+    "right",
+    "now",
+    "yet",
+];
+
+/// How a message marks the time since the last conversation ("since we last chatted", "it's
+/// been a while since we talked"): with nothing more in its clause, it is small talk.
+fn since_we_last_talked(words: &[&str]) -> bool {
+    let Some(since) = words.iter().position(|w| *w == "since") else { return false };
+    let before = &words[..since];
+    let opens = before.is_empty()
+        || matches!(before.first(), Some(&"been" | &"it's" | &"its"))
+            && before.len() <= 5
+            && before.iter().all(|w| {
+                matches!(
+                    *w,
+                    "been"
+                        | "it's"
+                        | "its"
+                        | "a"
+                        | "few"
+                        | "couple"
+                        | "of"
+                        | "while"
+                        | "days"
+                        | "weeks"
+                        | "long"
+                        | "time"
+                        | "some"
+                        | "little"
+                        | "bit"
+                )
+            });
+    let after = &words[since + 1..];
+    let talked = |w: &&str| {
+        matches!(*w, "chatted" | "talked" | "spoke" | "caught" | "messaged" | "texted" | "met")
+    };
+    opens
+        && after.iter().position(talked).is_some_and(|at| {
+            after.len() <= at + 2
+                && after[..at].iter().all(|w| ["we", "i", "last", "you"].contains(w))
+        })
+}
+
 /// First words of what a reaction is to, after "love", "like" or "enjoy": what was just said
 /// or shown ("it", "this", "how …"), the one spoken to and theirs ("you", "your turtles"),
 /// or someone there ("them", "me"). Such a clause reacts to the conversation; it states no
@@ -296,7 +382,18 @@ const REACTION_OBJECTS: &[&str] = &[
 /// one spoken to), or are a clause of their own ("like I got a new lease of life"), or nothing
 /// ("Yeah, I love to").
 fn reaction_to(object: &[&str]) -> bool {
-    let Some(&first) = object.first() else { return false };
+    // "I enjoy!": nothing named.
+    let Some(&first) = object.first() else { return true };
+    // "I'd love to hear more about it", "I'd love to help you": what the other said or is.
+    // Only the verb's own few words count: "I like to just take a look at the sunset - it
+    // reminds me …" is a taste.
+    let to_the_conversation = first == "to"
+        && object[1..].iter().take(4).any(|w| {
+            matches!(
+                w.trim_end_matches(['!', '.', ',', '?']),
+                "you" | "your" | "it" | "that" | "this" | "them" | "those" | "these"
+            )
+        });
     let of_others = first == "it"
         && object.get(1) == Some(&"when")
         && !object.iter().any(|w| w.starts_with("you"));
@@ -306,6 +403,7 @@ fn reaction_to(object: &[&str]) -> bool {
     (REACTION_OBJECTS.contains(&first) && !of_others && !of_own)
         || matches!(first, "i" | "i'm" | "i've")
         || (first == "to" && object.len() == 1)
+        || to_the_conversation
 }
 
 /// Verbs that, after "and" in a first-person clause, start a second statement with the same
@@ -413,6 +511,14 @@ fn described_until(lower: &str) -> Option<usize> {
         }
     }
     Some(first)
+}
+
+/// A keyed statement's content with the user's own words about themselves inside it said of
+/// the user ("Loves running my own studio" → "Loves running the user's own studio", "… the
+/// friends I have" → "… the friends the user has"), as in every statement rewritten about
+/// them.
+fn in_the_users_words(content: &str) -> String {
+    about_the_user_as(content, &We::Others)
 }
 
 /// Whether a value names an organisation: its first word (after a leading "the", as in "the
@@ -877,7 +983,7 @@ fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
             return Some(fact(
                 Kind::Semantic,
                 key("user", &format!("preference:{}|{}", pair[0], pair[1])),
-                format!("Prefers {a} over {b}"),
+                in_the_users_words(&format!("Prefers {a} over {b}")),
             ));
         }
         let thing = value(rest)?;
@@ -885,7 +991,7 @@ fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
         let lower = thing.to_ascii_lowercase();
         let of_the_assistant = crate::claims::ends_from_you(&lower) || lower.starts_with("your ");
         let kind = if of_the_assistant { Kind::Procedural } else { Kind::Semantic };
-        return Some(fact(kind, None, format!("Prefers {thing}")));
+        return Some(fact(kind, None, in_the_users_words(&format!("Prefers {thing}"))));
     }
     for (prefix, verb) in [
         ("i really like", "Likes"),
@@ -910,7 +1016,7 @@ fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
             return Some(fact(
                 Kind::Semantic,
                 key("user", &format!("likes:{t}")),
-                format!("{verb} {thing}"),
+                in_the_users_words(&format!("{verb} {thing}")),
             ));
         }
     }
@@ -1304,7 +1410,7 @@ fn bounded(lower: &str) -> bool {
 }
 
 /// A transient state: a first-person (or subjectless) sentence naming a future time.
-fn transient(sentence: &str, lower: &str, at: Timestamp) -> Option<Extracted> {
+fn transient(sentence: &str, lower: &str, at: Timestamp, we: &We) -> Option<Extracted> {
     let opening: Vec<&str> = lower.split_whitespace().take(4).collect();
     let subjectless =
         ["travelling", "traveling", "currently", "deadline", "right", "flying", "off"]
@@ -1360,7 +1466,9 @@ fn transient(sentence: &str, lower: &str, at: Timestamp) -> Option<Extracted> {
     Some(Extracted {
         kind: Kind::Semantic,
         key: attribute.map(|a| ("user".to_owned(), a.to_owned())),
-        content: capitalize(sentence),
+        // Said of the user, as every statement rewritten about them ("I'm in Lisbon until
+        // Friday" → "User is in Lisbon until Friday").
+        content: about_the_user_as(sentence, we),
         expires_at: Some(until),
         sensitive: false,
     })
@@ -1671,8 +1779,16 @@ fn life_event(words: &[&str]) -> bool {
 
 /// Set phrases that make a whole clause small talk however it goes on ("never mind, that
 /// didn't work", "sorry for the typos, on my phone").
-const OPENING_FORMULAE: &[&str] =
-    &["never mind", "nevermind", "nvm", "sorry for", "sorry about", "apologies for"];
+const OPENING_FORMULAE: &[&str] = &[
+    "never mind",
+    "nevermind",
+    "nvm",
+    "sorry for",
+    "sorry about",
+    "apologies for",
+    "sorry i missed",
+    "sorry we missed",
+];
 
 /// Whether a clause is passing small talk: a set phrase ("my bad"), a feeling opener
 /// ("I think…", "I hope…"), or a passing state ("I'm starving lol", "I'm a bit bored
@@ -1711,8 +1827,22 @@ fn small_talk(lower: &str) -> bool {
     // "I love your turtles", "I really like how you did that": a reaction, not a taste.
     let opening: Vec<&str> = opener.split_whitespace().collect();
     if let ["i", "love" | "like" | "enjoy" | "adore" | "loved" | "liked" | "enjoyed", object @ ..]
+    | ["i", "would", "love" | "like", object @ ..]
+    | ["i'd", "love" | "like", object @ ..]
     | ["i'm" | "im", "loving" | "enjoying", object @ ..] = opening.as_slice()
         && reaction_to(object)
+    {
+        return true;
+    }
+    if since_we_last_talked(&words) {
+        return true;
+    }
+    // "I haven't", "I am as well", "I do too": an answer that leans on what was said before
+    // and says nothing alone.
+    if let [subject, rest @ ..] = opening.as_slice()
+        && matches!(*subject, "i" | "i'm" | "i've" | "i'd" | "i'll" | "we" | "we're" | "we've")
+        && !rest.is_empty()
+        && rest.iter().all(|w| ELLIPTICAL.contains(w))
     {
         return true;
     }
@@ -2297,6 +2427,12 @@ fn third_person(verb: &str) -> String {
     if !ascii
         || UNCHANGED_VERBS.contains(&lower.as_str())
         || crate::claims::IRREGULAR_PAST.contains(&lower.as_str())
+        // "retook", "overslept", "undertook", "mistook", "rebuilt": a prefixed irregular past.
+        || ["re", "over", "under", "mis", "out", "with", "fore"].iter().any(|prefix| {
+            lower.strip_prefix(prefix).is_some_and(|rest| {
+                rest.len() > 2 && crate::claims::IRREGULAR_PAST.contains(&rest)
+            })
+        })
         || lower.ends_with("ed")
         || lower.len() < 2
     {
@@ -2667,6 +2803,18 @@ fn from_clause(
 ) -> Option<Extracted> {
     let mut s = clause;
     let mut lower = s.to_ascii_lowercase();
+    // "Hey Tim, sorry I missed you": a greeting and the name of the one greeted, up to the
+    // comma, say nothing about the user; what follows is read alone.
+    let greeted = lower.split_whitespace().next().is_some_and(|w| {
+        matches!(w.trim_end_matches([',', '!']), "hey" | "hi" | "hello" | "hiya" | "heya")
+    });
+    if greeted
+        && let Some(comma) = lower.find(',')
+        && lower[..comma].split_whitespace().count() <= 3
+    {
+        s = s[comma + 1..].trim_start();
+        lower = s.to_ascii_lowercase();
+    }
     // "And I'm learning Portuguese", "So we moved": a conjunction joining the sentence to
     // the one before says nothing about the user.
     for conjunction in ["and", "but", "so", "plus"] {
@@ -2759,14 +2907,17 @@ fn from_clause(
         && !reaction
         && !question
     {
-        with_subject = format!("I {s}");
+        // "Love hiking" → "I love hiking": the verb is no longer the sentence's first word.
+        let mut verb = s.chars();
+        let first = verb.next().map(|c| c.to_lowercase().to_string()).unwrap_or_default();
+        with_subject = format!("I {first}{}", verb.as_str());
         s = &with_subject;
         lower = s.to_ascii_lowercase();
     }
     // "Since the move I'm on Eastern time": a keyed statement after a leading phrase of time.
     let found = statement(s, at)
         .or_else(|| after_a_leading_adverbial(s).and_then(|rest| statement(rest, at)))
-        .or_else(|| transient(s, &lower, at))
+        .or_else(|| transient(s, &lower, at, &around.we))
         .or_else(|| style_directive(s, &lower))
         .or_else(|| durable_statement(s, &lower, discloses || explicit, whole_message, around))
         .or_else(|| workplace_fact(s, &lower, whole_message));
@@ -3273,6 +3424,8 @@ mod tests {
         assert_eq!(about_the_user("I did the course in 2020"), "User did the course in 2020");
         for (said, rewritten) in [
             ("I meant Thursday", "User meant Thursday"),
+            ("I retook the test", "User retook the test"),
+            ("I overslept again", "User overslept again"),
             ("I broke my wrist skiing", "User broke the user's wrist skiing"),
             ("I slept badly", "User slept badly"),
             ("I spoke to my landlord", "User spoke to the user's landlord"),
@@ -3450,6 +3603,16 @@ mod tests {
             "I love it when you make coconut milk ice cream.",
             "Yeah, I love to",
             "I'm loving it!",
+            "I'd love that!",
+            "I would love that.",
+            "I haven't.",
+            "I am as well.",
+            "I do too!",
+            "Hey Tim, sorry I missed you.",
+            "Hi Maria, since we last chatted",
+            "It's been a couple days since we last talked!",
+            "I'd love to hear more about it.",
+            "I can't right now.",
         ] {
             assert!(contents(reaction).is_empty(), "{reaction}: {:?}", contents(reaction));
         }
@@ -3458,10 +3621,32 @@ mod tests {
         assert!(!love.iter().any(|m| m.starts_with("Loves")), "{love:?}");
         assert_eq!(keyed("I love hiking").map(|k| k.2), Some("Loves hiking".into()));
         assert!(!contents("I really like how my Pixel's camera handles low light.").is_empty());
+        assert!(!contents("I love to cook.").is_empty());
+        // What was done since is said.
+        assert!(!contents("Since we last spoke I went to a community meeting.").is_empty());
         assert_eq!(
             keyed("I hate it when people are late").map(|k| k.2),
             Some("Dislikes it when people are late".into())
         );
+    }
+
+    #[test]
+    fn a_taste_speaks_of_the_user_as_every_rewritten_statement_does() {
+        let content = |text: &str| keyed(text).map(|k| k.2);
+        assert_eq!(
+            content("I love running my own studio"),
+            Some("Loves running the user's own studio".into())
+        );
+        assert_eq!(
+            content("I love spending time with the friends I have"),
+            Some("Loves spending time with the friends the user has".into())
+        );
+        assert_eq!(
+            content("I prefer my coffee black"),
+            Some("Prefers the user's coffee black".into())
+        );
+        // A message that opens with the verb, its "I" dropped.
+        assert_eq!(contents("Love hiking!"), ["Loves hiking"]);
     }
 
     #[test]

@@ -102,8 +102,8 @@ fn ingest_keeps_turns_redacts_secrets_and_extracts_user_facts() {
 
 #[test]
 fn what_the_user_said_is_rewritten_about_them_in_well_formed_english() {
-    // Irregular pasts, an adverb before the verb and spoken contractions, each said in the
-    // first person; "I bet" and thanks are small talk.
+    // Irregular pasts (a prefixed one too), an adverb before the verb and spoken
+    // contractions, each said in the first person; "I bet" and thanks are small talk.
     let env = Env::new();
     let file = write_jsonl(
         &env,
@@ -114,6 +114,10 @@ fn what_the_user_said_is_rewritten_about_them_in_well_formed_english() {
             serde_json::json!({"role": "user", "content": "I first watched Severance three years ago and I wanna start a podcast about it."}),
             serde_json::json!({"role": "user", "content": "I bet they'll love that."}),
             serde_json::json!({"role": "user", "content": "I really appreciate your help!"}),
+            serde_json::json!({"role": "user", "content": "I'm going to a conference in Lisbon next month."}),
+            serde_json::json!({"role": "user", "content": "I retook the aptitude test last week and passed."}),
+            serde_json::json!({"role": "user", "content": "I haven't."}),
+            serde_json::json!({"role": "user", "content": "Hey Tim, sorry I missed you!"}),
         ],
     );
     let out = env.json(&["ingest", "--user", "u", "--session", "s1", &file]);
@@ -123,10 +127,20 @@ fn what_the_user_said_is_rewritten_about_them_in_well_formed_english() {
         .iter()
         .map(|c| c["content"].as_str().unwrap().to_owned())
         .collect();
-    for wrong in ["meants", "brokes", "firsts", "wannas", "bets", "appreciates"] {
+    for wrong in ["meants", "brokes", "firsts", "wannas", "bets", "appreciates", "retooks"] {
         assert!(!proposed.iter().any(|p| p.split_whitespace().any(|w| w == wrong)), "{proposed:?}");
     }
-    for right in ["User broke", "User first watched", "wants to start a podcast"] {
+    // A statement of a time is said of the user too; answers leaning on what was said before,
+    // and greetings, are small talk.
+    assert!(!proposed.iter().any(|p| p.starts_with("I ") || p.starts_with("I'm")), "{proposed:?}");
+    assert!(!proposed.iter().any(|p| p.contains("hasn't") || p.contains("missed")), "{proposed:?}");
+    for right in [
+        "User broke",
+        "User first watched",
+        "wants to start a podcast",
+        "User is going to a conference in Lisbon next month",
+        "User retook the aptitude test",
+    ] {
         assert!(proposed.iter().any(|p| p.contains(right)), "{right}: {proposed:?}");
     }
 }
