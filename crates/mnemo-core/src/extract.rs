@@ -450,9 +450,9 @@ fn with_elided_subject(clause: &str) -> Vec<String> {
             let mut following = rest.split_whitespace();
             let verb = following.next().unwrap_or_default();
             // "and like I got …": "like" as in "as if", before a clause of its own.
-            let clause_follows = following.next().is_some_and(|w| {
-                matches!(w, "i" | "i'm" | "i've" | "we" | "he" | "she" | "they" | "it")
-            });
+            let clause_follows = following
+                .next()
+                .is_some_and(|w| matches!(w, "i" | "i'm" | "i've" | "we" | "he" | "she" | "they"));
             let in_relative = relative.is_some_and(|r| lower[..k].split_whitespace().count() > r);
             if SHARED_SUBJECT_VERBS.contains(&verb) && !clause_follows && !in_relative {
                 let first = clause[..k].trim().to_owned();
@@ -3670,6 +3670,8 @@ mod tests {
         );
         // A verb of the same subject still starts a statement of its own.
         assert_eq!(contents("I have a dog and love cats"), ["User has a dog", "Loves cats"]);
+        // "it" after the verb is its object, here the thing the clause before named.
+        assert_eq!(contents("I got a puppy and love it"), ["User got a puppy", "Loves the puppy"]);
     }
 
     #[test]
