@@ -304,9 +304,6 @@ const ELLIPTICAL: &[&str] = &[
     "also",
     "either",
     "neither",
-    "definitely",
-    "totally",
-    "really",
     "sure",
     "right",
     "now",
@@ -434,10 +431,14 @@ fn with_elided_subject(clause: &str) -> Vec<String> {
     // The subject reaches only so far: not past a dash or a semicolon, nor past an "and"
     // that brings in a subject of its own ("… and it was awesome - so much energy and love
     // everywhere"), nor into a relative clause ("those who accept and love me").
+    let another_subject = lower.match_indices(" and ").map(|(at, _)| at).find(|&at| {
+        let next = lower[at + 5..].split_whitespace().next().unwrap_or_default();
+        OTHER_SUBJECTS.contains(&next)
+    });
     let scope = [" - ", " \u{2013} ", " \u{2014} ", "; ", ": "]
         .iter()
         .filter_map(|b| lower.find(b))
-        .chain(OTHER_SUBJECTS.iter().filter_map(|s| lower.find(&format!(" and {s} "))))
+        .chain(another_subject)
         .min()
         .unwrap_or(lower.len());
     let relative = lower[..scope]
@@ -1805,18 +1806,26 @@ fn small_talk(lower: &str) -> bool {
     {
         return true;
     }
-    // "I really appreciate it", "I totally agree": read past the adverbs after "I".
-    let opener: std::borrow::Cow<'_, str> = match words.split_first() {
-        Some((&"i", rest)) if rest.first().is_some_and(|w| is_adverb(w)) => {
-            let verb_at = rest.iter().position(|w| !is_adverb(w)).unwrap_or(rest.len());
+    // The clause's first word, and the words after it past any adverbs ("I really like …",
+    // "I totally agree"), which the openers below are read from.
+    let (subject, after_adverbs): (&str, &[&str]) = match words.split_first() {
+        Some((first, rest)) => {
+            (first, &rest[rest.iter().position(|w| !is_adverb(w)).unwrap_or(rest.len())..])
+        }
+        None => ("", &[]),
+    };
+    // "I really appreciate it": the opener without the adverbs after "I", built only when
+    // some follow it.
+    let opener: std::borrow::Cow<'_, str> =
+        if subject == "i" && after_adverbs.len() + 1 < words.len() {
             std::iter::once("i")
-                .chain(rest[verb_at..].iter().copied())
+                .chain(after_adverbs.iter().copied())
                 .collect::<Vec<_>>()
                 .join(" ")
                 .into()
-        }
-        _ => plain.as_str().into(),
-    };
+        } else {
+            plain.as_str().into()
+        };
     if (FEELINGS.iter().any(|f| starts_with_word(lower, f.trim_end()))
         || AGREEING_AND_THANKING.iter().any(|f| starts_with_word(&opener, f)))
         && !life_event(&words)
@@ -1825,11 +1834,10 @@ fn small_talk(lower: &str) -> bool {
         return true;
     }
     // "I love your turtles", "I really like how you did that": a reaction, not a taste.
-    let opening: Vec<&str> = opener.split_whitespace().collect();
-    if let ["i", "love" | "like" | "enjoy" | "adore" | "loved" | "liked" | "enjoyed", object @ ..]
-    | ["i", "would", "love" | "like", object @ ..]
-    | ["i'd", "love" | "like", object @ ..]
-    | ["i'm" | "im", "loving" | "enjoying", object @ ..] = opening.as_slice()
+    if let ("i", ["love" | "like" | "enjoy" | "adore" | "loved" | "liked" | "enjoyed", object @ ..])
+    | ("i", ["would", "love" | "like", object @ ..])
+    | ("i'd", ["love" | "like", object @ ..])
+    | ("i'm" | "im", ["loving" | "enjoying", object @ ..]) = (subject, after_adverbs)
         && reaction_to(object)
     {
         return true;
@@ -1839,10 +1847,9 @@ fn small_talk(lower: &str) -> bool {
     }
     // "I haven't", "I am as well", "I do too": an answer that leans on what was said before
     // and says nothing alone.
-    if let [subject, rest @ ..] = opening.as_slice()
-        && matches!(*subject, "i" | "i'm" | "i've" | "i'd" | "i'll" | "we" | "we're" | "we've")
-        && !rest.is_empty()
-        && rest.iter().all(|w| ELLIPTICAL.contains(w))
+    if matches!(subject, "i" | "i'm" | "i've" | "i'd" | "i'll" | "we" | "we're" | "we've")
+        && words.len() > 1
+        && after_adverbs.iter().all(|w| ELLIPTICAL.contains(w) || is_adverb(w))
     {
         return true;
     }
