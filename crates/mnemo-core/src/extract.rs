@@ -707,6 +707,10 @@ fn more_keyed(sentence: &str, l: &str) -> Option<Extracted> {
 }
 
 /// Words a sentence about the user or their household starts with.
+/// Words by which a speaker speaks of themselves.
+const FIRST_PERSON_WORDS: &[&str] =
+    &["i", "i'm", "i've", "i'd", "i'll", "me", "my", "mine", "we", "we're", "we've", "us", "our"];
+
 const FIRST_PERSON_SUBJECTS: [&str; 8] = ["i", "i'm", "i've", "i'd", "my", "we", "we're", "our"];
 
 /// A place without the time phrase that followed it ("Austin last month" is Austin).
@@ -1778,6 +1782,94 @@ fn life_event(words: &[&str]) -> bool {
     matches!(words, ["i", "was", participle, ..] if LIFE_EVENTS.contains(participle))
 }
 
+/// Verbs of what one does next in a conversation or a day ("I'll try", "I'm going to grab
+/// lunch"), not of plans worth remembering.
+const NEXT_MOVES: &[&str] = &[
+    "try", "check", "look", "grab", "head", "think", "let", "ask", "wait", "sleep", "call", "text",
+];
+
+/// Words of a time that make an intention a plan ("I'll go to Japan next year", "I'm going
+/// to make it for my family this weekend").
+const PLAN_TIMES: &[&str] = &[
+    "tomorrow",
+    "week",
+    "weekend",
+    "month",
+    "year",
+    "summer",
+    "winter",
+    "spring",
+    "autumn",
+    "fall",
+    "holiday",
+    "holidays",
+    "christmas",
+    "tonight",
+    "today",
+];
+
+/// Whether a clause only says what the speaker will do next ("I'll try that", "I'll take the
+/// blue one", "I'm going to grab lunch", "I'll check it out later", "I'll let you know"): an
+/// intention about the conversation's thing, for now or later, or a short next move, with no
+/// time that makes it a plan. Plans ("I'll start at Google in May", "I'm going to learn
+/// Spanish", "I'm going to a conference this month") and resolutions ("I will never eat meat
+/// again") are not.
+fn momentary_intention(words: &[&str]) -> bool {
+    let (rest, going): (&[&str], bool) = match words {
+        ["i'll" | "ill", rest @ ..] | ["i", "will" | "shall", rest @ ..] => (rest, false),
+        ["let", "me", rest @ ..] => (rest, false),
+        ["i'm" | "im", "going", "to", rest @ ..]
+        | ["i", "am", "going", "to", rest @ ..]
+        | ["i'm" | "im", "gonna", rest @ ..] => (rest, true),
+        _ => return false,
+    };
+    let lasting = ["never", "always", "ever", "forever", "definitely"];
+    if rest.iter().any(|w| lasting.contains(w) || PLAN_TIMES.contains(w))
+        || rest.iter().any(|w| crate::claims::weekday(w, false).is_some() || month_named(w))
+    {
+        return false;
+    }
+    let verb_at = rest.iter().position(|w| !is_adverb(w)).unwrap_or(rest.len());
+    let Some((verb, after)) = rest[verb_at..].split_first() else {
+        return false;
+    };
+    // "going to a conference": a place, not a verb.
+    let determiners = ["a", "an", "the", "my", "our", "his", "her", "their", "this", "that"];
+    if going && determiners.contains(verb) {
+        return false;
+    }
+    // "I'll try that", "I'll think about it", "I'll let you know", "the blue one".
+    // A demonstrative before a noun ("that little guy") points at nothing by itself.
+    let pointer_at = |i: usize| {
+        after.get(i).is_some_and(|w| {
+            ["it", "them", "you"].contains(w)
+                || (["that", "this", "these", "those"].contains(w)
+                    && after.get(i + 1).is_none_or(|next| {
+                        is_particle(next) || is_adverb(next) || ["in", "back", "off"].contains(next)
+                    }))
+        })
+    };
+    let pointing = pointer_at(0)
+        || (after.first().is_some_and(|w| is_particle(w)) && pointer_at(1))
+        || after.last().is_some_and(|w| matches!(*w, "one" | "ones"));
+    // "from now on" is a standing change, not a moment.
+    let soon = after.iter().any(|w| ["now", "later", "asap"].contains(w))
+        && !after.windows(2).any(|pair| pair == ["from", "now"]);
+    let short_move = NEXT_MOVES.contains(verb) && after.len() <= 3;
+    pointing || soon || short_move
+}
+
+/// Whether a word is a month's name.
+fn month_named(word: &str) -> bool {
+    crate::retrieval::MONTH_NAMES.iter().any(|m| m.eq_ignore_ascii_case(word))
+}
+
+/// Prepositions and particles that come between a verb and its object ("think about it",
+/// "check out this").
+fn is_particle(word: &str) -> bool {
+    ["about", "of", "at", "on", "out", "into", "with", "to", "over", "up", "for"].contains(&word)
+}
+
 /// Set phrases that make a whole clause small talk however it goes on ("never mind, that
 /// didn't work", "sorry for the typos, on my phone").
 const OPENING_FORMULAE: &[&str] = &[
@@ -1850,6 +1942,27 @@ fn small_talk(lower: &str) -> bool {
     if matches!(subject, "i" | "i'm" | "i've" | "i'd" | "i'll" | "we" | "we're" | "we've")
         && words.len() > 1
         && after_adverbs.iter().all(|w| ELLIPTICAL.contains(w) || is_adverb(w))
+    {
+        return true;
+    }
+    if momentary_intention(&words) {
+        return true;
+    }
+    // "I tried that already and it didn't work", "I've done this before": what the speaker
+    // did to the conversation's thing, which says nothing alone.
+    if matches!(subject, "i" | "i've" | "we" | "we've")
+        && let [_verb, "that" | "this", rest @ ..] = after_adverbs
+        && rest.first().is_none_or(|next| {
+            is_particle(next)
+                || is_adverb(next)
+                || ["and", "but", "already", "before", "yet", "too", "though"].contains(next)
+        })
+    {
+        return true;
+    }
+    // "Thanks for your support": thanks with nothing of the speaker's own said.
+    if matches!(subject, "thanks" | "thank" | "thx" | "cheers")
+        && !words.iter().any(|w| FIRST_PERSON_WORDS.contains(w))
     {
         return true;
     }
@@ -2799,6 +2912,176 @@ fn after_a_leading_adverbial(sentence: &str) -> Option<&str> {
     None
 }
 
+/// Words that open a clause only to join it to the conversation: interjections and
+/// discourse markers ("Oh and I hate coriander", "Honestly I've never liked Python", "btw
+/// I'm off next week", "Anyway, my team uses GitHub Actions").
+const DISCOURSE_OPENERS: &[&str] = &[
+    "oh",
+    "ah",
+    "and",
+    "but",
+    "so",
+    "plus",
+    "also",
+    "well",
+    "anyway",
+    "anyways",
+    "btw",
+    "ok",
+    "okay",
+    "yeah",
+    "yes",
+    "yep",
+    "honestly",
+    "basically",
+    "fyi",
+    "um",
+    "uh",
+    "hmm",
+    "alright",
+    "tbh",
+    "lol",
+    "haha",
+    "oops",
+    "anyhow",
+    "incidentally",
+];
+
+/// Phrases of several words that do the same ("by the way", "to be honest").
+const DISCOURSE_PHRASES: &[&str] =
+    &["by the way", "to be honest", "on another note", "on a side note", "for what it's worth"];
+
+/// Openers that hedge a statement of the user's own ("I guess I'm more of a visual
+/// learner", "I think my sister is moving to Leeds"): what follows is the statement.
+const HEDGES: &[&str] = &[
+    "i think",
+    "i guess",
+    "i suppose",
+    "i believe",
+    "i reckon",
+    "i feel like",
+    "i'd say",
+    "i'm pretty sure",
+    "i'm fairly sure",
+    "i'm sure",
+];
+
+/// The clause past the discourse markers that open it ([`DISCOURSE_OPENERS`]), a short
+/// lead-in before a colon ("before that: I mostly write Go") and a hedge over a statement of
+/// the user's own ([`HEDGES`]), when what remains speaks of the user or asks something of the
+/// assistant ("please…"), or the markers were set off by a comma ("Well, the meeting
+/// moved"). Otherwise the clause as it was.
+fn past_discourse_openers(clause: &str) -> &str {
+    let of_the_user = |rest: &str| {
+        let lower = rest.to_ascii_lowercase().replace('\u{2019}', "'");
+        FIRST_PERSON_SUBJECTS.iter().any(|p| starts_with_word(&lower, p))
+            || ["please", "we'll", "we've"].iter().any(|p| starts_with_word(&lower, p))
+    };
+    let mut rest = clause.trim_start();
+    let mut set_off = false;
+    loop {
+        let lower = rest.to_ascii_lowercase();
+        let phrase =
+            DISCOURSE_PHRASES.iter().find(|p| starts_with_word(&lower, p)).map(|p| p.len());
+        let word = lower.split_whitespace().next().unwrap_or_default();
+        let bare = word.trim_end_matches([',', '!', '.', ';', '\u{2026}']);
+        let marker = phrase.or_else(|| DISCOURSE_OPENERS.contains(&bare).then_some(bare.len()));
+        // "Yeah, Caroline, they're some of my fave memories": the one spoken to, named
+        // after a marker.
+        let first = rest.split_whitespace().next().unwrap_or_default();
+        let vocative = (rest.len() < clause.trim_start().len()
+            && first.ends_with(',')
+            && first.len() > 2
+            && first.chars().next().is_some_and(char::is_uppercase)
+            && first[1..first.len() - 1].chars().all(char::is_lowercase))
+        .then(|| first.len() - 1);
+        let Some(len) = marker.or(vocative) else { break };
+        let after = rest[len..].trim_start_matches([',', '!', '.', ';', '\u{2026}', '-']);
+        set_off = after.len() < rest[len..].len();
+        let after = after.trim_start();
+        if after.is_empty() {
+            break;
+        }
+        rest = after;
+    }
+    // "before that: I mostly write backend services in Go".
+    if let Some(colon) = rest.find(':')
+        && rest[..colon].split_whitespace().count() <= 4
+        && of_the_user(rest[colon + 1..].trim_start())
+    {
+        rest = rest[colon + 1..].trim_start();
+    }
+    let lower = rest.to_ascii_lowercase();
+    // Its length as written, with a straight or a curly apostrophe.
+    let hedge = HEDGES.iter().find_map(|h| {
+        let curly = h.replace('\'', "\u{2019}");
+        if starts_with_word(&lower, h) {
+            Some(h.len())
+        } else {
+            starts_with_word(&lower, &curly).then_some(curly.len())
+        }
+    });
+    if let Some(hedge) = hedge {
+        let after = rest[hedge..].trim_start_matches([',', ' ']);
+        let after = match after.get(..5) {
+            Some(that) if that.eq_ignore_ascii_case("that ") => &after[5..],
+            _ => after,
+        };
+        if of_the_user(after) {
+            return after;
+        }
+    }
+    if rest.len() < clause.trim_start().len() && (set_off || of_the_user(rest)) {
+        rest
+    } else {
+        clause
+    }
+}
+
+/// Tags that close a clause by commenting on it rather than saying more ("lol", ", if that
+/// matters", ", just so you know").
+const CLOSING_TAGS: &[&str] = &[
+    "lol",
+    "lmao",
+    "haha",
+    "hahaha",
+    "rofl",
+    ":)",
+    ":-)",
+    ":d",
+    "xd",
+    "if that matters",
+    "if that helps",
+    "if it matters",
+    "if it helps",
+    "just so you know",
+    "fyi",
+    "tbh",
+    "honestly",
+    "btw",
+    "for what it's worth",
+    "for context",
+];
+
+/// The clause without the tags that close it ([`CLOSING_TAGS`]): "so mornings are chaos lol"
+/// → "so mornings are chaos".
+fn without_closing_tags(clause: &str) -> &str {
+    let mut rest = clause.trim_end();
+    loop {
+        let bare = rest.trim_end_matches(['.', '!', ',', '?', ' ']);
+        let lower = bare.to_ascii_lowercase();
+        let Some(tag) = CLOSING_TAGS.iter().find(|t| {
+            lower.ends_with(*t)
+                && lower[..lower.len() - t.len()].ends_with([' ', ','])
+                && lower.len() > t.len() + 1
+        }) else {
+            break;
+        };
+        rest = bare[..bare.len() - tag.len()].trim_end_matches([',', ' ', '-']);
+    }
+    if rest.len() < clause.trim_end().len() { rest } else { clause }
+}
+
 /// What one clause says about the user, if anything.
 fn from_clause(
     clause: &str,
@@ -2822,15 +3105,13 @@ fn from_clause(
         s = s[comma + 1..].trim_start();
         lower = s.to_ascii_lowercase();
     }
-    // "And I'm learning Portuguese", "So we moved": a conjunction joining the sentence to
-    // the one before says nothing about the user.
-    for conjunction in ["and", "but", "so", "plus"] {
-        let rest = lower.strip_prefix(conjunction).and_then(|r| r.strip_prefix(' '));
-        if rest.is_some_and(|r| FIRST_PERSON_SUBJECTS.iter().any(|p| starts_with_word(r, p))) {
-            s = s[conjunction.len()..].trim_start();
-            lower = s.to_ascii_lowercase();
-            break;
-        }
+    // "And I'm learning Portuguese", "Oh also, please don't…", "I guess I'm a visual
+    // learner": words that join the clause to the conversation or hedge it say nothing about
+    // the user.
+    let opened = past_discourse_openers(s);
+    if opened.len() < s.len() {
+        s = opened;
+        lower = s.to_ascii_lowercase();
     }
     // "I just moved", "I recently started": an adverb between the subject and its verb
     // changes nothing the sentence says about the user.
@@ -2890,9 +3171,17 @@ fn from_clause(
         if starts_with_word(&lower, prefix.trim_end_matches([',', ':'])) {
             s = s[prefix.trim_end_matches([',', ':']).len()..]
                 .trim_start_matches([',', ':', ' ', '-']);
+            s = past_discourse_openers(s);
             lower = s.to_ascii_lowercase();
             break;
         }
+    }
+    // "… so mornings are chaos lol", "I'm on a 2019 MacBook Pro, if that matters": a tag
+    // that comments on what was said is not part of it.
+    let untagged = without_closing_tags(s);
+    if untagged.len() < s.len() {
+        s = untagged;
+        lower = s.to_ascii_lowercase();
     }
     // A sentence that held a secret is not worth keeping once the secret is gone.
     if s.is_empty() || s.contains(crate::screen::REDACTED) {
@@ -3679,6 +3968,73 @@ mod tests {
         assert_eq!(contents("I have a dog and love cats"), ["User has a dog", "Loves cats"]);
         // "it" after the verb is its object, here the thing the clause before named.
         assert_eq!(contents("I got a puppy and love it"), ["User got a puppy", "Loves the puppy"]);
+    }
+
+    #[test]
+    fn words_that_join_a_clause_to_the_talk_or_hedge_it_are_not_what_the_user_says() {
+        let cases: &[(&str, &[&str])] = &[
+            ("Oh and I hate coriander.", &["Dislikes coriander"]),
+            ("Honestly I've never liked Python much", &["User has never liked Python much"]),
+            ("btw I'm a nurse", &["Works as nurse"]),
+            ("Well, I guess I'm more of a visual learner", &["User is more of a visual learner"]),
+            ("I think my sister is moving to Leeds.", &["User's sister is moving to Leeds"]),
+            (
+                "Actually, before that: I mostly write backend services in Go at work.",
+                &["User mostly writes backend services in Go at work"],
+            ),
+            (
+                "Oh also, please don't use unwrap in examples",
+                &["Please don't use unwrap in examples"],
+            ),
+            ("Yeah, Caroline, they're some of my fave memories", &["They're some of the user's"]),
+            // A tag that comments on what was said is not part of it.
+            (
+                "My daughter just started kindergarten, so mornings are chaos lol",
+                &["User's daughter just started kindergarten, so mornings are chaos"],
+            ),
+            ("I'm on a 2019 MacBook Pro, if that matters.", &["User is on a 2019 MacBook Pro"]),
+        ];
+        for (text, expected) in cases {
+            let found = contents(text);
+            assert_eq!(found.len(), expected.len(), "{text:?} gave {found:?}");
+            for (memory, start) in found.iter().zip(expected.iter()) {
+                assert!(memory.starts_with(start), "{text:?} gave {found:?}");
+            }
+        }
+        // A hedge over something that is not the user's own stays small talk.
+        for text in
+            ["So I think the problem is in the parser module.", "I guess the meeting moved."]
+        {
+            assert_eq!(contents(text), Vec::<String>::new(), "{text:?}");
+        }
+        // Thanks, with nothing of the user's own.
+        assert_eq!(contents("Thanks for your support!"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn what_the_user_will_do_next_in_the_talk_is_no_memory_but_a_plan_is() {
+        for text in [
+            "I'll try that.",
+            "I'll take the blue one.",
+            "I'm going to grab lunch.",
+            "I'll check it out later.",
+            "I'll let you know.",
+            "I'm gonna give it a shot and see how it goes",
+            "I'll keep that in mind.",
+            "Yeah I tried that already and it didn't work.",
+        ] {
+            assert_eq!(contents(text), Vec::<String>::new(), "{text:?}");
+        }
+        for text in [
+            "I'm going to learn Spanish.",
+            "I will never eat meat again.",
+            "I'm going to a conference this month.",
+            "I'll start my new job at Google in May.",
+            "I'll cherish that little guy with all my heart",
+            "I'll write down my favourite recipes from now on",
+        ] {
+            assert_eq!(contents(text).len(), 1, "{text:?} gave {:?}", contents(text));
+        }
     }
 
     #[test]
