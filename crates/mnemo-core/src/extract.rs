@@ -707,10 +707,6 @@ fn more_keyed(sentence: &str, l: &str) -> Option<Extracted> {
 }
 
 /// Words a sentence about the user or their household starts with.
-/// Words by which a speaker speaks of themselves.
-const FIRST_PERSON_WORDS: &[&str] =
-    &["i", "i'm", "i've", "i'd", "i'll", "me", "my", "mine", "we", "we're", "we've", "us", "our"];
-
 const FIRST_PERSON_SUBJECTS: [&str; 8] = ["i", "i'm", "i've", "i'd", "my", "we", "we're", "our"];
 
 /// A place without the time phrase that followed it ("Austin last month" is Austin).
@@ -1059,7 +1055,7 @@ fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
             && l.split_whitespace().nth(1).is_some_and(|w| DIRECTIVE_VERBS.contains(&w)))
         || ((first == "always" || first == "never")
             && l.split_whitespace().nth(1).is_some_and(|w| DIRECTIVE_VERBS.contains(&w)));
-    if imperative && STANDING.iter().any(|s| l.contains(s)) {
+    if imperative && STANDING.iter().any(|s| l.contains(s)) && !encouragement(l) {
         return Some(fact(Kind::Procedural, None, capitalize(sentence)));
     }
     None
@@ -1514,6 +1510,8 @@ const FEELINGS: &[&str] = &[
     "i just ",
     "i was ",
     "i'm not sure",
+    "i'm sure",
+    "i meant",
     "i'm sorry",
     "i'm doing well",
     "i'm doing good",
@@ -1960,9 +1958,14 @@ fn small_talk(lower: &str) -> bool {
     {
         return true;
     }
-    // "Thanks for your support": thanks with nothing of the speaker's own said.
+    // "I'm always here for you": support offered to the one spoken to.
+    if words.windows(3).any(|w| matches!(w, ["here" | "there", "for", "you"])) {
+        return true;
+    }
+    // "Thanks for your support", "Thanks for letting me join": thanks with nothing said of
+    // the speaker's own.
     if matches!(subject, "thanks" | "thank" | "thx" | "cheers")
-        && !words.iter().any(|w| FIRST_PERSON_WORDS.contains(w))
+        && !words.iter().any(|w| FIRST_PERSON_SUBJECTS.contains(w))
     {
         return true;
     }
@@ -2138,7 +2141,11 @@ fn style_directive(sentence: &str, lower: &str) -> Option<Extracted> {
     let task = ["me", "my", "a", "an", "this", "that", "the"].contains(&second)
         && !["always", "never", "don't", "keep"].contains(&first)
         && !how_to_answer_me;
-    if ONE_OFF_VERBS.contains(&first) || task || MOMENTARY.iter().any(|m| lower.contains(m)) {
+    if ONE_OFF_VERBS.contains(&first)
+        || task
+        || MOMENTARY.iter().any(|m| lower.contains(m))
+        || encouragement(lower)
+    {
         return None;
     }
     // "No exclamation marks in your replies", "Cite your sources whenever you give me
@@ -2174,6 +2181,98 @@ fn style_directive(sentence: &str, lower: &str) -> Option<Extracted> {
                     .iter()
                     .any(|w| lower.contains(w)));
     styled.then(|| fact(Kind::Procedural, None, capitalize(sentence)))
+}
+
+/// Cheering on or advising the one spoken to ("Keep it up!", "Don't worry", "Never give up on
+/// your dreams", "Believe in yourself"): imperatives about their life, not about how the
+/// assistant should work.
+const ENCOURAGEMENTS: &[&str] = &[
+    "keep it up",
+    "keep at it",
+    "keep going",
+    "keep pushing",
+    "keep trying",
+    "keep chasing",
+    "keep rockin",
+    "keep rocking",
+    "keep up the",
+    "keep doing",
+    "keep on",
+    "keep believing",
+    "keep shining",
+    "don't worry",
+    "do not worry",
+    "don't give up",
+    "never give up",
+    "don't stop",
+    "never stop",
+    "don't be afraid",
+    "don't let",
+    "stay strong",
+    "stay positive",
+    "stay motivated",
+    "stay safe",
+    "take care",
+    "hang in there",
+    "go for it",
+    "just do it",
+    "believe in",
+];
+
+/// What the assistant makes, which a request about "your …" may be about ("keep your answers
+/// short"); any other thing of "yours" is the listener's life ("keep pushing for your goals").
+const OUTPUTS: &[&str] = &[
+    "answer",
+    "answers",
+    "reply",
+    "replies",
+    "response",
+    "responses",
+    "message",
+    "messages",
+    "code",
+    "summary",
+    "summaries",
+    "explanation",
+    "explanations",
+    "example",
+    "examples",
+    "tone",
+    "suggestions",
+    "output",
+    "writing",
+    "emails",
+    "sources",
+    "comments",
+    "formatting",
+    "jokes",
+    "language",
+    "style",
+    "spelling",
+    "wording",
+    "format",
+    "questions",
+    "advice",
+    "tips",
+    "recommendations",
+    "notes",
+    "tests",
+    "commits",
+];
+
+/// Whether an imperative cheers on or advises the one spoken to ([`ENCOURAGEMENTS`], or
+/// a thing of theirs that is not something the assistant makes).
+fn encouragement(lower: &str) -> bool {
+    let unpleased = lower.trim_start_matches("please ").trim_start_matches("just ");
+    if ENCOURAGEMENTS.iter().any(|e| starts_with_word(unpleased, e)) {
+        return true;
+    }
+    let words: Vec<&str> = lower
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .filter(|w| !w.is_empty())
+        .collect();
+    words.iter().any(|w| ["yourself", "yourselves", "deserve"].contains(w))
+        || words.windows(2).any(|pair| pair[0] == "your" && !OUTPUTS.contains(&pair[1]))
 }
 
 /// A first-person statement no keyed rule matched ("I'm vegetarian", "My favourite club is
@@ -2871,6 +2970,7 @@ pub fn extract_knowing(
                     && !s.contains(crate::screen::REDACTED)
                     && !QUESTION_STARTS.iter().any(|q| starts_with_word(&lower, q))
                     && !imperative(&lower)
+                    && !encouragement(&lower)
                     && !small_talk(&lower)
                     && !handing_over(&lower)
                     && !HYPOTHETICAL_STARTS.iter().any(|h| starts_with_word(&lower, h))
@@ -3146,7 +3246,10 @@ fn from_clause(
         "do not forget",
         "for future reference",
     ] {
-        if starts_with_word(&lower, prefix) {
+        // "Don't forget to take breaks": a request of the one spoken to, not a save.
+        if starts_with_word(&lower, prefix)
+            && !starts_with_word(lower[prefix.len()..].trim_start(), "to")
+        {
             s = s[prefix.len()..].trim_start_matches([',', ':', ' ', '-', '\u{2013}', '\u{2014}']);
             lower = s.to_ascii_lowercase();
             explicit = true;
@@ -4009,6 +4112,34 @@ mod tests {
         }
         // Thanks, with nothing of the user's own.
         assert_eq!(contents("Thanks for your support!"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn cheering_on_the_one_spoken_to_is_no_standing_instruction() {
+        for text in [
+            "Keep it up!",
+            "Keep pushing for your goals!",
+            "Never give up on your dreams!",
+            "Don't worry",
+            "Believe in yourself!",
+            "Don't forget to take breaks, you deserve it.",
+            "I'm always here for you!",
+            "I'm sure it'll be a blast.",
+        ] {
+            assert_eq!(contents(text), Vec::<String>::new(), "{text:?}");
+        }
+        for text in [
+            "Keep your answers short.",
+            "Keep using metric units.",
+            "Please don't use unwrap in examples.",
+            "Never use emojis in your replies.",
+        ] {
+            let found = extract(text, wednesday(), true);
+            assert!(
+                found.len() == 1 && found[0].kind == Kind::Procedural,
+                "{text:?} gave {found:?}"
+            );
+        }
     }
 
     #[test]
