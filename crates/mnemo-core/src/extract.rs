@@ -3085,7 +3085,10 @@ fn past_discourse_openers(clause: &str) -> &str {
             DISCOURSE_PHRASES.iter().find(|p| starts_with_word(&lower, p)).map(|p| p.len());
         let word = lower.split_whitespace().next().unwrap_or_default();
         let bare = word.trim_end_matches([',', '!', '.', ';', '\u{2026}']);
-        let marker = phrase.or_else(|| DISCOURSE_OPENERS.contains(&bare).then_some(bare.len()));
+        // "Timezone-wise, I'm in Auckland": the topic it is said about.
+        let topic = bare.len() > 5 && bare.ends_with("-wise");
+        let marker =
+            phrase.or_else(|| (DISCOURSE_OPENERS.contains(&bare) || topic).then_some(bare.len()));
         // "Yeah, Caroline, they're some of my fave memories": the one spoken to, named
         // after a marker.
         let first = rest.split_whitespace().next().unwrap_or_default();
@@ -3161,6 +3164,12 @@ const CLOSING_TAGS: &[&str] = &[
     "btw",
     "for what it's worth",
     "for context",
+    "so keep that in mind",
+    "keep that in mind",
+    "so factor that in",
+    "factor that in",
+    "so bear that in mind",
+    "bear that in mind",
 ];
 
 /// The clause without the tags that close it ([`CLOSING_TAGS`]): "so mornings are chaos lol"
@@ -3180,6 +3189,102 @@ fn without_closing_tags(clause: &str) -> &str {
         rest = bare[..bare.len() - tag.len()].trim_end_matches([',', ' ', '-']);
     }
     if rest.len() < clause.trim_end().len() { rest } else { clause }
+}
+
+/// Nouns that say what kind of person one is, in "Huge Arsenal fan here" or "Night owl here".
+const KINDS_OF_PERSON: &[&str] = &[
+    "fan",
+    "person",
+    "lover",
+    "nerd",
+    "geek",
+    "addict",
+    "owl",
+    "type",
+    "enthusiast",
+    "junkie",
+    "buff",
+    "fanatic",
+    "dad",
+    "mum",
+    "mom",
+    "parent",
+    "vegan",
+    "vegetarian",
+    "developer",
+    "engineer",
+    "designer",
+    "teacher",
+    "nurse",
+    "student",
+];
+
+/// A message that says who the user is with its "I'm" left out, as the user would say it
+/// in full: "Huge Arsenal fan here" → "I'm a huge Arsenal fan", "Not a fan of spicy food tbh"
+/// → "I'm not a fan of spicy food tbh", "Big fan of Radiohead" → "I'm a big fan of Radiohead".
+fn who_i_am_without_i(clause: &str, lower: &str) -> Option<String> {
+    let trimmed = clause.trim().trim_end_matches(['!', '.', ' ']);
+    let words: Vec<&str> = lower.split_whitespace().collect();
+    let kind_of_person = |w: &str| {
+        let bare = w.trim_end_matches([',', '!', '.']);
+        KINDS_OF_PERSON.contains(&bare) || KINDS_OF_PERSON.contains(&bare.trim_end_matches('s'))
+    };
+    // "[a kind of person] here", perhaps with more said after a comma ("Coffee addict here,
+    // 4 cups a day").
+    let here = words.iter().take(6).position(|w| w.trim_end_matches([',', '!', '.']) == "here");
+    if let Some(at) = here
+        && at >= 1
+        && kind_of_person(words[at - 1])
+        && !words[..at - 1]
+            .iter()
+            .any(|w| ["the", "your", "my", "no", "every", "any", "a", "an"].contains(w))
+    {
+        // Byte offsets of "here" and of what follows it, as written.
+        let mut offset = 0;
+        for word in clause.split_whitespace().take(at) {
+            offset = clause[offset..].find(word).map(|i| offset + i + word.len())?;
+        }
+        let phrase = clause[..offset].trim();
+        let after_here = clause[offset..].trim_start();
+        let rest = after_here.get(4..).unwrap_or_default().trim_end_matches(['!', '.', ' ']);
+        let vowel = phrase.starts_with(['a', 'e', 'i', 'o', 'u', 'A', 'E', 'I', 'O', 'U']);
+        let article = if vowel { "an" } else { "a" };
+        // An opening word before two more is a modifier and loses the capital of the
+        // message's start ("Huge Arsenal fan"); a single one is kept as written ("Arsenal
+        // fan here").
+        let phrase = if at >= 3 {
+            let mut chars = phrase.chars();
+            chars.next().map(|c| c.to_lowercase().chain(chars).collect()).unwrap_or_default()
+        } else {
+            phrase.to_owned()
+        };
+        return Some(format!("I'm {article} {phrase}{rest}"));
+    }
+    let lowered = || {
+        let mut chars = trimmed.chars();
+        chars.next().map(|c| c.to_lowercase().chain(chars).collect::<String>()).unwrap_or_default()
+    };
+    // "Not a fan of …", "Not a morning person", "Not much of a reader": a kind of person
+    // within the next words ("Not a problem" is none).
+    let negated = match words.as_slice() {
+        ["not", "a" | "an", rest @ ..]
+        | ["not", "really", "a" | "an", rest @ ..]
+        | ["not", "much", "of", "a" | "an", rest @ ..] => {
+            rest.iter().take(3).any(|w| kind_of_person(w))
+        }
+        _ => false,
+    };
+    if negated {
+        return Some(format!("I'm {}", lowered()));
+    }
+    // "Big fan of Radiohead".
+    if let [first, "fan", "of", ..] | ["a", first, "fan", "of", ..] = words.as_slice()
+        && ["big", "huge", "massive", "total", "lifelong"].contains(first)
+    {
+        let article = if lower.starts_with("a ") { "" } else { "a " };
+        return Some(format!("I'm {article}{}", lowered()));
+    }
+    None
 }
 
 /// What one clause says about the user, if anything.
@@ -3310,6 +3415,13 @@ fn from_clause(
         let mut verb = s.chars();
         let first = verb.next().map(|c| c.to_lowercase().to_string()).unwrap_or_default();
         with_subject = format!("I {first}{}", verb.as_str());
+        s = &with_subject;
+        lower = s.to_ascii_lowercase();
+    } else if whole_message
+        && !question
+        && let Some(said) = who_i_am_without_i(s, &lower)
+    {
+        with_subject = said;
         s = &with_subject;
         lower = s.to_ascii_lowercase();
     }
@@ -4096,6 +4208,17 @@ mod tests {
                 &["User's daughter just started kindergarten, so mornings are chaos"],
             ),
             ("I'm on a 2019 MacBook Pro, if that matters.", &["User is on a 2019 MacBook Pro"]),
+            (
+                "I'm allergic to penicillin, so keep that in mind.",
+                &["User is allergic to penicillin"],
+            ),
+            // Who the user is, said without "I'm".
+            ("Huge Arsenal fan here", &["User is a huge Arsenal fan"]),
+            ("Arsenal fan here!", &["User is an Arsenal fan"]),
+            ("Not a fan of spicy food tbh.", &["User is not a fan of spicy food"]),
+            ("Coffee addict here, 4 cups a day.", &["User is a Coffee addict, 4 cups a day"]),
+            ("Timezone-wise I'm in Auckland, so factor that in", &["User is in Auckland"]),
+            ("Big fan of Radiohead.", &["User is a big fan of Radiohead"]),
         ];
         for (text, expected) in cases {
             let found = contents(text);
@@ -4110,8 +4233,11 @@ mod tests {
         {
             assert_eq!(contents(text), Vec::<String>::new(), "{text:?}");
         }
-        // Thanks, with nothing of the user's own.
-        assert_eq!(contents("Thanks for your support!"), Vec::<String>::new());
+        // Thanks, with nothing of the user's own; a set phrase that only looks like who
+        // the user is.
+        for text in ["Thanks for your support!", "Not a problem!", "Same here"] {
+            assert_eq!(contents(text), Vec::<String>::new(), "{text:?}");
+        }
     }
 
     #[test]
