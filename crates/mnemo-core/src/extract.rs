@@ -1815,14 +1815,23 @@ const PLAN_TIMES: &[&str] = &[
 fn momentary_intention(words: &[&str]) -> bool {
     let (rest, going): (&[&str], bool) = match words {
         ["i'll" | "ill", rest @ ..] | ["i", "will" | "shall", rest @ ..] => (rest, false),
+        // "I'd recommend it", "I'd love to see another painting of yours".
+        ["i'd", "love" | "like", "to", rest @ ..]
+        | ["i", "would", "love" | "like", "to", rest @ ..]
+        | ["i'd", rest @ ..]
+        | ["i", "would", rest @ ..] => (rest, false),
         ["let", "me", rest @ ..] => (rest, false),
         ["i'm" | "im", "going", "to", rest @ ..]
         | ["i", "am", "going", "to", rest @ ..]
         | ["i'm" | "im", "gonna", rest @ ..] => (rest, true),
         _ => return false,
     };
-    let lasting = ["never", "always", "ever", "forever", "definitely"];
-    if rest.iter().any(|w| lasting.contains(w) || PLAN_TIMES.contains(w))
+    let lasting = ["never", "always", "ever", "forever"];
+    // "I'd rather you call me Bob", "I'd prefer …": a preference; "from now on": a standing
+    // change.
+    if rest.first().is_some_and(|w| ["rather", "prefer"].contains(w))
+        || rest.windows(3).any(|w| w == ["from", "now", "on"])
+        || rest.iter().any(|w| lasting.contains(w) || PLAN_TIMES.contains(w))
         || rest.iter().any(|w| crate::claims::weekday(w, false).is_some() || month_named(w))
     {
         return false;
@@ -1847,7 +1856,10 @@ fn momentary_intention(words: &[&str]) -> bool {
                     }))
         })
     };
+    // "I'll watch your routine", "I'll be sure to keep you posted": the one spoken to.
+    let theirs = after.iter().any(|w| ["your", "yours", "you"].contains(w));
     let pointing = pointer_at(0)
+        || theirs
         || (after.first().is_some_and(|w| is_particle(w)) && pointer_at(1))
         || after.last().is_some_and(|w| matches!(*w, "one" | "ones"));
     // "from now on" is a standing change, not a moment.
@@ -2768,6 +2780,9 @@ fn about_the_user_as(clause: &str, we: &We) -> String {
     let tokens: Vec<&str> = clause.split_whitespace().collect();
     let mut out: Vec<String> = Vec::with_capacity(tokens.len() + 2);
     let mut conjugate_next = false;
+    // Once "we" is named in the clause, "our", "us" and "ourselves" are theirs: "We all made
+    // our own pots" → "… made their own pots".
+    let mut group_named = false;
     for (i, token) in tokens.iter().enumerate() {
         let core = token.trim_end_matches(|c: char| !c.is_alphanumeric() && c != '\'');
         let tail = &token[core.len()..];
@@ -2792,14 +2807,27 @@ fn about_the_user_as(clause: &str, we: &We) -> String {
             "mine" => Some(possessive.trim_end_matches("'s").to_owned() + "'s"),
             "we" => {
                 conjugate_next = singular;
+                group_named = true;
                 Some(group)
             }
-            "we're" => Some(format!("{group} {}", if singular { "is" } else { "are" })),
-            "we've" => Some(format!("{group} {}", if singular { "has" } else { "have" })),
-            "we'll" => Some(format!("{group} will")),
-            "we'd" => Some(format!("{group} would")),
+            "we're" | "we've" | "we'll" | "we'd" => {
+                group_named = true;
+                Some(match lower.as_str() {
+                    "we're" => format!("{group} {}", if singular { "is" } else { "are" }),
+                    "we've" => format!("{group} {}", if singular { "has" } else { "have" }),
+                    "we'll" => format!("{group} will"),
+                    _ => format!("{group} would"),
+                })
+            }
+            "our" if group_named => Some(if first { "Their" } else { "their" }.into()),
+            "ours" if group_named => Some("theirs".into()),
+            "ourselves" => Some("themselves".into()),
             "our" | "ours" => Some(possessive.into()),
-            "us" if i > 0 => Some(we.subject(false).0),
+            "us" if i > 0 && group_named => Some("them".into()),
+            "us" if i > 0 => {
+                group_named = true;
+                Some(we.subject(false).0)
+            }
             _ => None,
         };
         if let Some(r) = replaced {
@@ -3976,6 +4004,11 @@ mod tests {
             ),
             ("We're saving up to buy a house.", "User and others are saving up to buy a house"),
             ("We've got twin boys aged five.", "User and others have got twin boys aged five"),
+            // Once "we" is named, "our" and "ourselves" are theirs.
+            (
+                "We all made our own pots and enjoyed ourselves.",
+                "User and others all made their own pots and enjoyed themselves",
+            ),
         ] {
             assert_eq!(rewritten(message), [expected], "{message}");
         }
@@ -4279,6 +4312,9 @@ mod tests {
             "I'm gonna give it a shot and see how it goes",
             "I'll keep that in mind.",
             "Yeah I tried that already and it didn't work.",
+            "I'll definitely check it out.",
+            "I'll be sure to keep you posted.",
+            "I'd love to see another painting of yours!",
         ] {
             assert_eq!(contents(text), Vec::<String>::new(), "{text:?}");
         }
@@ -4289,6 +4325,9 @@ mod tests {
             "I'll start my new job at Google in May.",
             "I'll cherish that little guy with all my heart",
             "I'll write down my favourite recipes from now on",
+            "I'd love to visit Japan someday.",
+            "I'd never eat meat again.",
+            "I'd rather you call me Bob from now on.",
         ] {
             assert_eq!(contents(text).len(), 1, "{text:?} gave {:?}", contents(text));
         }
