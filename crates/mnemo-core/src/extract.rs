@@ -492,6 +492,36 @@ fn value(text: &str) -> Option<String> {
     (!v.is_empty() && v.split_whitespace().count() <= 8).then(|| v.to_owned())
 }
 
+/// A value that may be a list of short things ("hiking, camping and fishing", "mushrooms,
+/// olives, or anchovies"): items of at most four words, separated by commas, the last after
+/// "and" or "or", and nothing else in the clause; otherwise [`value`].
+fn listed_value(text: &str) -> Option<String> {
+    let trimmed = text.trim().trim_end_matches(['.', '!']);
+    let parts: Vec<&str> = trimmed.split(',').collect();
+    let short = |part: &str| (1..=4).contains(&part.split_whitespace().count());
+    if let [items @ .., last] = parts.as_slice()
+        && !items.is_empty()
+        && items.iter().all(|item| short(item) && !item.contains(" and "))
+    {
+        let last_lower = last.trim().to_ascii_lowercase();
+        let closing =
+            ["and ", "or "].iter().find_map(|joint| last_lower.strip_prefix(joint)).or_else(|| {
+                [" and ", " or "]
+                    .iter()
+                    .find_map(|joint| last_lower.split_once(joint).map(|(_, after)| after))
+            });
+        let subject = |w: &str| matches!(w, "i" | "i'm" | "it" | "it's" | "that's" | "we" | "my");
+        if let Some(final_item) = closing
+            && final_item.split_whitespace().count() <= 6
+            && !final_item.split_whitespace().next().is_some_and(subject)
+            && last_lower.split_whitespace().count() <= 7
+        {
+            return Some(trimmed.to_owned());
+        }
+    }
+    value(text)
+}
+
 /// Where a value ends at a comma: the first comma, unless the parts after it, each without a
 /// subject of its own, run on to a thing "from you" ("long, detailed, thorough answers from
 /// you"): words that describe the assistant's thing one after another are one value.
@@ -1005,7 +1035,7 @@ fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
         ("i hate", "Dislikes"),
         ("i can't stand", "Dislikes"),
     ] {
-        if let Some(thing) = after(sentence, l, prefix).and_then(value) {
+        if let Some(thing) = after(sentence, l, prefix).and_then(listed_value) {
             // "I like to …" plans, "I love you", praise of what the one spoken to has or
             // did ("I love your turtles", "I love how you painted it"), and "like" as in "like
             // I got a new lease of life" are not tastes.
@@ -3120,12 +3150,13 @@ fn past_discourse_openers(clause: &str) -> &str {
         // "Yeah, Caroline, they're some of my fave memories": the one spoken to, named
         // after a marker.
         let first = rest.split_whitespace().next().unwrap_or_default();
+        let name = first.strip_suffix(',').unwrap_or_default();
+        let mut letters = name.chars();
         let vocative = (rest.len() < clause.trim_start().len()
-            && first.ends_with(',')
-            && first.len() > 2
-            && first.chars().next().is_some_and(char::is_uppercase)
-            && first[1..first.len() - 1].chars().all(char::is_lowercase))
-        .then(|| first.len() - 1);
+            && letters.next().is_some_and(char::is_uppercase)
+            && !letters.as_str().is_empty()
+            && letters.all(char::is_lowercase))
+        .then_some(name.len());
         let Some(len) = marker.or(vocative) else { break };
         let after = rest[len..].trim_start_matches([',', '!', '.', ';', '\u{2026}', '-']);
         set_off = after.len() < rest[len..].len();
@@ -3554,6 +3585,24 @@ mod tests {
             Some("preference:email|phone".to_owned())
         );
         assert_eq!(keyed("I hate olives"), k("user", "likes:olives", "Dislikes olives"));
+        // A list of things is one taste, whole.
+        assert_eq!(
+            keyed("I love hiking, camping and fishing."),
+            k("user", "likes:hiking, camping and fishing", "Loves hiking, camping and fishing")
+        );
+        assert_eq!(
+            keyed("I hate mushrooms, olives, and anchovies"),
+            k(
+                "user",
+                "likes:mushrooms, olives, and anchovies",
+                "Dislikes mushrooms, olives, and anchovies"
+            )
+        );
+        assert_eq!(contents("I love pizza, and I eat it daily")[0], "Loves pizza");
+        assert_eq!(
+            keyed("I enjoy reading, especially sci-fi").map(|k| k.2),
+            Some("Enjoys reading".into())
+        );
         assert_eq!(keyed("I love olives").map(|k| k.1), Some("likes:olives".to_owned()));
         assert_eq!(
             keyed("Our billing service runs on PostgreSQL 16"),
@@ -4235,6 +4284,7 @@ mod tests {
                 &["Please don't use unwrap in examples"],
             ),
             ("Yeah, Caroline, they're some of my fave memories", &["They're some of the user's"]),
+            ("Yeah, Émile, I'm a nurse", &["Works as nurse"]),
             // A tag that comments on what was said is not part of it.
             (
                 "My daughter just started kindergarten, so mornings are chaos lol",
