@@ -492,6 +492,94 @@ fn value(text: &str) -> Option<String> {
     (!v.is_empty() && v.split_whitespace().count() <= 8).then(|| v.to_owned())
 }
 
+/// Heads of "I'm the …" that name a position held, besides agent nouns ("the manager", "the
+/// director", "the treasurer").
+const POSITIONS: &[&str] = &[
+    "lead",
+    "head",
+    "chair",
+    "captain",
+    "coach",
+    "admin",
+    "boss",
+    "ceo",
+    "cto",
+    "cfo",
+    "coo",
+    "president",
+    "principal",
+    "chef",
+    "pianist",
+    "guitarist",
+    "drummer",
+    "vocalist",
+    "analyst",
+    "specialist",
+    "scientist",
+    "assistant",
+    "accountant",
+    "consultant",
+    "intern",
+    "architect",
+    "medic",
+    "nurse",
+    "doctor",
+    "clerk",
+    "pilot",
+    "editor",
+    "mayor",
+    "dean",
+    "rep",
+];
+
+/// Nouns of kin and of rank that end like agent nouns but hold no position ("the youngest
+/// daughter", "the other one").
+const NOT_POSITIONS: &[&str] = &[
+    "daughter",
+    "brother",
+    "sister",
+    "mother",
+    "father",
+    "other",
+    "number",
+    "older",
+    "younger",
+    "member",
+    "corner",
+    "character",
+    "monster",
+    "winner",
+    "loser",
+    "user",
+    "customer",
+];
+
+/// Whether what follows "I'm the" names a position held ("team lead for the payments squad",
+/// "head of marketing at Acme", "treasurer of the club", "CTO"): its head, the word before
+/// "of", "for", "at", "in", "on" or a relative clause, or its last word, is a position or an
+/// agent noun. "The youngest of four kids", "the one who always forgets birthdays", "the
+/// happiest I've been" are not.
+fn names_a_role(role: &str) -> bool {
+    let words: Vec<&str> = role.split_whitespace().collect();
+    let end = words
+        .iter()
+        .position(|w| {
+            ["of", "for", "at", "in", "on", "who", "that", "with", "to", "i", "i've"]
+                .contains(&w.to_ascii_lowercase().as_str())
+        })
+        .unwrap_or(words.len());
+    let Some(head) = words[..end].last() else {
+        return false;
+    };
+    let acronym = head.len() >= 2 && head.chars().all(|c| c.is_ascii_uppercase());
+    let head = head.to_ascii_lowercase();
+    let agent =
+        ["er", "or", "ist", "ian", "ant", "ent"].iter().any(|suffix| head.ends_with(suffix))
+            && head.len() > 4
+            && !NOT_POSITIONS.contains(&head.as_str());
+    acronym || agent || POSITIONS.contains(&head.as_str())
+}
+
 /// A value that may be a list of short things ("hiking, camping and fishing", "mushrooms,
 /// olives, or anchovies"): items of at most four words, separated by commas, the last after
 /// "and" or "or", and nothing else in the clause; otherwise [`value`].
@@ -725,7 +813,7 @@ fn more_keyed(sentence: &str, l: &str) -> Option<Extracted> {
         return Some(fact(Kind::Semantic, key("user", "role"), format!("Teaches {what}")));
     }
     for prefix in ["i'm the", "i am the"] {
-        if let Some(role) = after(sentence, l, prefix).and_then(value) {
+        if let Some(role) = after(sentence, l, prefix).and_then(value).filter(|r| names_a_role(r)) {
             return Some(fact(Kind::Semantic, key("user", "role"), format!("Works as the {role}")));
         }
     }
@@ -3103,6 +3191,16 @@ const DISCOURSE_OPENERS: &[&str] = &[
     "oops",
     "anyhow",
     "incidentally",
+    "ugh",
+    "argh",
+    "wow",
+    "omg",
+    "aw",
+    "aww",
+    "phew",
+    "fwiw",
+    "imo",
+    "tbf",
 ];
 
 /// Phrases of several words that do the same ("by the way", "to be honest").
@@ -4090,6 +4188,36 @@ mod tests {
     }
 
     #[test]
+    fn the_user_holds_a_position_only_when_what_follows_the_names_one() {
+        let role_key = Some(("user".to_owned(), "role".to_owned()));
+        for (text, content) in [
+            (
+                "I'm the team lead for the payments squad.",
+                "Works as the team lead for the payments squad",
+            ),
+            ("I'm the head of marketing at Acme.", "Works as the head of marketing at Acme"),
+            ("I'm the treasurer of our book club", "Works as the treasurer of our book club"),
+            ("I'm the CTO.", "Works as the CTO"),
+        ] {
+            let found = extract(text, wednesday(), true);
+            assert!(
+                found.iter().any(|e| e.key == role_key && e.content == content),
+                "{text:?} gave {found:?}"
+            );
+        }
+        // None of these is a job, and none may replace the user's.
+        for text in [
+            "I'm the youngest of four kids.",
+            "I'm the one who always forgets birthdays",
+            "I'm the happiest I've been in years",
+            "I'm the only daughter",
+        ] {
+            let found = extract(text, wednesday(), true);
+            assert!(!found.iter().any(|e| e.key == role_key), "{text:?} gave {found:?}");
+        }
+    }
+
+    #[test]
     fn a_keyed_statement_is_read_after_a_leading_phrase_of_time() {
         for discloses in [false, true] {
             let all = extract("Since the move I'm on Eastern time.", wednesday(), discloses);
@@ -4273,6 +4401,7 @@ mod tests {
             ("Oh and I hate coriander.", &["Dislikes coriander"]),
             ("Honestly I've never liked Python much", &["User has never liked Python much"]),
             ("btw I'm a nurse", &["Works as nurse"]),
+            ("fwiw I'm a senior engineer", &["Works as senior engineer"]),
             ("Well, I guess I'm more of a visual learner", &["User is more of a visual learner"]),
             ("I think my sister is moving to Leeds.", &["User's sister is moving to Leeds"]),
             (
