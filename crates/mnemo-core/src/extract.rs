@@ -1950,7 +1950,9 @@ fn momentary_intention(words: &[&str]) -> bool {
     if rest.first().is_some_and(|w| ["rather", "prefer"].contains(w))
         || rest.windows(3).any(|w| w == ["from", "now", "on"])
         || rest.iter().any(|w| lasting.contains(w) || PLAN_TIMES.contains(w))
-        || rest.iter().any(|w| crate::claims::weekday(w, false).is_some() || month_named(w))
+        || rest.iter().any(|w| {
+            crate::claims::weekday(w, false).is_some() || crate::retrieval::MONTH_NAMES.contains(w)
+        })
     {
         return false;
     }
@@ -1980,16 +1982,9 @@ fn momentary_intention(words: &[&str]) -> bool {
         || theirs
         || (after.first().is_some_and(|w| is_particle(w)) && pointer_at(1))
         || after.last().is_some_and(|w| matches!(*w, "one" | "ones"));
-    // "from now on" is a standing change, not a moment.
-    let soon = after.iter().any(|w| ["now", "later", "asap"].contains(w))
-        && !after.windows(2).any(|pair| pair == ["from", "now"]);
+    let soon = after.iter().any(|w| ["now", "later", "asap"].contains(w));
     let short_move = NEXT_MOVES.contains(verb) && after.len() <= 3;
     pointing || soon || short_move
-}
-
-/// Whether a word is a month's name.
-fn month_named(word: &str) -> bool {
-    crate::retrieval::MONTH_NAMES.iter().any(|m| m.eq_ignore_ascii_case(word))
 }
 
 /// Prepositions and particles that come between a verb and its object ("think about it",
@@ -3014,6 +3009,13 @@ fn capitalize(text: &str) -> String {
     chars.next().map(|c| c.to_uppercase().collect::<String>() + chars.as_str()).unwrap_or_default()
 }
 
+/// `text` with its first letter in lower case, as it reads inside a sentence ("Love hiking" →
+/// "love hiking").
+fn lowercase_first(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map(|c| c.to_lowercase().collect::<String>() + chars.as_str()).unwrap_or_default()
+}
+
 /// Finds statements about the user in one message the user wrote at `at`. `discloses` is
 /// the self-disclosure selector's call on the whole message ([`crate::disclosure`]): keyed,
 /// transient and standing-instruction statements are found from their structure either way;
@@ -3272,14 +3274,17 @@ fn past_discourse_openers(clause: &str) -> &str {
         rest = rest[colon + 1..].trim_start();
     }
     let lower = rest.to_ascii_lowercase();
-    // Its length as written, with a straight or a curly apostrophe.
+    // Its length as written, with a straight or (only then spelled out) a curly apostrophe.
+    let curly = lower.contains('\u{2019}');
     let hedge = HEDGES.iter().find_map(|h| {
-        let curly = h.replace('\'', "\u{2019}");
         if starts_with_word(&lower, h) {
-            Some(h.len())
-        } else {
-            starts_with_word(&lower, &curly).then_some(curly.len())
+            return Some(h.len());
         }
+        if !curly {
+            return None;
+        }
+        let written = h.replace('\'', "\u{2019}");
+        starts_with_word(&lower, &written).then_some(written.len())
     });
     if let Some(hedge) = hedge {
         let after = rest[hedge..].trim_start_matches([',', ' ']);
@@ -3409,18 +3414,9 @@ fn who_i_am_without_i(clause: &str, lower: &str) -> Option<String> {
         // An opening word before two more is a modifier and loses the capital of the
         // message's start ("Huge Arsenal fan"); a single one is kept as written ("Arsenal
         // fan here").
-        let phrase = if at >= 3 {
-            let mut chars = phrase.chars();
-            chars.next().map(|c| c.to_lowercase().chain(chars).collect()).unwrap_or_default()
-        } else {
-            phrase.to_owned()
-        };
+        let phrase = if at >= 3 { lowercase_first(phrase) } else { phrase.to_owned() };
         return Some(format!("I'm {article} {phrase}{rest}"));
     }
-    let lowered = || {
-        let mut chars = trimmed.chars();
-        chars.next().map(|c| c.to_lowercase().chain(chars).collect::<String>()).unwrap_or_default()
-    };
     // "Not a fan of …", "Not a morning person", "Not much of a reader": a kind of person
     // within the next words ("Not a problem" is none).
     let negated = match words.as_slice() {
@@ -3432,14 +3428,14 @@ fn who_i_am_without_i(clause: &str, lower: &str) -> Option<String> {
         _ => false,
     };
     if negated {
-        return Some(format!("I'm {}", lowered()));
+        return Some(format!("I'm {}", lowercase_first(trimmed)));
     }
     // "Big fan of Radiohead".
     if let [first, "fan", "of", ..] | ["a", first, "fan", "of", ..] = words.as_slice()
         && ["big", "huge", "massive", "total", "lifelong"].contains(first)
     {
         let article = if lower.starts_with("a ") { "" } else { "a " };
-        return Some(format!("I'm {article}{}", lowered()));
+        return Some(format!("I'm {article}{}", lowercase_first(trimmed)));
     }
     None
 }
@@ -3569,9 +3565,7 @@ fn from_clause(
         && !question
     {
         // "Love hiking" → "I love hiking": the verb is no longer the sentence's first word.
-        let mut verb = s.chars();
-        let first = verb.next().map(|c| c.to_lowercase().to_string()).unwrap_or_default();
-        with_subject = format!("I {first}{}", verb.as_str());
+        with_subject = format!("I {}", lowercase_first(s));
         s = &with_subject;
         lower = s.to_ascii_lowercase();
     } else if whole_message
@@ -4286,6 +4280,13 @@ mod tests {
         extract(text, wednesday(), true).into_iter().map(|e| e.content).collect()
     }
 
+    /// Asserts that none of `texts` gives a memory, even with the selector's yes.
+    fn nothing_drawn(texts: &[&str]) {
+        for text in texts {
+            assert_eq!(contents(text), Vec::<String>::new(), "{text:?}");
+        }
+    }
+
     #[test]
     fn what_holds_now_because_of_a_change_stays_with_it() {
         // Apart, "User owns it now" would say neither what "it" is nor that it changed.
@@ -4440,21 +4441,18 @@ mod tests {
             }
         }
         // A hedge over something that is not the user's own stays small talk.
-        for text in
-            ["So I think the problem is in the parser module.", "I guess the meeting moved."]
-        {
-            assert_eq!(contents(text), Vec::<String>::new(), "{text:?}");
-        }
+        nothing_drawn(&[
+            "So I think the problem is in the parser module.",
+            "I guess the meeting moved.",
+        ]);
         // Thanks, with nothing of the user's own; a set phrase that only looks like who
         // the user is.
-        for text in ["Thanks for your support!", "Not a problem!", "Same here"] {
-            assert_eq!(contents(text), Vec::<String>::new(), "{text:?}");
-        }
+        nothing_drawn(&["Thanks for your support!", "Not a problem!", "Same here"]);
     }
 
     #[test]
     fn cheering_on_the_one_spoken_to_is_no_standing_instruction() {
-        for text in [
+        nothing_drawn(&[
             "Keep it up!",
             "Keep pushing for your goals!",
             "Never give up on your dreams!",
@@ -4463,9 +4461,7 @@ mod tests {
             "Don't forget to take breaks, you deserve it.",
             "I'm always here for you!",
             "I'm sure it'll be a blast.",
-        ] {
-            assert_eq!(contents(text), Vec::<String>::new(), "{text:?}");
-        }
+        ]);
         for text in [
             "Keep your answers short.",
             "Keep using metric units.",
@@ -4482,7 +4478,7 @@ mod tests {
 
     #[test]
     fn what_the_user_will_do_next_in_the_talk_is_no_memory_but_a_plan_is() {
-        for text in [
+        nothing_drawn(&[
             "I'll try that.",
             "I'll take the blue one.",
             "I'm going to grab lunch.",
@@ -4494,9 +4490,7 @@ mod tests {
             "I'll definitely check it out.",
             "I'll be sure to keep you posted.",
             "I'd love to see another painting of yours!",
-        ] {
-            assert_eq!(contents(text), Vec::<String>::new(), "{text:?}");
-        }
+        ]);
         for text in [
             "I'm going to learn Spanish.",
             "I will never eat meat again.",
