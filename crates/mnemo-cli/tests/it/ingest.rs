@@ -145,6 +145,22 @@ fn what_the_user_said_is_rewritten_about_them_in_well_formed_english() {
     }
 }
 
+/// The user's active memories other than transcript turns, each as (attribute, kind,
+/// content), from `mnemo list`.
+fn active_memories(env: &Env, user: &str) -> Vec<(String, String, String)> {
+    let listed = env.json(&["list", "--user", user]);
+    listed["memories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["status"] == "active" && m["kind"] != "episodic")
+        .map(|m| {
+            let text = |field: &str| m[field].as_str().unwrap_or_default().to_owned();
+            (text("attribute"), text("kind"), text("content"))
+        })
+        .collect()
+}
+
 #[test]
 fn being_somewhere_and_reacting_to_the_one_spoken_to_replace_no_employer_and_add_no_taste() {
     // Where the user is for a while, a club they joined and praise of the other's things
@@ -169,22 +185,48 @@ fn being_somewhere_and_reacting_to_the_one_spoken_to_replace_no_employer_and_add
         ],
     );
     env.json(&["ingest", "--user", "u", "--session", "s2", &second]);
-    let listed = env.json(&["list", "--user", "u"]);
-    let active: Vec<(String, String)> = listed["memories"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["status"] == "active" && m["kind"] != "episodic")
-        .map(|m| {
-            let attribute = m["attribute"].as_str().unwrap_or_default().to_owned();
-            (attribute, m["content"].as_str().unwrap().to_owned())
-        })
-        .collect();
+    let active = active_memories(&env, "u");
     let employers: Vec<&String> =
-        active.iter().filter(|(a, _)| a == "employer").map(|(_, c)| c).collect();
+        active.iter().filter(|(a, _, _)| a == "employer").map(|(_, _, c)| c).collect();
     assert_eq!(employers, ["Works at Shopify"], "{active:?}");
-    assert!(!active.iter().any(|(_, c)| c.contains("turtles")), "{active:?}");
-    assert!(active.iter().any(|(_, c)| c == "Loves hiking"), "{active:?}");
+    assert!(!active.iter().any(|(_, _, c)| c.contains("turtles")), "{active:?}");
+    assert!(active.iter().any(|(_, _, c)| c == "Loves hiking"), "{active:?}");
+}
+
+#[test]
+fn ordinary_talk_around_a_job_keeps_the_job_and_gives_the_assistant_no_pep_talk_as_instructions() {
+    // "I'm the youngest of four kids" was the role "Works as the youngest of four kids" and
+    // superseded "Works as nurse"; "Keep it up!" was a procedural memory; a list of tastes
+    // was cut to its first item; "Oh and I hate coriander" kept its opener.
+    let env = Env::new();
+    let first = write_jsonl(
+        &env,
+        "a.jsonl",
+        &[serde_json::json!({"role": "user", "content": "I'm a nurse."})],
+    );
+    env.json(&["ingest", "--user", "u", "--session", "s1", &first]);
+    let second = write_jsonl(
+        &env,
+        "b.jsonl",
+        &[
+            serde_json::json!({"role": "user", "content": "I'm the youngest of four kids."}),
+            serde_json::json!({"role": "user", "content": "Keep it up!"}),
+            serde_json::json!({"role": "user", "content": "I'll try that."}),
+            serde_json::json!({"role": "user", "content": "I love hiking, camping and fishing."}),
+            serde_json::json!({"role": "user", "content": "Oh and I hate coriander."}),
+        ],
+    );
+    env.json(&["ingest", "--user", "u", "--session", "s2", &second]);
+    let active = active_memories(&env, "u");
+    let roles: Vec<&String> =
+        active.iter().filter(|(a, _, _)| a == "role").map(|(_, _, c)| c).collect();
+    assert_eq!(roles, ["Works as nurse"], "{active:?}");
+    assert!(!active.iter().any(|(_, k, _)| k == "procedural"), "{active:?}");
+    assert!(!active.iter().any(|(_, _, c)| c.contains("try that")), "{active:?}");
+    let contents: Vec<&str> = active.iter().map(|(_, _, c)| c.as_str()).collect();
+    for expected in ["Loves hiking, camping and fishing", "Dislikes coriander"] {
+        assert!(contents.contains(&expected), "{active:?}");
+    }
 }
 
 #[test]
