@@ -162,7 +162,8 @@ fn clauses(sentence: &str) -> Vec<String> {
         "he's", "she", "she's",
     ];
     let lower = sentence.to_ascii_lowercase();
-    let mut cuts: Vec<(usize, usize)> = Vec::new();
+    // Where each clause ends, where the next begins, and whether that next one is kept.
+    let mut cuts: Vec<(usize, usize, bool)> = Vec::new();
     let mut i = 0;
     while i < lower.len() {
         let rest = &lower[i..];
@@ -187,11 +188,25 @@ fn clauses(sentence: &str) -> Vec<String> {
                 && after[..clause_end]
                     .split_whitespace()
                     .any(|w| w.trim_matches(|c: char| !c.is_alphanumeric()) == "now");
-            if SUBJECTS.iter().any(|s| starts_with_word(after, s))
-                && !coordinated
-                && !result_of_change
-            {
-                cuts.push((i, i + join.len()));
+            // "I'm vegetarian, so no meat please", "It's late, so keep it short": what the
+            // user asks because of what they said is a request of its own, for the talk at
+            // hand unless it says it stands ("…, so never use red and green"); the fact
+            // before it is kept apart from it. A tag that closes the clause ("so keep that in
+            // mind") is no request.
+            let said = after[..clause_end].trim_end_matches(['.', '!']);
+            let unpleased = after.strip_prefix("please ").unwrap_or(after);
+            let request_follows = *join == ", so "
+                && !CLOSING_TAGS.iter().any(|t| t.trim_start_matches("so ") == said)
+                && (imperative(unpleased)
+                    || unpleased.len() < after.len()
+                    || ["don't", "do not", "never", "always"]
+                        .iter()
+                        .any(|w| starts_with_word(unpleased, w))
+                    || said.ends_with(" please"));
+            let standing = STANDING.iter().any(|w| said.contains(w));
+            let new_subject = SUBJECTS.iter().any(|s| starts_with_word(after, s));
+            if (new_subject || request_follows) && !coordinated && !result_of_change {
+                cuts.push((i, i + join.len(), new_subject || standing));
                 i += join.len();
                 continue;
             }
@@ -200,11 +215,17 @@ fn clauses(sentence: &str) -> Vec<String> {
     }
     let mut out = Vec::new();
     let mut from = 0;
-    for (cut, next) in cuts {
-        out.push(sentence[from..cut].trim().to_owned());
+    let mut kept = true;
+    for (cut, next, keep_next) in cuts {
+        if kept {
+            out.push(sentence[from..cut].trim().to_owned());
+        }
         from = next;
+        kept = keep_next;
     }
-    out.push(sentence[from..].trim().to_owned());
+    if kept {
+        out.push(sentence[from..].trim().to_owned());
+    }
     out.retain(|c| !c.is_empty());
     let split: Vec<String> = out.into_iter().flat_map(|c| with_elided_subject(&c)).collect();
     // "I've got a Bambu P1S and print props with it": apart, "it" would stand for nothing.
@@ -823,6 +844,10 @@ fn without_time(place: &str) -> &str {
         " earlier ",
         " recently",
         " yesterday",
+        " today",
+        " tonight",
+        " tomorrow",
+        " next ",
         " a few ",
         " a couple ",
         " a year",
@@ -860,6 +885,7 @@ fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
     }
     for prefix in [
         "my name is",
+        "my name's",
         "call me",
         "please call me",
         "just call me",
@@ -1005,6 +1031,8 @@ fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
         "i took a new job at",
     ] {
         if let Some(employer) = after(sentence, l, prefix).and_then(value) {
+            // "I started a new job at Stripe today!": the place without the time.
+            let employer = without_time(&employer).to_owned();
             // One joins a company as one joins a club or a gym: only a name says which.
             if prefix.ends_with("joined") && !names_an_organisation(&employer) {
                 continue;
@@ -1926,6 +1954,10 @@ fn momentary_intention(words: &[&str]) -> bool {
         | ["i'd", rest @ ..]
         | ["i", "would", rest @ ..] => (rest, false),
         ["let", "me", rest @ ..] => (rest, false),
+        // "I can give it to you tomorrow": an offer to the one spoken to, whenever it is.
+        ["i", "can", rest @ ..] => {
+            return rest.iter().any(|w| ["you", "your", "yours"].contains(w));
+        }
         ["i'm" | "im", "going", "to", rest @ ..]
         | ["i", "am", "going", "to", rest @ ..]
         | ["i'm" | "im", "gonna", rest @ ..] => (rest, true),
@@ -1969,7 +2001,9 @@ fn momentary_intention(words: &[&str]) -> bool {
         || theirs
         || (after.first().is_some_and(|w| is_particle(w)) && pointer_at(1))
         || after.last().is_some_and(|w| matches!(*w, "one" | "ones"));
-    let soon = after.iter().any(|w| ["now", "later", "asap"].contains(w));
+    // "I'll have the salad then": a choice made in the talk.
+    let soon = after.iter().any(|w| ["now", "later", "asap"].contains(w))
+        || after.last().is_some_and(|w| *w == "then");
     let short_move = NEXT_MOVES.contains(verb) && after.len() <= 3;
     pointing || soon || short_move
 }
@@ -1991,6 +2025,12 @@ const OPENING_FORMULAE: &[&str] = &[
     "apologies for",
     "sorry i missed",
     "sorry we missed",
+    "enough about me",
+    "i have a question",
+    "i have a quick question",
+    "i've got a question",
+    "got a question",
+    "quick question",
 ];
 
 /// Whether a clause is passing small talk: a set phrase ("my bad"), a feeling opener
@@ -2061,7 +2101,12 @@ fn small_talk(lower: &str) -> bool {
     // "I tried that already and it didn't work", "I've done this before": what the speaker
     // did to the conversation's thing, which says nothing alone.
     if matches!(subject, "i" | "i've" | "we" | "we've")
-        && let [_verb, "that" | "this", rest @ ..] = after_adverbs
+        && let [verb, object, rest @ ..] = after_adverbs
+        && (matches!(*object, "that" | "this")
+            // "I've tried everything": every way of doing the conversation's thing.
+            || (matches!(*object, "everything" | "anything")
+                && ["tried", "done", "checked", "tested", "attempted", "searched", "googled"]
+                    .contains(verb)))
         && rest.first().is_none_or(|next| {
             is_particle(next)
                 || is_adverb(next)
@@ -2211,6 +2256,7 @@ fn imperative(lower: &str) -> bool {
         "add",
         "remove",
         "put",
+        "skip",
     ];
     let first = lower.trim_start_matches("please ").split_whitespace().next().unwrap_or_default();
     TASK_VERBS.contains(&first)
@@ -2883,7 +2929,20 @@ fn about_the_user_as(clause: &str, we: &We) -> String {
     // Once "we" is named in the clause, "our", "us" and "ourselves" are theirs: "We all made
     // our own pots" → "… made their own pots".
     let mut group_named = false;
-    for (i, token) in tokens.iter().enumerate() {
+    // "My wife and I are expecting our first baby" → "User and their wife are expecting their
+    // first baby".
+    let mut skip = 0;
+    if let [my, who, and, i, ..] = tokens.as_slice()
+        && my.eq_ignore_ascii_case("my")
+        && and.eq_ignore_ascii_case("and")
+        && *i == "I"
+        && RELATIONS.contains(&who.to_lowercase().as_str())
+    {
+        out.push(format!("User and their {who}"));
+        group_named = true;
+        skip = 4;
+    }
+    for (i, token) in tokens.iter().enumerate().skip(skip) {
         let core = token.trim_end_matches(|c: char| !c.is_alphanumeric() && c != '\'');
         let tail = &token[core.len()..];
         let lower = core.replace('\u{2019}', "'").to_lowercase();
@@ -2893,8 +2952,10 @@ fn about_the_user_as(clause: &str, we: &We) -> String {
         let (group, singular) = we.subject(first);
         let replaced: Option<String> = match lower.as_str() {
             "i" => {
-                // "Sam and I have": a subject of two keeps its plural verb.
-                conjugate_next = !tokens[..i].last().is_some_and(|t| t.eq_ignore_ascii_case("and"));
+                // "Sam and I have": a subject of two keeps its plural verb, and "our" is theirs.
+                let pair = tokens[..i].last().is_some_and(|t| t.eq_ignore_ascii_case("and"));
+                conjugate_next = !pair;
+                group_named |= pair;
                 Some(subject.into())
             }
             "i'm" | "im" => Some(format!("{subject} is")),
@@ -2961,6 +3022,46 @@ fn relation_named(clause: &str) -> Option<String> {
         .or_else(|| pet_named(clause))
 }
 
+/// Relations that "he" cannot stand for.
+const FEMALE_RELATIONS: &[&str] =
+    &["sister", "mom", "mum", "mother", "wife", "daughter", "aunt", "grandma", "girlfriend"];
+
+/// Relations that "she" cannot stand for.
+const MALE_RELATIONS: &[&str] =
+    &["brother", "dad", "father", "husband", "son", "uncle", "grandpa", "boyfriend"];
+
+/// Each of the user's people a sentence names anywhere in it, one at a time ("my brother",
+/// not "my kids"), in the order named.
+fn relations_mentioned(sentence: &str) -> Vec<String> {
+    let words: Vec<&str> = sentence.split_whitespace().collect();
+    (1..words.len())
+        .filter_map(|k| {
+            let who = words[k].trim_end_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
+            let who = who.trim_end_matches("'s");
+            let one = !(who.ends_with('s') && who != "boss") && who != "children";
+            if !(words[k - 1].eq_ignore_ascii_case("my") && RELATIONS.contains(&who) && one) {
+                return None;
+            }
+            // "my friend Tom": the name goes with them.
+            let name = words.get(k + 1).map(|w| w.trim_end_matches(|c: char| !c.is_alphanumeric()));
+            Some(match name {
+                Some(name) if words[k] == who && capitalised_name(name) => {
+                    format!("my {who} {name}")
+                }
+                _ => format!("my {who}"),
+            })
+        })
+        .collect()
+}
+
+/// Whether a word is written as a name: a capital, then lower-case letters ("Tom", not "I").
+fn capitalised_name(word: &str) -> bool {
+    let mut letters = word.chars();
+    letters.next().is_some_and(char::is_uppercase)
+        && !letters.as_str().is_empty()
+        && letters.all(char::is_lowercase)
+}
+
 /// Animals people keep, which a later "he" or "she" stands for.
 const PETS: [&str; 8] = ["dog", "cat", "puppy", "kitten", "pet", "rabbit", "horse", "parrot"];
 
@@ -2980,7 +3081,17 @@ fn pet_named(clause: &str) -> Option<String> {
 /// ("he's a retired firefighter" → "My dad is a retired firefighter"), if it opens so.
 fn with_antecedent(clause: &str, antecedent: &str) -> Option<String> {
     let (first, rest) = clause.split_once(char::is_whitespace)?;
-    let verb = match first.replace('\u{2019}', "'").to_lowercase().as_str() {
+    let pronoun = first.replace('\u{2019}', "'").to_lowercase();
+    let who = antecedent.rsplit(' ').next().unwrap_or_default().to_lowercase();
+    let agrees = match pronoun.trim_end_matches("'s") {
+        "he" => !FEMALE_RELATIONS.contains(&who.as_str()),
+        "she" => !MALE_RELATIONS.contains(&who.as_str()),
+        _ => true,
+    };
+    if !agrees {
+        return None;
+    }
+    let verb = match pronoun.as_str() {
         "he" | "she" => "",
         "he's" | "she's" => {
             let next = rest.split_whitespace().next().unwrap_or_default().to_lowercase();
@@ -3042,16 +3153,34 @@ pub fn extract_knowing(
     // A short message (a line or two) states its facts directly.
     let short = message.split_whitespace().count() <= 20;
     let around = Surroundings { known, we: We::in_message(message) };
+    // The user's people the sentence before named ("What's a good gift for my brother?"),
+    // whom a sentence opening "he" or "she" speaks of.
+    let mut named_before: Vec<String> = Vec::new();
     for (sentence, question) in &all {
+        let named_here = relations_mentioned(sentence);
+        // "I'm lactose intolerant, is this recipe ok?": a statement before the question it
+        // asks about is read as a statement.
+        let (sentence, question) = match statement_before_question(sentence) {
+            Some(statement) if *question => (statement, &false),
+            _ => (sentence.as_str(), question),
+        };
         // "My dad's name is Robert and he's a retired firefighter": the second clause's
         // pronoun stands for the person the first one named.
         let mut antecedent: Option<String> = None;
         let mut drawn = Vec::new();
-        for clause in clauses(sentence) {
-            let clause =
-                antecedent.as_deref().and_then(|a| with_antecedent(&clause, a)).unwrap_or(clause);
+        for (k, clause) in clauses(sentence).into_iter().enumerate() {
+            let before = || named_before.iter().rev().find_map(|a| with_antecedent(&clause, a));
+            let clause = match &antecedent {
+                Some(a) => with_antecedent(&clause, a),
+                None if k == 0 => before(),
+                None => None,
+            }
+            .unwrap_or(clause);
             antecedent = relation_named(&clause).or(antecedent);
             drawn.extend(from_clause(&clause, *question, at, discloses, short, &around));
+        }
+        if !named_here.is_empty() {
+            named_before = named_here;
         }
         if drawn.is_empty() {
             continue;
@@ -3123,6 +3252,68 @@ pub fn extract_knowing(
         }
     }
     found
+}
+
+/// Words that open a question asked on its own after a statement, in one sentence ("…, is
+/// this recipe ok?", "…, any party ideas?").
+const QUESTION_TAILS: &[&str] = &[
+    "any",
+    "anything",
+    "ideas",
+    "thoughts",
+    "suggestions",
+    "tips",
+    "advice",
+    "recommendations",
+    "what's",
+    "how's",
+    "where's",
+    "who's",
+    "whats",
+];
+
+/// The statement that opens a question sentence before the question it leads to, set off by
+/// a comma or a dash ("I'm lactose intolerant, is this recipe ok?", "My mom was just
+/// diagnosed with diabetes - what should she avoid?"): `None` when the sentence has no such
+/// statement. A tag that asks for confirmation ("…, right?") is no question of its own: what
+/// comes before it is not stated as known.
+fn statement_before_question(sentence: &str) -> Option<&str> {
+    let asks = |rest: &str| {
+        let lower = rest.trim_start().to_ascii_lowercase().replace('\u{2019}', "'");
+        let first = lower.split_whitespace().next().unwrap_or_default();
+        QUESTION_STARTS.contains(&first) || QUESTION_TAILS.contains(&first)
+    };
+    let breaks = [", ", " - ", " \u{2013} ", " \u{2014} "];
+    let at = breaks
+        .iter()
+        .flat_map(|b| sentence.match_indices(b).map(|(at, b)| (at, at + b.len())))
+        .filter(|&(_, after)| asks(&sentence[after..]))
+        .max()?;
+    let mut statement = sentence[..at.0].trim();
+    // "Spider-Man has always been a favourite of mine - I mean, who doesn't …?": words that
+    // only lead into the question go with it.
+    let lead_in = |words: &str| {
+        let words = words.trim().trim_end_matches([',', '.']).to_ascii_lowercase();
+        FORMULAE.contains(&words.as_str())
+            || DISCOURSE_OPENERS.contains(&words.as_str())
+            || HEDGES.contains(&words.as_str())
+    };
+    if let Some((end, after)) =
+        breaks.iter().filter_map(|b| statement.rfind(b).map(|end| (end, end + b.len()))).max()
+        && lead_in(&statement[after..])
+    {
+        statement = statement[..end].trim();
+    }
+    // What the user says of themselves or their people ("I'm lactose intolerant", "my mom
+    // was just diagnosed …"); other things said before a question ("My order number is …,
+    // where's my parcel?", "Our policy says …, can you write a regex for that?") are the
+    // question's material.
+    let own = past_discourse_openers(statement).to_ascii_lowercase().replace('\u{2019}', "'");
+    let of_the_user = ["i", "i'm", "im", "i've", "i'd", "i'll", "we", "we're", "we've"]
+        .iter()
+        .any(|s| starts_with_word(&own, s))
+        || opens_with_relation(&own);
+    (of_the_user && statement.split_whitespace().count() >= 3).then_some(statement)
 }
 
 /// What follows a leading phrase of time before the user's own subject ("Since the move
@@ -3253,12 +3444,17 @@ fn past_discourse_openers(clause: &str) -> &str {
         }
         rest = after;
     }
-    // "before that: I mostly write backend services in Go".
-    if let Some(colon) = rest.find(':')
-        && rest[..colon].split_whitespace().count() <= 4
-        && of_the_user(rest[colon + 1..].trim_start())
+    // "before that: I mostly write backend services in Go", "Quick question - I'm lactose
+    // intolerant".
+    let lead_in = [":", " - ", " \u{2013} ", " \u{2014} "]
+        .iter()
+        .filter_map(|b| rest.find(b).map(|at| (at, at + b.len())))
+        .min();
+    if let Some((end, after)) = lead_in
+        && rest[..end].split_whitespace().count() <= 4
+        && of_the_user(rest[after..].trim_start())
     {
-        rest = rest[colon + 1..].trim_start();
+        rest = rest[after..].trim_start();
     }
     let lower = rest.to_ascii_lowercase();
     // Its length as written, with a straight or (only then spelled out) a curly apostrophe.
@@ -3302,6 +3498,10 @@ const CLOSING_TAGS: &[&str] = &[
     ":-)",
     ":d",
     "xd",
+    "ugh",
+    "sigh",
+    "smh",
+    "yay",
     "if that matters",
     "if that helps",
     "if it matters",
@@ -3338,6 +3538,67 @@ fn without_closing_tags(clause: &str) -> &str {
         rest = bare[..bare.len() - tag.len()].trim_end_matches([',', ' ', '-']);
     }
     if rest.len() < clause.trim_end().len() { rest } else { clause }
+}
+
+/// Verbs in the past that open a statement of what the speaker did with its "I" dropped
+/// ("Got promoted today!", "Moved to Denver last month").
+const DROPPED_SUBJECT_VERBS: &[&str] = &[
+    "got",
+    "went",
+    "came",
+    "moved",
+    "started",
+    "finished",
+    "quit",
+    "joined",
+    "bought",
+    "adopted",
+    "booked",
+    "signed",
+    "switched",
+    "landed",
+    "passed",
+    "graduated",
+    "began",
+    "left",
+    "lost",
+    "won",
+    "sold",
+    "found",
+    "met",
+    "took",
+    "ran",
+    "had",
+    "visited",
+    "learned",
+    "learnt",
+    "picked",
+    "completed",
+    "returned",
+    "retired",
+    "flew",
+    "broke",
+];
+
+/// A clause that says what the speaker did with its "I" dropped, with the "I" put back:
+/// "Just got back from Japan" → "I just got back from Japan"; a message of a line may open
+/// with the verb itself ("Moved to Denver last month"). What was done to the conversation's
+/// thing ("Got it", "Found that too") is not read so.
+fn with_dropped_subject(clause: &str, lower: &str, whole_message: bool) -> Option<String> {
+    let words: Vec<&str> = lower.split_whitespace().collect();
+    let (verb_at, adverb) = match words.first() {
+        Some(&("just" | "finally" | "recently")) => (1, true),
+        _ => (0, false),
+    };
+    let verb = words.get(verb_at)?.trim_end_matches([',', '!', '.']);
+    let next = words.get(verb_at + 1).map(|w| w.trim_end_matches([',', '!', '.']));
+    let pointing = next.is_none_or(|w| ["it", "that", "this", "them"].contains(&w));
+    // "Found a bug in your code", "Got your back": of the one spoken to.
+    let theirs = words
+        .iter()
+        .any(|w| ["you", "your", "yours"].contains(&w.trim_end_matches([',', '!', '.'])));
+    (DROPPED_SUBJECT_VERBS.contains(&verb) && (adverb || whole_message) && !pointing && !theirs)
+        .then(|| format!("I {}", lowercase_first(clause)))
 }
 
 /// Nouns that say what kind of person one is, in "Huge Arsenal fan here" or "Night owl here".
@@ -3458,6 +3719,13 @@ fn from_clause(
         s = opened;
         lower = s.to_ascii_lowercase();
     }
+    // "Just got back from Japan": the "I" put back.
+    let restored;
+    if !question && let Some(said) = with_dropped_subject(s, &lower, whole_message) {
+        restored = said;
+        s = &restored;
+        lower = s.to_ascii_lowercase();
+    }
     // "I just moved", "I recently started": an adverb between the subject and its verb
     // changes nothing the sentence says about the user.
     let plain;
@@ -3475,6 +3743,8 @@ fn from_clause(
     for prefix in [
         "please remember that",
         "please remember",
+        "remind me that",
+        "just a reminder that",
         "remember this",
         "remember that",
         "remember",
@@ -4522,5 +4792,121 @@ mod tests {
         // Someone else's pet, or an animal not the user's, stands for nobody.
         let said = contents("We met a puppy at the park, he was so fluffy.");
         assert!(!said.iter().any(|c| c.contains("puppy was")), "{said:?}");
+    }
+
+    #[test]
+    fn a_statement_before_the_question_it_leads_to_is_kept() {
+        assert_eq!(
+            contents(
+                "My daughter turns 7 next week and she's obsessed with dinosaurs, any party ideas?"
+            ),
+            ["User's daughter turns 7 next week", "User's daughter is obsessed with dinosaurs"]
+        );
+        assert_eq!(
+            contents(
+                "I'm applying for a data analyst role at Shopify, can you help with my cover letter?"
+            ),
+            ["User is applying for a data analyst role at Shopify"]
+        );
+        assert_eq!(
+            contents("Quick question - I'm 34, is it too late to learn the piano?"),
+            ["User is 34"]
+        );
+        // A question throughout, a hypothesis, or a tag asking for confirmation states nothing.
+        nothing_drawn(&[
+            "What do you think, should I take the job?",
+            "If I move to Berlin, what visa do I need?",
+            "I'm allowed to bring a laptop on the plane, right?",
+            "Where do I live, Boston or Denver?",
+        ]);
+    }
+
+    #[test]
+    fn a_request_made_because_of_a_fact_is_apart_from_it() {
+        // A request for the talk at hand is not kept; one that says it stands is.
+        assert_eq!(
+            contents("I'm colorblind, so please don't rely on red and green in charts."),
+            ["User is colorblind"]
+        );
+        assert_eq!(
+            contents("I'm colorblind, so never use red and green in charts."),
+            ["User is colorblind", "Never use red and green in charts"]
+        );
+        assert_eq!(
+            contents("I don't drink alcohol, so skip the wine pairings."),
+            ["User doesn't drink alcohol"]
+        );
+        assert_eq!(contents("I'm vegetarian, so no meat please."), ["User is vegetarian"]);
+        let found = extract("It's late, so keep it short.", wednesday(), true);
+        assert!(found.iter().all(|e| e.kind != Kind::Procedural), "{found:?}");
+        // A state that holds now because of the change stays with it.
+        assert_eq!(contents("I got a raise, so I earn $72,000 now").len(), 1);
+    }
+
+    #[test]
+    fn a_dropped_i_before_what_the_user_did_is_put_back() {
+        assert_eq!(
+            contents("Just got back from a week in Japan!"),
+            ["User got back from a week in Japan"]
+        );
+        assert_eq!(contents("Moved to Denver last month!"), ["Lives in Denver"]);
+        // What was done to the conversation's thing, or a long message opening with a
+        // verb without "just", is not read so.
+        nothing_drawn(&["Got it, thanks!", "Finally found it!"]);
+        assert_ne!(contents("Found a bug in your code."), ["User found a bug in your code"]);
+    }
+
+    #[test]
+    fn he_or_she_in_the_next_sentence_is_the_person_named_before_who_fits() {
+        assert_eq!(
+            contents("What's a good gift for my brother? He's really into fly fishing."),
+            ["User's brother is really into fly fishing"]
+        );
+        assert_eq!(
+            contents(
+                "I visited my brother, then called my mom. She is recovering from knee surgery."
+            ),
+            [
+                "User visited the user's brother, then called the user's mom",
+                "User's mom is recovering from knee surgery"
+            ]
+        );
+        assert_eq!(
+            contents("My friend Tom is visiting. He lives in Leeds."),
+            ["User's friend Tom is visiting", "User's friend Tom lives in Leeds"]
+        );
+        // A pronoun that fits nobody named stays unread.
+        let said = contents("My sister visited. He fixed the sink.");
+        assert!(!said.iter().any(|c| c.contains("sister fixed")), "{said:?}");
+    }
+
+    #[test]
+    fn the_user_with_someone_owns_what_is_theirs() {
+        assert_eq!(
+            contents("My wife and I are expecting our first baby in April."),
+            ["User and their wife are expecting their first baby in April"]
+        );
+        assert_eq!(
+            contents("Sam and I bought our first flat last year."),
+            ["Sam and the user bought their first flat last year"]
+        );
+    }
+
+    #[test]
+    fn asides_and_choices_in_the_talk_are_not_kept() {
+        assert_eq!(
+            contents("My landlord is raising the rent again, ugh."),
+            ["User's landlord is raising the rent again"]
+        );
+        assert_eq!(contents("my name's Priya btw"), ["Preferred name: Priya"]);
+        assert_eq!(
+            contents("Remind me that my passport expires in June."),
+            ["User's passport expires in June"]
+        );
+        nothing_drawn(&[
+            "I'll have the salad then.",
+            "I have a question, how do I reset my router?",
+            "I've tried everything, any other ideas?",
+        ]);
     }
 }

@@ -230,6 +230,36 @@ fn ordinary_talk_around_a_job_keeps_the_job_and_gives_the_assistant_no_pep_talk_
 }
 
 #[test]
+fn what_is_said_beside_a_question_or_a_request_is_kept_and_the_request_for_now_is_not() {
+    // A statement before a question ("…, any party ideas?") was dropped with the question;
+    // "he" in the sentence after "my brother" stood for nobody; a request made for the
+    // talk at hand ("so keep it short") became a standing instruction.
+    let env = Env::new();
+    let chat = write_jsonl(
+        &env,
+        "chat.jsonl",
+        &[
+            serde_json::json!({"role": "user", "content": "Quick question - I'm lactose intolerant, is this recipe ok?"}),
+            serde_json::json!({"role": "assistant", "content": "It has cream, so swap it for oat cream."}),
+            serde_json::json!({"role": "user", "content": "What's a good gift for my brother? He's really into fly fishing."}),
+            serde_json::json!({"role": "user", "content": "I'm on mobile, so keep it short."}),
+            serde_json::json!({"role": "user", "content": "My wife and I are expecting our first baby in April."}),
+        ],
+    );
+    env.json(&["ingest", "--user", "u", "--session", "s1", &chat]);
+    let active = active_memories(&env, "u");
+    let contents: Vec<&str> = active.iter().map(|(_, _, c)| c.as_str()).collect();
+    for expected in [
+        "User is lactose intolerant",
+        "User's brother is really into fly fishing",
+        "User and their wife are expecting their first baby in April",
+    ] {
+        assert!(contents.contains(&expected), "{active:?}");
+    }
+    assert!(!active.iter().any(|(_, k, _)| k == "procedural"), "{active:?}");
+}
+
+#[test]
 fn a_later_move_supersedes_the_old_home() {
     let env = Env::new();
     let first = write_jsonl(
