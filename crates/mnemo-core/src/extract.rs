@@ -257,7 +257,12 @@ fn object_named(clause: &str) -> Option<String> {
         w.ends_with(',') || w.eq_ignore_ascii_case("and") || w.eq_ignore_ascii_case("or")
     };
     let listed = phrase.iter().any(joins) || at.checked_sub(1).is_some_and(|k| joins(&words[k]));
-    if phrase.is_empty() || phrase.len() > 4 || listed {
+    // "for a year though, she loved it": "it" is no stretch of time.
+    let time = phrase.first().is_some_and(|w| {
+        ["year", "month", "week", "day", "while", "time", "bit", "lot", "couple", "few"]
+            .contains(&w.to_ascii_lowercase().trim_end_matches([',', '.', '!']))
+    });
+    if phrase.is_empty() || phrase.len() > 4 || listed || time {
         return None;
     }
     let article = match words[at].to_ascii_lowercase().as_str() {
@@ -804,6 +809,11 @@ fn more_keyed(sentence: &str, l: &str) -> Option<Extracted> {
         && let Some(employer) =
             value(rest.trim_end_matches(['.', '!']).trim_end_matches(" now"))
         && names_an_organisation(&employer)
+        // "I'm at N4 level now": a name throughout, not a stage reached.
+        && employer.split_whitespace().all(|w| {
+            w.starts_with(|c: char| c.is_uppercase() || c.is_ascii_digit())
+                || ["the", "of", "and", "&", "for"].contains(&w)
+        })
     {
         return Some(fact(Kind::Semantic, key("user", "employer"), format!("Works at {employer}")));
     }
@@ -2106,7 +2116,12 @@ fn small_talk(lower: &str) -> bool {
             // "I've tried everything": every way of doing the conversation's thing.
             || (matches!(*object, "everything" | "anything")
                 && ["tried", "done", "checked", "tested", "attempted", "searched", "googled"]
-                    .contains(verb)))
+                    .contains(verb))
+            // "I finally did it!", "I nailed it" (not "I made it with coconut milk").
+            || (*object == "it"
+                && ["did", "done", "made", "nailed", "got", "fixed", "figured", "solved"]
+                    .contains(verb)
+                && rest.iter().all(|w| is_adverb(w) || ["though", "too"].contains(w))))
         && rest.first().is_none_or(|next| {
             is_particle(next)
                 || is_adverb(next)
@@ -2891,10 +2906,18 @@ impl We {
                 return We::With(who.to_owned());
             }
         }
-        let at_work = |w: &str| {
+        // "at work", "after work", but not "it needs a lot of work".
+        let at_work = |k: usize| {
+            let w = words[k].trim_end_matches("'s");
+            if w == "work" {
+                return k.checked_sub(1).is_some_and(|before| {
+                    ["at", "for", "to", "from", "after", "before", "my", "our"]
+                        .contains(&words[before].as_ref())
+                });
+            }
             WORK_CUES.contains(&w) || (WORKPLACE_NOUNS.contains(&w) && !EVERYDAY_TOO.contains(&w))
         };
-        if words.iter().any(|w| at_work(w.trim_end_matches("'s"))) {
+        if (0..words.len()).any(at_work) {
             return We::Team;
         }
         We::Others
@@ -3014,12 +3037,22 @@ fn about_the_user_as(clause: &str, we: &We) -> String {
 /// The person a clause opens with when it is one of the user's relations ("My dad's name
 /// is Robert" names "My dad"), as written.
 fn relation_named(clause: &str) -> Option<String> {
-    let words: Vec<&str> = clause.split_whitespace().take(2).collect();
-    let [my, who] = words[..] else { return pet_named(clause) };
+    let words: Vec<&str> = clause.split_whitespace().collect();
+    let [my, who, rest @ ..] = &words[..] else { return pet_named(clause) };
     let relation = who.to_lowercase().trim_end_matches("'s").to_owned();
-    (my.eq_ignore_ascii_case("my") && RELATIONS.contains(&relation.as_str()))
-        .then(|| format!("{my} {}", who.trim_end_matches("'s")))
-        .or_else(|| pet_named(clause))
+    if !(my.eq_ignore_ascii_case("my") && RELATIONS.contains(&relation.as_str())) {
+        return pet_named(clause);
+    }
+    // "My boss is Sarah Chen, she's the VP": the person by name, so what is said of her next
+    // is not another value of who the boss is.
+    if let ["is", name @ ..] = rest
+        && (1..=3).contains(&name.len())
+        && name.iter().all(|w| capitalised_name(w.trim_end_matches([',', '.', '!'])))
+    {
+        let name: Vec<&str> = name.iter().map(|w| w.trim_end_matches([',', '.', '!'])).collect();
+        return Some(format!("{my} {who} {}", name.join(" ")));
+    }
+    Some(format!("{my} {}", who.trim_end_matches("'s")))
 }
 
 /// Relations that "he" cannot stand for.
@@ -3039,7 +3072,8 @@ fn relations_mentioned(sentence: &str) -> Vec<String> {
             let who = words[k].trim_end_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
             let who = who.trim_end_matches("'s");
             let one = !(who.ends_with('s') && who != "boss") && who != "children";
-            if !(words[k - 1].eq_ignore_ascii_case("my") && RELATIONS.contains(&who) && one) {
+            let person_or_pet = RELATIONS.contains(&who) || PETS.contains(&who);
+            if !(words[k - 1].eq_ignore_ascii_case("my") && person_or_pet && one) {
                 return None;
             }
             // "my friend Tom": the name goes with them.
@@ -3052,6 +3086,27 @@ fn relations_mentioned(sentence: &str) -> Vec<String> {
             })
         })
         .collect()
+}
+
+/// Beings besides the user's own people that "he" or "she" may stand for.
+const OTHER_BEINGS: &[&str] =
+    &["baby", "child", "girl", "boy", "guy", "woman", "man", "lady", "teacher", "doctor"];
+
+/// Whether words that name one of the user's people go on to name another being not of the
+/// user's ("My roommate adopted a kitten, she's adorable"): "she" could be either.
+fn someone_else_after_the_relation(words: &[&str]) -> bool {
+    let bare = |w: &str| w.trim_end_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
+    let Some(relation) = (1..words.len()).rev().find(|&k| {
+        words[k - 1].eq_ignore_ascii_case("my")
+            && RELATIONS.contains(&bare(words[k]).trim_end_matches("'s"))
+    }) else {
+        return false;
+    };
+    (relation + 1..words.len()).any(|k| {
+        let w = bare(words[k]);
+        (PETS.contains(&w.as_str()) || OTHER_BEINGS.contains(&w.as_str()))
+            && !words[k - 1].eq_ignore_ascii_case("my")
+    })
 }
 
 /// Whether a word is written as a name: a capital, then lower-case letters ("Tom", not "I").
@@ -3157,7 +3212,10 @@ pub fn extract_knowing(
     // whom a sentence opening "he" or "she" speaks of.
     let mut named_before: Vec<String> = Vec::new();
     for (sentence, question) in &all {
-        let named_here = relations_mentioned(sentence);
+        // Nobody certain when another being is named after them.
+        let ambiguous =
+            someone_else_after_the_relation(&sentence.split_whitespace().collect::<Vec<_>>());
+        let named_here = if ambiguous { Vec::new() } else { relations_mentioned(sentence) };
         // "I'm lactose intolerant, is this recipe ok?": a statement before the question it
         // asks about is read as a statement.
         let (sentence, question) = match statement_before_question(sentence) {
@@ -3176,10 +3234,15 @@ pub fn extract_knowing(
                 None => None,
             }
             .unwrap_or(clause);
-            antecedent = relation_named(&clause).or(antecedent);
+            let words: Vec<&str> = clause.split_whitespace().collect();
+            antecedent = if someone_else_after_the_relation(&words) {
+                None
+            } else {
+                relation_named(&clause).or(antecedent)
+            };
             drawn.extend(from_clause(&clause, *question, at, discloses, short, &around));
         }
-        if !named_here.is_empty() {
+        if !named_here.is_empty() || ambiguous {
             named_before = named_here;
         }
         if drawn.is_empty() {
@@ -4872,9 +4935,21 @@ mod tests {
             ]
         );
         assert_eq!(
+            contents("My dog Luna has been limping. She's a 10 year old lab."),
+            ["User's dog Luna has been limping", "User's dog Luna is a 10 year old lab"]
+        );
+        assert_eq!(
             contents("My friend Tom is visiting. He lives in Leeds."),
             ["User's friend Tom is visiting", "User's friend Tom lives in Leeds"]
         );
+        // Who the person is by name, and what they do, are two things said of them.
+        assert_eq!(
+            contents("My boss is Sarah Chen, she's the VP of Engineering."),
+            ["User's boss is Sarah Chen", "User's boss Sarah Chen is the VP of Engineering"]
+        );
+        // Nor when another being was named after the user's person.
+        let said = contents("My roommate adopted a kitten last week, she's adorable.");
+        assert!(!said.iter().any(|c| c.contains("roommate is adorable")), "{said:?}");
         // A pronoun that fits nobody named stays unread.
         let said = contents("My sister visited. He fixed the sink.");
         assert!(!said.iter().any(|c| c.contains("sister fixed")), "{said:?}");
@@ -4882,6 +4957,11 @@ mod tests {
 
     #[test]
     fn the_user_with_someone_owns_what_is_theirs() {
+        // Work to be done is no sign that "we" are a team at work.
+        assert_eq!(
+            contents("We just bought our first house in Leeds! It needs a lot of work though."),
+            ["User and others bought their first house in Leeds"]
+        );
         assert_eq!(
             contents("My wife and I are expecting our first baby in April."),
             ["User and their wife are expecting their first baby in April"]
@@ -4903,7 +4983,12 @@ mod tests {
             contents("Remind me that my passport expires in June."),
             ["User's passport expires in June"]
         );
+        assert_eq!(
+            contents("I made it with coconut milk so it's lactose-free."),
+            ["User made it with coconut milk so it's lactose-free"]
+        );
         nothing_drawn(&[
+            "So I finally did it!",
             "I'll have the salad then.",
             "I have a question, how do I reset my router?",
             "I've tried everything, any other ideas?",
