@@ -885,6 +885,28 @@ fn without_time(place: &str) -> &str {
     place[..end.unwrap_or(place.len()).min(place.len())].trim_end()
 }
 
+/// The user's age in a statement of it ("I'm 29", "I'm 29 years old", "I turned 30 last
+/// week"): a number of years a person can be, with nothing after it but "years old" or, after
+/// "turned", when. "I'm 34 and thinking of a change" and "I'm 30 minutes late" state none.
+fn age(lower: &str) -> Option<u8> {
+    let lower = lower.trim_end_matches(['.', '!']);
+    let (rest, turned) = if let Some(rest) = lower.strip_prefix("i turned ") {
+        (rest, true)
+    } else {
+        (lower.strip_prefix("i'm ").or_else(|| lower.strip_prefix("i am "))?, false)
+    };
+    let mut words = rest.split_whitespace();
+    let years: u8 = words.next()?.trim_end_matches([',', '!']).parse().ok()?;
+    let after: Vec<&str> = words.collect();
+    let stated = match after.as_slice() {
+        [] | ["years", "old", ..] | ["yrs", "old", ..] | ["yo"] => true,
+        [first, ..] => {
+            turned && ["last", "this", "today", "yesterday", "on", "recently"].contains(first)
+        }
+    };
+    ((1..=120).contains(&years) && stated).then_some(years)
+}
+
 /// Statements about the user in one sentence (already known not to be a question or
 /// hypothetical).
 fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
@@ -918,6 +940,9 @@ fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
                 format!("Preferred name: {name}"),
             ));
         }
+    }
+    if let Some(years) = age(l) {
+        return Some(fact(Kind::Semantic, key("user", "age"), format!("Is {years} years old")));
     }
     for prefix in ["my time zone is", "my timezone is", "i'm in the", "i am in the"] {
         if let Some(zone) = after(sentence, l, prefix).and_then(value)
@@ -1039,12 +1064,18 @@ fn statement(sentence: &str, at: Timestamp) -> Option<Extracted> {
         "i've got a new job at",
         "i took a job at",
         "i took a new job at",
+        "i started at",
+        "i've started at",
+        "i'm starting at",
     ] {
         if let Some(employer) = after(sentence, l, prefix).and_then(value) {
             // "I started a new job at Stripe today!": the place without the time.
             let employer = without_time(&employer).to_owned();
-            // One joins a company as one joins a club or a gym: only a name says which.
-            if prefix.ends_with("joined") && !names_an_organisation(&employer) {
+            // One joins a company as one joins a club or a gym, and starts at one as at the
+            // bottom or at nine: only a name says which.
+            let by_name_only =
+                prefix.ends_with("joined") || (prefix.contains("start") && !prefix.contains("job"));
+            if by_name_only && !names_an_organisation(&employer) {
                 continue;
             }
             return Some(fact(
@@ -1569,6 +1600,7 @@ fn transient(sentence: &str, lower: &str, at: Timestamp, we: &We) -> Option<Extr
         || (bounded && (speaks_of_self || opening.first() == Some(&"the")));
     if !bounded
         || !about_user
+        || changed_for_good(lower)
         || imperative(lower)
         || small_talk(lower)
         || FEELINGS.iter().chain(AGREEING_AND_THANKING).any(|f| lower.contains(f.trim_end()))
@@ -1919,6 +1951,17 @@ fn habitual(words: &[&str]) -> bool {
 }
 
 /// Whether a clause opens "I was" with a participle of [`LIFE_EVENTS`].
+/// Whether a clause tells a lasting change of life ("I got engaged last weekend", "we got
+/// married on Saturday", "I was promoted this week"), which holds whenever it happened.
+fn changed_for_good(lower: &str) -> bool {
+    let words: Vec<&str> = lower.split_whitespace().collect();
+    words.windows(2).any(|w| {
+        let participle = w[1].trim_end_matches(['.', '!', ',']);
+        matches!(w[0], "got" | "was" | "were" | "been" | "get")
+            && (LIFE_EVENTS.contains(&participle) || participle == "engaged")
+    })
+}
+
 fn life_event(words: &[&str]) -> bool {
     matches!(words, ["i", "was", participle, ..] if LIFE_EVENTS.contains(participle))
 }
@@ -3256,6 +3299,7 @@ pub fn extract_knowing(
         // sentence that names a bounded period holds until then.
         let lower_sentence = sentence.to_lowercase();
         if bounded(&lower_sentence)
+            && !changed_for_good(&lower_sentence)
             && let Some(until) = time_in(&lower_sentence, at)
         {
             for e in drawn.iter_mut().filter(|e| e.key.is_none() && e.kind == Kind::Semantic) {
@@ -3960,6 +4004,9 @@ mod tests {
             ("I'd rather you call me Bob from now on.", "name", "Preferred name: Bob"),
             ("We relocated to Australia in March.", "home_city", "Lives in Australia"),
             ("I got a new job at KPMG", "employer", "Works at KPMG"),
+            ("Just started at Meta!", "employer", "Works at Meta"),
+            ("I'm 29.", "age", "Is 29 years old"),
+            ("I turned 30 last week!", "age", "Is 30 years old"),
         ] {
             assert_eq!(keyed(text), k("user", attribute, content), "{text:?}");
         }
@@ -4873,7 +4920,7 @@ mod tests {
         );
         assert_eq!(
             contents("Quick question - I'm 34, is it too late to learn the piano?"),
-            ["User is 34"]
+            ["Is 34 years old"]
         );
         // A question throughout, a hypothesis, or a tag asking for confirmation states nothing.
         nothing_drawn(&[
@@ -4962,6 +5009,9 @@ mod tests {
             contents("We just bought our first house in Leeds! It needs a lot of work though."),
             ["User and others bought their first house in Leeds"]
         );
+        // A lasting change of life that happened last weekend holds after the week is out.
+        let found = extract("I got engaged to Sam last weekend!", wednesday(), true);
+        assert!(found.iter().all(|e| e.expires_at.is_none()), "{found:?}");
         assert_eq!(
             contents("My wife and I are expecting our first baby in April."),
             ["User and their wife are expecting their first baby in April"]
