@@ -152,6 +152,8 @@ pub enum ValueForm {
     Named,
     /// A phrase opening with a preposition ("on the third floor", "in Leeds", "with Proton").
     Placed,
+    /// A number alone ("70" in "my dad is 70"): an age or a count.
+    Counted,
     /// Anything else ("red", "sushi", "Thai green curry").
     Bare,
 }
@@ -163,16 +165,25 @@ impl ValueForm {
             Some(
                 "on" | "in" | "at" | "with" | "for" | "near" | "by" | "from" | "under" | "above",
             ) => ValueForm::Placed,
+            // "71 now": a word of time says when, not what.
+            Some(number)
+                if number.parse::<f64>().is_ok()
+                    && value[1..].iter().all(|w| TIME_WORDS.contains(&w.as_str())) =>
+            {
+                ValueForm::Counted
+            }
             _ => ValueForm::Bare,
         }
     }
 
     /// Whether two values of one attribute can both hold because one names the thing and
-    /// the other describes it: a named value beside a one-word description, or a place
-    /// beside anything that is not one.
+    /// the other describes it: a named value beside a one-word description, a place beside
+    /// anything that is not one, or a number beside anything that is not one ("my dad is 70"
+    /// / "my dad is retired").
     fn describes_apart(old: (ValueForm, usize), new: (ValueForm, usize)) -> bool {
         let (a, b) = (old.0, new.0);
         (a == ValueForm::Placed) != (b == ValueForm::Placed)
+            || (a == ValueForm::Counted) != (b == ValueForm::Counted)
             || (a == ValueForm::Named && b == ValueForm::Bare && new.1 == 1)
             || (b == ValueForm::Named && a == ValueForm::Bare && old.1 == 1)
     }
@@ -2031,7 +2042,10 @@ fn replaces(old: &Claim, new: &Claim, near: Nearness) -> bool {
                 (old.form, old.value.len()),
                 (new.form, new.value.len()),
             );
-            (same_slot(old, new) && !apart) || revises
+            // A word of time ("my dad is 71 now") does not make a number of what a
+            // description held ("my dad is retired").
+            (same_slot(old, new) && !apart)
+                || (revises && (new.change == Change::Explicit || !apart))
         }
         // Doing one thing does not stop another unless the statement says it changed; "be"
         // and "have" alone name no activity ("I've been a paramedic for ten years now" /
@@ -2155,6 +2169,15 @@ mod tests {
             ),
         ];
         assert_each(&kept, close, false);
+    }
+
+    #[test]
+    fn a_number_and_a_description_of_one_person_hold_together() {
+        assert_each(&[("User's dad is 70", "User's dad is retired")], NEAREST, false);
+        assert_each(&[("User's dad is retired", "User's dad is 70")], NEAREST, false);
+        assert_each(&[("My dad is 70.", "My dad is 71.")], RELATED, true);
+        assert_each(&[("User's dad is retired", "User's dad is 71 now")], CLOSE, false);
+        assert_each(&[("User's dad is 70", "User's dad is 71 now")], CLOSE, true);
     }
 
     #[test]
