@@ -3106,10 +3106,9 @@ const FEMALE_RELATIONS: &[&str] =
 const MALE_RELATIONS: &[&str] =
     &["brother", "dad", "father", "husband", "son", "uncle", "grandpa", "boyfriend"];
 
-/// Each of the user's people a sentence names anywhere in it, one at a time ("my brother",
+/// Each of the user's people a sentence's words name anywhere in it, one at a time ("my brother",
 /// not "my kids"), in the order named.
-fn relations_mentioned(sentence: &str) -> Vec<String> {
-    let words: Vec<&str> = sentence.split_whitespace().collect();
+fn relations_mentioned(words: &[&str]) -> Vec<String> {
     (1..words.len())
         .filter_map(|k| {
             let who = words[k].trim_end_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
@@ -3256,9 +3255,9 @@ pub fn extract_knowing(
     let mut named_before: Vec<String> = Vec::new();
     for (sentence, question) in &all {
         // Nobody certain when another being is named after them.
-        let ambiguous =
-            someone_else_after_the_relation(&sentence.split_whitespace().collect::<Vec<_>>());
-        let named_here = if ambiguous { Vec::new() } else { relations_mentioned(sentence) };
+        let words: Vec<&str> = sentence.split_whitespace().collect();
+        let ambiguous = someone_else_after_the_relation(&words);
+        let named_here = if ambiguous { Vec::new() } else { relations_mentioned(&words) };
         // "I'm lactose intolerant, is this recipe ok?": a statement before the question it
         // asks about is read as a statement.
         let (sentence, question) = match statement_before_question(sentence) {
@@ -3536,12 +3535,8 @@ fn past_discourse_openers(clause: &str) -> &str {
         // after a marker.
         let first = rest.split_whitespace().next().unwrap_or_default();
         let name = first.strip_suffix(',').unwrap_or_default();
-        let mut letters = name.chars();
-        let vocative = (rest.len() < clause.trim_start().len()
-            && letters.next().is_some_and(char::is_uppercase)
-            && !letters.as_str().is_empty()
-            && letters.all(char::is_lowercase))
-        .then_some(name.len());
+        let vocative = (rest.len() < clause.trim_start().len() && capitalised_name(name))
+            .then_some(name.len());
         let Some(len) = marker.or(vocative) else { break };
         let after = rest[len..].trim_start_matches([',', '!', '.', ';', '\u{2026}', '-']);
         set_off = after.len() < rest[len..].len();
