@@ -260,6 +260,39 @@ fn what_is_said_beside_a_question_or_a_request_is_kept_and_the_request_for_now_i
 }
 
 #[test]
+fn a_new_age_or_employer_replaces_the_old_and_a_description_leaves_a_number_alone() {
+    // "I turned 30" left "I'm 29" active, "Just started at Meta!" left "Works at Google",
+    // and "My dad is retired" superseded "My dad is 70".
+    let env = Env::new();
+    let said = [
+        "I'm 29.",
+        "I work at Google.",
+        "My dad is 70.",
+        "I turned 30 last week.",
+        "Just started at Meta!",
+        "My dad is retired.",
+    ];
+    for (i, text) in said.iter().enumerate() {
+        let file = write_jsonl(
+            &env,
+            &format!("m{i}.jsonl"),
+            &[serde_json::json!({"role": "user", "content": text})],
+        );
+        env.json(&["ingest", "--user", "u", "--session", &format!("s{i}"), &file]);
+    }
+    let active = active_memories(&env, "u");
+    let contents: Vec<&str> = active.iter().map(|(_, _, c)| c.as_str()).collect();
+    for expected in
+        ["Is 30 years old", "Works at Meta", "User's dad is 70", "User's dad is retired"]
+    {
+        assert!(contents.contains(&expected), "{active:?}");
+    }
+    for replaced in ["Is 29 years old", "Works at Google"] {
+        assert!(!contents.contains(&replaced), "{active:?}");
+    }
+}
+
+#[test]
 fn a_later_move_supersedes_the_old_home() {
     let env = Env::new();
     let first = write_jsonl(
