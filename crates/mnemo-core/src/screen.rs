@@ -180,13 +180,15 @@ struct WordLists {
 }
 
 impl WordLists {
-    /// The lists, at most 32; a phrase in several lists is one pattern.
+    /// The lists, at most 32; a phrase in several lists is one pattern. A hyphen in a phrase
+    /// is read as [`words`] reads the text, as a break between words ("non-binary").
     fn new(lists: &[&[&str]]) -> Self {
-        let mut patterns: Vec<&str> = Vec::new();
+        let mut patterns: Vec<String> = Vec::new();
         let mut lists_of: Vec<u32> = Vec::new();
         for (list, phrases) in lists.iter().enumerate() {
             for phrase in *phrases {
-                match patterns.iter().position(|p| p == phrase) {
+                let phrase = phrase.replace('-', " ");
+                match patterns.iter().position(|p| *p == phrase) {
                     Some(k) => lists_of[k] |= 1 << list,
                     None => {
                         patterns.push(phrase);
@@ -195,6 +197,7 @@ impl WordLists {
                 }
             }
         }
+        let patterns: Vec<&str> = patterns.iter().map(String::as_str).collect();
         Self { automaton: substrings(&patterns), lists_of }
     }
 
@@ -432,6 +435,7 @@ const CREDENTIAL_PARTS: &[&str] = &[
     "credential",
     "credentials",
     "login",
+    "keypad",
     "senha",
     "contraseña",
     "passwort",
@@ -458,6 +462,12 @@ const CODE_QUALIFIERS: &[&str] = &[
     "safe",
     "backup",
     "recovery",
+    "lockbox",
+    "keypad",
+    "locker",
+    "padlock",
+    "building",
+    "keysafe",
 ];
 
 /// Whether a token is shaped like a credential value: four characters or more, with a
@@ -613,8 +623,9 @@ fn credential_word<'a>(
         let w = w.to_lowercase();
         CODE_QUALIFIERS.iter().any(|q| w.trim_matches(|c: char| !c.is_alphanumeric()) == *q)
     });
+    // A door's, a safe's or a locker's code is digits, three of them often enough.
     (qualified && parts.iter().any(|p| p == "code" || p == "combination"))
-        .then_some(Credential::Other)
+        .then_some(Credential::Digits)
 }
 
 /// Whether a token right after a marker is the value of a credential that plain words and
@@ -685,6 +696,40 @@ fn stated_credential_tokens(text: &str, tokens: &[(usize, usize)]) -> Vec<(usize
             && quoted.starts_with(['\'', '"', '`', '\u{2018}', '\u{201c}'])
             && quoted.ends_with(['\'', '"', '`', '\u{2019}', '\u{201d}']);
         if mentioned || previous.iter().any(|w| w.eq_ignore_ascii_case("public")) {
+            continue;
+        }
+        // The credential word names the kind of another thing: "my password manager is
+        // 1Password", "the password policy is 16 characters", "my PIN reminder is …".
+        const NOT_THE_CREDENTIAL: &[&str] = &[
+            "manager",
+            "managers",
+            "policy",
+            "policies",
+            "reset",
+            "resets",
+            "hint",
+            "hints",
+            "generator",
+            "vault",
+            "app",
+            "apps",
+            "rules",
+            "requirements",
+            "strength",
+            "reminder",
+            "rotation",
+            "expiry",
+            "change",
+            "changes",
+            "field",
+            "prompt",
+            "protection",
+            "holder",
+            "holders",
+        ];
+        if words.get(i + 1).is_some_and(|next| {
+            NOT_THE_CREDENTIAL.contains(&next.trim_end_matches([',', '.']).to_lowercase().as_str())
+        }) {
             continue;
         }
         let passphrase = word.to_lowercase().contains("passphrase");
@@ -1771,7 +1816,10 @@ pub fn sensitive_category(text: &str) -> Option<SensitiveCategory> {
 fn sensitive_category_in(text: &str, w: &[String], flat: &str) -> Option<SensitiveCategory> {
     use SensitiveCategory::*;
     // Every list below, in one automaton, searched in one pass: which lists occur.
-    const FIRST_PERSON: &[&str] = &["i", "i'm", "i am", "my", "as a", "user", "user's"];
+    const FIRST_PERSON: &[&str] = &[
+        "i", "i'm", "im", "i am", "i've", "ive", "my", "me", "we", "we're", "we are", "our", "us",
+        "as a", "user", "user's",
+    ];
     static LISTS: std::sync::LazyLock<WordLists> = std::sync::LazyLock::new(|| {
         WordLists::new(&[
             CRIMINAL,
@@ -1895,6 +1943,73 @@ fn sensitive_category_in(text: &str, w: &[String], flat: &str) -> Option<Sensiti
         "go to mosque",
         "go to synagogue",
         "go to temple",
+        "go to the mosque",
+        "go to the synagogue",
+        "go to services",
+        "go to mass",
+        "went to mass",
+        "at mass",
+        "after mass",
+        "before mass",
+        "sunday mass",
+        "midnight mass",
+        "attend church",
+        "attend mass",
+        "church every",
+        "church on sundays",
+        "church on sunday",
+        "mosque every",
+        "synagogue every",
+        "temple every",
+        "my pastor",
+        "our pastor",
+        "my priest",
+        "our priest",
+        "my rabbi",
+        "our rabbi",
+        "my imam",
+        "our imam",
+        "my vicar",
+        "our vicar",
+        "my church",
+        "our church",
+        "my parish",
+        "our parish",
+        "my mosque",
+        "our mosque",
+        "my synagogue",
+        "our synagogue",
+        "my congregation",
+        "our congregation",
+        "bible study",
+        "keep kosher",
+        "keeps kosher",
+        "eat kosher",
+        "eat halal",
+        "only eat halal",
+        "keep halal",
+        "wear a hijab",
+        "wear the hijab",
+        "wear hijab",
+        "wear a turban",
+        "wear a kippah",
+        "wear a yarmulke",
+        "for lent",
+        "during lent",
+        "give up for lent",
+        "shabbat",
+        "the sabbath",
+        "believe in god",
+        "believe in jesus",
+        "believe in allah",
+        "not religious",
+        "got baptised",
+        "got baptized",
+        "was baptised",
+        "was baptized",
+        "my baptism",
+        "we pray",
+        "i prayed",
         "ramadan",
         "convert to",
         "converted to",
@@ -1914,10 +2029,35 @@ fn sensitive_category_in(text: &str, w: &[String], flat: &str) -> Option<Sensiti
         "political views",
         "left-wing",
         "right-wing",
-        "liberal",
+        "left-leaning",
+        "right-leaning",
+        "left of centre",
+        "left of center",
+        "right of centre",
+        "right of center",
+        "on the left politically",
+        "on the right politically",
+        "democrats",
+        "republicans",
+        "tory",
+        "tories",
         "socialist",
+        "socialists",
         "communist",
         "libertarian",
+        "leftist",
+        "centrist",
+        "marxist",
+        "anarchist",
+        "pro-choice",
+        "pro-life",
+        "maga",
+        "canvassed for",
+        "canvassing for",
+        "canvass for",
+        "campaigned for",
+        "campaigning for",
+        "party member",
     ];
     const HARDSHIP: &[&str] = &[
         "bankrupt",
@@ -1936,6 +2076,24 @@ fn sensitive_category_in(text: &str, w: &[String], flat: &str) -> Option<Sensiti
         "payday loan",
         "behind on rent",
         "behind on payments",
+        "behind on my",
+        "paycheck to paycheck",
+        "paycheque to paycheque",
+        "maxed out",
+        "make ends meet",
+        "i'm broke",
+        "im broke",
+        "i am broke",
+        "so broke",
+        "flat broke",
+        "skint",
+        "my debts",
+        "my debt",
+        "repossessed",
+        "repossession",
+        "payday loans",
+        "can't cover",
+        "cannot cover",
     ];
     const MORE_HEALTH: &[&str] = &[
         "flu",
@@ -1947,12 +2105,41 @@ fn sensitive_category_in(text: &str, w: &[String], flat: &str) -> Option<Sensiti
         "injury",
         "broke my",
         "panic attacks",
+        "panic attack",
+        "anxiety attack",
+        "my anxiety",
+        "with anxiety",
+        "have anxiety",
+        "self-harm",
+        "in recovery",
         "insomnia",
         "antibiotics",
         "symptoms",
     ];
-    const IDENTITY: &[&str] =
-        &["bisexual", "gay", "lesbian", "asexual", "pansexual", "transgender"];
+    const IDENTITY: &[&str] = &[
+        "bisexual",
+        "gay",
+        "lesbian",
+        "asexual",
+        "pansexual",
+        "transgender",
+        "queer",
+        "nonbinary",
+        "non-binary",
+        "genderqueer",
+        "genderfluid",
+        "demisexual",
+        "aromantic",
+        "intersex",
+        "trans woman",
+        "trans man",
+        "trans women",
+        "trans men",
+        "trans person",
+        "i'm bi",
+        "im bi",
+        "i am bi",
+    ];
     const FAITHS: &[&str] = &[
         "muslim",
         "christian",
@@ -1971,6 +2158,15 @@ fn sensitive_category_in(text: &str, w: &[String], flat: &str) -> Option<Sensiti
         "rely on a food bank",
         "use a food bank",
         "use the food bank",
+        "using a food bank",
+        "using the food bank",
+        "using food banks",
+        "relying on the food bank",
+        "relying on food banks",
+        "go to the food bank",
+        "going to the food bank",
+        "went to the food bank",
+        "from the food bank",
         "barely afford",
         "losing my job",
         "credit card debt",
@@ -1992,7 +2188,7 @@ fn sensitive_category_in(text: &str, w: &[String], flat: &str) -> Option<Sensiti
         "overdraft",
     ];
     // Rewritten statements speak of "User" ("User is a practising Hindu").
-    if more_health || medical_word(w) {
+    if more_health || medical_word(w) || names_a_health_term(flat) {
         return Some(Health);
     }
     // A stay in hospital is health; a job at one, or a hospital as a customer, is not ("I
@@ -2016,6 +2212,15 @@ fn sensitive_category_in(text: &str, w: &[String], flat: &str) -> Option<Sensiti
         "intensive care",
     ];
     if stay && !workplace {
+        return Some(Health);
+    }
+    // Physiotherapy received, not given: "got physio for my back", not "I'm a paediatric
+    // physio" or "I work in physiotherapy".
+    let physio = w.iter().enumerate().any(|(i, x)| {
+        matches!(x.as_str(), "physio" | "physiotherapy" | "physiotherapist")
+            && !w[i.saturating_sub(3)..i].iter().any(|b| b == "a" || b == "an")
+    });
+    if physio && !workplace {
         return Some(Health);
     }
     if identity {
@@ -2134,7 +2339,7 @@ fn sensitive_category_in(text: &str, w: &[String], flat: &str) -> Option<Sensiti
     if religion {
         return Some(Religion);
     }
-    if politics {
+    if politics || political_leaning(text, w, first_person) {
         return Some(Politics);
     }
     if hardship {
@@ -2414,7 +2619,6 @@ fn medical_word(w: &[String]) -> bool {
         "counsellor",
         "counselor",
         "suicidal",
-        "self-harm",
         "anorexia",
         "bulimia",
         "celiac",
@@ -2454,6 +2658,75 @@ fn medical_word(w: &[String]) -> bool {
     })
 }
 
+/// The terms of `models/lexicon/health_terms.txt` (conditions, symptoms, injuries, treatments
+/// and medicines, read from WordNet by `models/lexicon/wordnet_health.py`), with their plurals.
+static HEALTH_TERMS: std::sync::LazyLock<AhoCorasick> = std::sync::LazyLock::new(|| {
+    let mut patterns = Vec::new();
+    for term in include_str!("../../../models/lexicon/health_terms.txt").lines() {
+        let term = term.trim();
+        if term.is_empty() {
+            continue;
+        }
+        patterns.push(term.to_owned());
+        patterns.push(format!("{term}s"));
+        patterns.push(format!("{term}es"));
+        if let Some(stem) = term.strip_suffix('y') {
+            patterns.push(format!("{stem}ies"));
+        }
+    }
+    // Thousands of patterns: the compact automaton, not a full DFA.
+    AhoCorasick::new(&patterns).expect("the health terms build")
+});
+
+/// Whether `flat` (as [`spaced`] writes it) names a health term of [`HEALTH_TERMS`] as whole
+/// words ("my migraines", "a panic attack", "tendinitis in my wrist").
+fn names_a_health_term(flat: &str) -> bool {
+    whole_words(flat, &HEALTH_TERMS).next().is_some()
+}
+
+/// A political leaning said of the speaker by a word that has other uses: "liberal" or
+/// "conservative" (and "progressive", "moderate") as what the speaker is ("I'm pretty
+/// liberal", "politically I'm quite conservative", "fiscally conservative"), not as what
+/// something is or how ("liberal arts", "conservative about deadlines"); "politically" of
+/// the speaker; a party's voter ("a Tory voter", "I always vote Green").
+fn political_leaning(text: &str, w: &[String], first_person: bool) -> bool {
+    const LEANINGS: &[&str] = &["liberal", "conservative", "progressive", "moderate"];
+    const ASPECTS: &[&str] = &["politically", "socially", "fiscally", "economically"];
+    if !first_person {
+        return false;
+    }
+    if w.iter().any(|x| x == "politically") {
+        return true;
+    }
+    let predicate = w.iter().enumerate().any(|(i, x)| {
+        if !LEANINGS.contains(&x.as_str()) {
+            return false;
+        }
+        let before = &w[i.saturating_sub(3)..i];
+        let said_of_self = before.iter().any(|b| {
+            matches!(b.as_str(), "i'm" | "im" | "am" | "we're" | "are" | "was" | "been" | "vote")
+        });
+        let aspect = i > 0 && ASPECTS.contains(&w[i - 1].as_str());
+        // Nothing after it but the clause's end or another clause: the speaker's leaning.
+        let ends = w.get(i + 1).is_none_or(|next| {
+            matches!(next.as_str(), "and" | "but" | "so" | "though" | "politically" | "now")
+        });
+        aspect || (said_of_self && ends)
+    });
+    // A voter or a vote named by a capitalised party: "a Tory voter", "vote Green".
+    let raw: Vec<&str> = text
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .filter(|t| !t.is_empty())
+        .collect();
+    let capitalised = |t: &str| t.chars().next().is_some_and(char::is_uppercase) && t != "I";
+    let party_vote = raw.windows(2).any(|p| {
+        let (a, b) = (p[0].to_lowercase(), p[1].to_lowercase());
+        (matches!(b.as_str(), "voter" | "voters") && capitalised(p[0]))
+            || (matches!(a.as_str(), "vote" | "voted" | "voting") && capitalised(p[1]))
+    });
+    predicate || party_vote
+}
+
 fn has_precise_location(text: &str, w: &[String]) -> bool {
     // A street address: a house number followed within three words by a street word.
     const STREET: &[&str] = &[
@@ -2486,6 +2759,16 @@ fn has_precise_location(text: &str, w: &[String]) -> bool {
         "plaza",
         "avenida",
     ];
+    // "room 412 at the Marriott", "flat 3B", "apt 12": a numbered room or home.
+    const NUMBERED: &[&str] = &["room", "flat", "apt", "apartment", "suite", "cabin", "bungalow"];
+    if w.windows(2).any(|p| {
+        NUMBERED.contains(&p[0].as_str())
+            && p[1].chars().next().is_some_and(|c| c.is_ascii_digit())
+            && p[1].len() <= 5
+            && p[1].chars().all(|c| c.is_ascii_alphanumeric())
+    }) {
+        return true;
+    }
     // "my address is 2207 Larkin St", "our home address is 14 Elm Grove".
     if w.windows(3).any(|p| {
         p[0] == "address" && p[1] == "is" && p[2].chars().next().is_some_and(|c| c.is_ascii_digit())
@@ -2713,6 +2996,88 @@ mod tests {
         assert_eq!(find_secret(pin), None);
         assert_eq!(find_secret("my bank pin is 7392"), Some(SecretKind::Password));
         assert_eq!(find_secret("My password is hunter2."), Some(SecretKind::Password));
+    }
+
+    #[test]
+    fn health_is_read_from_wordnets_names_of_conditions_and_their_plurals() {
+        use SensitiveCategory::*;
+        for text in [
+            "my migraines are worse this week",
+            "I've got tendinitis in my wrist",
+            "had a panic attack on the train",
+            "been struggling with anxiety lately",
+            "I have hay fever every spring",
+            "got physio for my back tomorrow",
+            "I'm in recovery, 18 months sober",
+        ] {
+            assert_eq!(sensitive_category(text), Some(Health), "{text}");
+        }
+        // Idioms and everyday readings of words WordNet also files under medicine.
+        for text in [
+            "I worked hard on the new script",
+            "I made chicken breast for dinner",
+            "I love the cold weather",
+            "I'm hungry",
+            "a side effect of the new policy is more meetings",
+        ] {
+            assert_eq!(sensitive_category(text), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn faith_politics_and_identity_are_read_in_everyday_words() {
+        use SensitiveCategory::*;
+        let cases: &[(&str, Option<SensitiveCategory>)] = &[
+            ("we go to mass every sunday", Some(Religion)),
+            ("We're Muslim so no alcohol at the party", Some(Religion)),
+            ("my pastor asked me to help with the youth group", Some(Religion)),
+            ("i keep kosher so no pork please", Some(Religion)),
+            ("I'm fasting for Lent this year", Some(Religion)),
+            ("I don't believe in god", Some(Religion)),
+            ("we went to a wedding at a church", None),
+            ("I'm pretty left-leaning", Some(Politics)),
+            ("I always vote Green", Some(Politics)),
+            ("I'm a Tory voter", Some(Politics)),
+            ("politically I'm quite conservative", Some(Politics)),
+            ("I'm fairly liberal", Some(Politics)),
+            ("I canvassed for the Democrats last fall", Some(Politics)),
+            ("I'm conservative about deadlines", None),
+            ("I studied liberal arts", None),
+            ("I'm a party planner", None),
+            ("I'm non-binary", Some(SexualOrientation)),
+            ("im bi and my girlfriend knows", Some(SexualOrientation)),
+            // Pronouns say how to address the user, as a name does.
+            ("my pronouns are they/them", None),
+            ("I'm a trans woman", Some(SexualOrientation)),
+            ("I'm living paycheck to paycheck", Some(FinancialHardship)),
+            ("I've been using the food bank lately", Some(FinancialHardship)),
+            ("I'm staying in room 412 at the Marriott", Some(PreciseLocation)),
+            ("I'm on level 3 of the course", None),
+            ("I'm a paediatric physio at a hospital in Bristol", None),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(sensitive_category(text), *expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_credential_word_naming_another_thing_states_no_credential() {
+        for text in [
+            "My password manager is 1Password.",
+            "our password policy is 16 characters minimum",
+            "the wifi password is on the back of the router",
+        ] {
+            assert_eq!(find_secret(text), None, "{text}");
+        }
+        for text in [
+            "the lockbox code is 3391",
+            "garage keypad is 7720",
+            "my gym locker code is 118",
+            "My password is hunter2.",
+            "my password manager's master password is Tr0ub4dor&3",
+        ] {
+            assert!(find_secret(text).is_some(), "{text}");
+        }
     }
 
     #[test]

@@ -73,7 +73,7 @@ fn expire_leaves_no_byte_of_the_text() {
 #[test]
 fn forgotten_memories_are_not_recreated_by_import_retry_or_replay() {
     let env = Env::new();
-    let fact = "My locker code word is Quincunx7781";
+    let fact = "My bike is called Quincunx7781";
     let id = env.remember("u", fact);
     let export = env.path().join("before.json");
     let exported = env.run(&["export", "--user", "u"]);
@@ -101,7 +101,7 @@ fn forgotten_memories_are_not_recreated_by_import_retry_or_replay() {
     assert_eq!(imported["forgotten"][0], id.as_str());
     assert!(env.json(&["list", "--user", "u"])["memories"].as_array().unwrap().is_empty());
     // A retry of the request (other case, punctuation).
-    let retried = env.json(&["remember", "--user", "u", "my locker code word is quincunx7781."]);
+    let retried = env.json(&["remember", "--user", "u", "my bike is called quincunx7781."]);
     assert_eq!(
         (retried["outcome"].as_str(), retried["reason"].as_str()),
         (Some("refused"), Some("forgotten"))

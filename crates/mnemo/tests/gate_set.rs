@@ -1,0 +1,91 @@
+//! The blind gate set (`testdata/gate_set_blind.jsonl`: 160 everyday messages labelled
+//! `allow`, `needs_consent` or `secret` by the SPEC §3.3 rules, written apart from the
+//! screening rules and never used to tune them): each message goes through the policy gate
+//! as a `remember` of the user's own statement, and the table reports how many sensitive
+//! messages wait for consent (by category), how many secrets are refused, and how many
+//! ordinary messages are stored as they should be. Run with `--nocapture` to see it;
+//! `.ci/run` prints it. The floors asserted are today's figures, so a change that loses
+//! ground fails.
+#![allow(clippy::unwrap_used, clippy::print_stderr)]
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use mnemo::Mnemo;
+use mnemo::core::lifecycle::CandidateFields;
+use mnemo::core::{FixedClock, Timestamp, UserRef};
+use mnemo_testkit::labelled::{gate_class, read_jsonl};
+use serde::Deserialize;
+
+#[derive(Deserialize)]
+struct Case {
+    id: String,
+    content: String,
+    category: String,
+    expect: String,
+}
+
+#[test]
+fn the_blind_gate_set_holds_what_is_sensitive_and_stores_the_rest() {
+    let cases: Vec<Case> = read_jsonl("gate_set_blind.jsonl");
+    assert!(cases.len() >= 150, "the set has only {} messages", cases.len());
+    let dir = tempfile::tempdir().unwrap();
+    let now = Timestamp::parse("2026-03-04T10:00:00Z", "now").unwrap();
+    let mnemo =
+        Mnemo::open_sqlite(&dir.path().join("gate.db"), None, Arc::new(FixedClock(now)), "gate")
+            .unwrap();
+    // Per expected class: (messages, judged as expected); per sensitive category the same.
+    let mut by_class: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    let mut by_category: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    let mut misses = Vec::new();
+    for case in &cases {
+        let who = UserRef::new("set", &case.id).unwrap();
+        let fields = CandidateFields { content: case.content.clone(), ..Default::default() };
+        let written = mnemo.remember(&who, fields).unwrap();
+        let judged = gate_class(written.outcome, written.reason);
+        let right = judged == case.expect;
+        let class = match case.expect.as_str() {
+            "allow" => "allow",
+            "needs_consent" => "needs_consent",
+            "secret" => "secret",
+            other => panic!("{}: unknown label {other:?}", case.id),
+        };
+        let tally = by_class.entry(class).or_default();
+        tally.0 += 1;
+        tally.1 += usize::from(right);
+        if class == "needs_consent" {
+            let tally = by_category.entry(case.category.clone()).or_default();
+            tally.0 += 1;
+            tally.1 += usize::from(right);
+        }
+        if !right {
+            misses.push(format!(
+                "{}: expected {}, got {judged}: {}",
+                case.id, case.expect, case.content
+            ));
+        }
+    }
+    let rate = |(n, right): (usize, usize)| right as f64 / n.max(1) as f64;
+    eprintln!("blind gate set: {} messages", cases.len());
+    for (class, what) in [
+        ("needs_consent", "sensitive, held for consent"),
+        ("secret", "secrets refused"),
+        ("allow", "ordinary, stored"),
+    ] {
+        let tally = by_class.get(class).copied().unwrap_or_default();
+        eprintln!("  {what:<28} {:.3} ({}/{})", rate(tally), tally.1, tally.0);
+    }
+    for (category, tally) in &by_category {
+        eprintln!("    {category:<26} {:.3} ({}/{})", rate(*tally), tally.1, tally.0);
+    }
+    if std::env::var_os("MNEMO_SHOW_MISSES").is_some() {
+        misses.iter().for_each(|m| eprintln!("  {m}"));
+    }
+    let floor = |class: &str, floor: f64| {
+        let got = rate(by_class.get(class).copied().unwrap_or_default());
+        assert!(got >= floor, "{class}: {got:.3} fell below {floor}");
+    };
+    floor("needs_consent", 0.83);
+    floor("secret", 0.9);
+    floor("allow", 0.91);
+}
