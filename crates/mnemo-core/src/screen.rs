@@ -582,6 +582,10 @@ fn credential_word<'a>(
     if !HINTS.is_match(&lower) {
         return None;
     }
+    // "pass:" as a label ("wifi: HomeNet / pass: lemonTree88"); "a bus pass" is no credential.
+    if lower.ends_with([':', '=']) && lower.trim_end_matches([':', '=']) == "pass" {
+        return Some(Credential::Password);
+    }
     if let Some(w) = CREDENTIAL_SUBSTRINGS.iter().find(|w| lower.contains(**w)) {
         return Some(if PASSWORD_PARTS.contains(w) {
             Credential::Password
@@ -1817,8 +1821,8 @@ fn sensitive_category_in(text: &str, w: &[String], flat: &str) -> Option<Sensiti
     use SensitiveCategory::*;
     // Every list below, in one automaton, searched in one pass: which lists occur.
     const FIRST_PERSON: &[&str] = &[
-        "i", "i'm", "im", "i am", "i've", "ive", "my", "me", "we", "we're", "we are", "our", "us",
-        "as a", "user", "user's",
+        "i", "i'm", "im", "i am", "i've", "ive", "i'd", "i'll", "my", "me", "myself", "we",
+        "we're", "we are", "our", "us", "as a", "as an", "user", "user's",
     ];
     static LISTS: std::sync::LazyLock<WordLists> = std::sync::LazyLock::new(|| {
         WordLists::new(&[
@@ -2010,6 +2014,30 @@ fn sensitive_category_in(text: &str, w: &[String], flat: &str) -> Option<Sensiti
         "my baptism",
         "we pray",
         "i prayed",
+        "my prayers",
+        "read the bible",
+        "reading the bible",
+        "read the quran",
+        "reading the quran",
+        "read the torah",
+        "at church",
+        "after church",
+        "from church",
+        "before church",
+        "church choir",
+        "sunday school",
+        "celebrate eid",
+        "for eid",
+        "celebrate diwali",
+        "celebrate hanukkah",
+        "celebrate passover",
+        "for passover",
+        "yom kippur",
+        "rosh hashanah",
+        "i'm spiritual",
+        "im spiritual",
+        "as spiritual",
+        "spiritual but",
         "ramadan",
         "convert to",
         "converted to",
@@ -2094,6 +2122,11 @@ fn sensitive_category_in(text: &str, w: &[String], flat: &str) -> Option<Sensiti
         "payday loans",
         "can't cover",
         "cannot cover",
+        "can't pay my",
+        "cannot pay my",
+        "couldn't pay my",
+        "can't pay the bills",
+        "can't pay bills",
     ];
     const MORE_HEALTH: &[&str] = &[
         "flu",
@@ -2112,6 +2145,16 @@ fn sensitive_category_in(text: &str, w: &[String], flat: &str) -> Option<Sensiti
         "have anxiety",
         "self-harm",
         "in recovery",
+        "burnout",
+        "burned out",
+        "burnt out",
+        "bad back",
+        "bad knee",
+        "bad hip",
+        "concussion",
+        "hard of hearing",
+        "hearing aid",
+        "hearing aids",
         "insomnia",
         "antibiotics",
         "symptoms",
@@ -2139,6 +2182,13 @@ fn sensitive_category_in(text: &str, w: &[String], flat: &str) -> Option<Sensiti
         "i'm bi",
         "im bi",
         "i am bi",
+        "i'm ace",
+        "im ace",
+        "lgbt",
+        "lgbtq",
+        "lgbtqia",
+        "same-sex",
+        "my sexuality",
     ];
     const FAITHS: &[&str] = &[
         "muslim",
@@ -2223,7 +2273,18 @@ fn sensitive_category_in(text: &str, w: &[String], flat: &str) -> Option<Sensiti
     if physio && !workplace {
         return Some(Health);
     }
-    if identity {
+    // "I transitioned five years ago", not "transitioned to a new role".
+    let transitioned = first_person
+        && w.iter().enumerate().any(|(i, x)| {
+            matches!(x.as_str(), "transitioned" | "transitioning")
+                && w.get(i + 1).is_none_or(|next| {
+                    !matches!(
+                        next.as_str(),
+                        "to" | "into" | "from" | "away" | "over" | "back" | "out" | "between"
+                    )
+                })
+        });
+    if identity || transitioned {
         return Some(SexualOrientation);
     }
     if first_person && (faiths || devotion(w)) {
@@ -2721,7 +2782,8 @@ fn political_leaning(text: &str, w: &[String], first_person: bool) -> bool {
     let capitalised = |t: &str| t.chars().next().is_some_and(char::is_uppercase) && t != "I";
     let party_vote = raw.windows(2).any(|p| {
         let (a, b) = (p[0].to_lowercase(), p[1].to_lowercase());
-        (matches!(b.as_str(), "voter" | "voters") && capitalised(p[0]))
+        (matches!(b.as_str(), "voter" | "voters" | "councillor" | "councilor" | "activist")
+            && capitalised(p[0]))
             || (matches!(a.as_str(), "vote" | "voted" | "voting") && capitalised(p[1]))
     });
     predicate || party_vote
@@ -3008,6 +3070,8 @@ mod tests {
             "been struggling with anxiety lately",
             "I have hay fever every spring",
             "got physio for my back tomorrow",
+            "I'm recovering from a concussion",
+            "I've been off work with burnout",
             "I'm in recovery, 18 months sober",
         ] {
             assert_eq!(sensitive_category(text), Some(Health), "{text}");
@@ -3034,10 +3098,16 @@ mod tests {
             ("i keep kosher so no pork please", Some(Religion)),
             ("I'm fasting for Lent this year", Some(Religion)),
             ("I don't believe in god", Some(Religion)),
+            ("I met my wife at church", Some(Religion)),
+            ("I read the Bible every morning before work", Some(Religion)),
+            ("we celebrate Eid with my whole family", Some(Religion)),
+            ("I'd describe myself as spiritual rather than religious", Some(Religion)),
             ("we went to a wedding at a church", None),
             ("I'm pretty left-leaning", Some(Politics)),
             ("I always vote Green", Some(Politics)),
             ("I'm a Tory voter", Some(Politics)),
+            ("I'll be voting Reform at the next election", Some(Politics)),
+            ("I was a Labour councillor for six years", Some(Politics)),
             ("politically I'm quite conservative", Some(Politics)),
             ("I'm fairly liberal", Some(Politics)),
             ("I canvassed for the Democrats last fall", Some(Politics)),
@@ -3049,6 +3119,11 @@ mod tests {
             // Pronouns say how to address the user, as a name does.
             ("my pronouns are they/them", None),
             ("I'm a trans woman", Some(SexualOrientation)),
+            ("I transitioned five years ago", Some(SexualOrientation)),
+            ("I transitioned to a new role at work", None),
+            ("my same-sex partner and I just moved in together", Some(SexualOrientation)),
+            ("I'm part of the LGBTQ community", Some(SexualOrientation)),
+            ("I can't pay my phone bill this month", Some(FinancialHardship)),
             ("I'm living paycheck to paycheck", Some(FinancialHardship)),
             ("I've been using the food bank lately", Some(FinancialHardship)),
             ("I'm staying in room 412 at the Marriott", Some(PreciseLocation)),
@@ -3066,6 +3141,7 @@ mod tests {
             "My password manager is 1Password.",
             "our password policy is 16 characters minimum",
             "the wifi password is on the back of the router",
+            "my bus pass is in my other coat",
         ] {
             assert_eq!(find_secret(text), None, "{text}");
         }
@@ -3075,6 +3151,7 @@ mod tests {
             "my gym locker code is 118",
             "My password is hunter2.",
             "my password manager's master password is Tr0ub4dor&3",
+            "wifi: HomeNet / pass: lemonTree88",
         ] {
             assert!(find_secret(text).is_some(), "{text}");
         }

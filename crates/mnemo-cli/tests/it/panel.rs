@@ -290,7 +290,7 @@ fn id_of(env: &Env, user: &str, text: &str) -> String {
 #[ignore = "needs Chromium and ChromeDriver (Debian chromium, chromium-driver); .ci/run installs them"]
 fn the_memory_panel_in_chromium() {
     let env = Env::new();
-    for text in ["I prefer green tea", "My locker code is Quokka-4411"] {
+    for text in ["I prefer green tea", "My bike is called Quokka-4411"] {
         env.remember("alice", text);
     }
     for text in
@@ -386,9 +386,9 @@ fn the_memory_panel_in_chromium() {
     assert_eq!(foreign.replace(&bobs, "ID"), missing.replace(made_up, "ID"));
     // A form without its session's CSRF token changes nothing.
     let cookie = format!("mnemo_panel={}", browser.cookie());
-    let locker = id_of(&env, "alice", "My locker code is Quokka-4411");
+    let bike = id_of(&env, "alice", "My bike is called Quokka-4411");
     let form = [("Cookie", cookie.as_str()), ("Content-Type", "application/x-www-form-urlencoded")];
-    let forget_path = format!("/panel/memories/{locker}/forget");
+    let forget_path = format!("/panel/memories/{bike}/forget");
     let (status, _, _) = raw(&addr, "POST", &forget_path, &form, "csrf=forged");
     assert_eq!(status, 403);
     let (status, _, _) = raw(&addr, "POST", &forget_path, &form, "");
@@ -409,7 +409,7 @@ fn the_memory_panel_in_chromium() {
         assert_eq!(status, 404, "{action}: {foreign}");
         assert_eq!(foreign.replace(&bobs, "ID"), reference.replace(made_up, "ID"), "{action}");
     }
-    assert_eq!(env.json(&["get", "--user", "alice", &locker])["id"], locker.as_str());
+    assert_eq!(env.json(&["get", "--user", "alice", &bike])["id"], bike.as_str());
     // Bad input gets a clear message on the page and changes nothing: an empty text, an
     // oversized one.
     let eve_before = env.json(&["get", "--user", "alice", &eve]);
@@ -426,7 +426,7 @@ fn the_memory_panel_in_chromium() {
     assert_eq!(env.json(&["get", "--user", "bob", &bobs])["id"], bobs.as_str());
 
     // Forget one entry: the receipt says what went and what remains; the file keeps no trace.
-    browser.goto(&format!("{base}/panel/memories/{locker}"));
+    browser.goto(&format!("{base}/panel/memories/{bike}"));
     browser.click("#forget");
     let page = browser.page_with("What remains");
     browser.check_page(&axe, &shots, "receipt");
