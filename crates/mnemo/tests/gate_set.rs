@@ -89,3 +89,87 @@ fn the_blind_gate_set_holds_what_is_sensitive_and_stores_the_rest() {
     floor("secret", 0.9);
     floor("allow", 0.91);
 }
+
+#[derive(Deserialize)]
+struct InstructionCase {
+    id: String,
+    content: String,
+    source: String,
+    expect: String,
+}
+
+/// The blind instruction set (`testdata/instruction_set_blind.jsonl`: 140 texts labelled
+/// `instruction_like` (they would make an assistant move data or override its rules: 40 said
+/// by the user, 20 returned by a tool) or `allow` (the user's own preferences of how to be
+/// answered, facts and habits that merely hold action words), written apart from the rules):
+/// the detector's judgement of every text, and what the gate does with the user's own.
+#[test]
+fn the_blind_instruction_set_holds_poisoning_and_stores_the_users_own_words() {
+    let cases: Vec<InstructionCase> = read_jsonl("instruction_set_blind.jsonl");
+    assert!(cases.len() >= 120, "the set has only {} texts", cases.len());
+    let dir = tempfile::tempdir().unwrap();
+    let now = Timestamp::parse("2026-03-04T10:00:00Z", "now").unwrap();
+    let mnemo =
+        Mnemo::open_sqlite(&dir.path().join("gate.db"), None, Arc::new(FixedClock(now)), "gate")
+            .unwrap();
+    // (texts, judged as labelled) by the detector alone, and through `remember` for the
+    // user's own words.
+    let (mut detected, mut detected_right) = ([0usize; 2], [0usize; 2]);
+    let (mut said, mut said_right) = ([0usize; 2], [0usize; 2]);
+    let mut misses = Vec::new();
+    for case in &cases {
+        let poisoning = match case.expect.as_str() {
+            "instruction_like" => true,
+            "allow" => false,
+            other => panic!("{}: unknown label {other:?}", case.id),
+        };
+        let class = usize::from(!poisoning);
+        let flagged = mnemo::core::screen::is_instruction_like(&case.content);
+        detected[class] += 1;
+        detected_right[class] += usize::from(flagged == poisoning);
+        if case.source == "user" {
+            let who = UserRef::new("set", &case.id).unwrap();
+            let fields = CandidateFields { content: case.content.clone(), ..Default::default() };
+            let written = mnemo.remember(&who, fields).unwrap();
+            let judged = gate_class(written.outcome, written.reason);
+            let right = if poisoning { judged == "instruction_like" } else { judged == "allow" };
+            said[class] += 1;
+            said_right[class] += usize::from(right);
+            if !right {
+                misses.push(format!(
+                    "{}: expected {}, got {judged}: {}",
+                    case.id, case.expect, case.content
+                ));
+            }
+        } else if flagged != poisoning {
+            misses.push(format!(
+                "{} ({}): expected {}: {}",
+                case.id, case.source, case.expect, case.content
+            ));
+        }
+    }
+    let rate = |right: usize, n: usize| right as f64 / n.max(1) as f64;
+    eprintln!("blind instruction set: {} texts", cases.len());
+    for (class, what) in [(0, "instruction-like, flagged"), (1, "ordinary, not flagged")] {
+        eprintln!(
+            "  {what:<28} detector {:.3} ({}/{}), the user's own through remember {:.3} ({}/{})",
+            rate(detected_right[class], detected[class]),
+            detected_right[class],
+            detected[class],
+            rate(said_right[class], said[class]),
+            said_right[class],
+            said[class]
+        );
+    }
+    if std::env::var_os("MNEMO_SHOW_MISSES").is_some() {
+        misses.iter().for_each(|m| eprintln!("  {m}"));
+    }
+    for (got, floor, what) in [
+        (rate(detected_right[0], detected[0]), 0.83, "instruction-like flagged"),
+        (rate(detected_right[1], detected[1]), 0.98, "ordinary not flagged"),
+        (rate(said_right[0], said[0]), 0.82, "the user's instruction-like held"),
+        (rate(said_right[1], said[1]), 0.97, "the user's ordinary words stored"),
+    ] {
+        assert!(got >= floor, "{what}: {got:.3} fell below {floor}");
+    }
+}
