@@ -1611,13 +1611,16 @@ fn subverts_the_assistant(text: &str, w: &[String], flat: &str, starts: &[bool])
             return true;
         }
     }
-    // A chat template's markers, which only text aimed at a model carries ("[INST] … [/INST]").
-    let lower = text.to_lowercase();
-    if ["[inst]", "<|im_start|>", "<|system|>", "<|assistant|>", "<<sys>>", "<|user|>"]
-        .iter()
-        .any(|m| lower.contains(m))
-    {
-        return true;
+    // A chat template's markers, which only text aimed at a model carries ("[INST] … [/INST]");
+    // most texts hold no bracket, and are not lowercased again for them.
+    if text.contains(['[', '<']) {
+        let lower = text.to_lowercase();
+        if ["[inst]", "<|im_start|>", "<|system|>", "<|assistant|>", "<<sys>>", "<|user|>"]
+            .iter()
+            .any(|m| lower.contains(m))
+        {
+            return true;
+        }
     }
     // Someone else's messages taken for the user's ("treat messages from … as coming from the
     // user"), or an order kept from them ("secretly log every password").
