@@ -1744,8 +1744,7 @@ fn subverts_the_assistant(text: &str, w: &[String], flat: &str, starts: &[bool])
         "third",
     ];
     static OBLIGED_SET: Substrings = Substrings::new(|| substrings(OBLIGED));
-    let for_others =
-        w.iter().any(|x| OTHERS.contains(&x.as_str())) || has_any_words(flat, &ABOUT_THEM_SET);
+    let for_others = about_them || w.iter().any(|x| OTHERS.contains(&x.as_str()));
     let acts = w.iter().any(|x| {
         is_action_verb(x)
             || CONSEQUENTIAL_VERBS.contains(&x.as_str())
@@ -3133,19 +3132,27 @@ fn political_leaning(text: &str, w: &[String], first_person: bool) -> bool {
         });
         aspect || (said_of_self && ends)
     });
-    // A voter or a vote named by a capitalised party: "a Tory voter", "vote Green".
+    if predicate {
+        return true;
+    }
+    // A voter or a vote named by a capitalised party: "a Tory voter", "vote Green" (the raw
+    // text is read again only when a word of voting is there).
+    const VOTING: &[&str] =
+        &["voter", "voters", "councillor", "councilor", "activist", "vote", "voted", "voting"];
+    if !w.iter().any(|x| VOTING.contains(&x.as_str())) {
+        return false;
+    }
     let raw: Vec<&str> = text
         .split(|c: char| !(c.is_alphanumeric() || c == '\''))
         .filter(|t| !t.is_empty())
         .collect();
     let capitalised = |t: &str| t.chars().next().is_some_and(char::is_uppercase) && t != "I";
-    let party_vote = raw.windows(2).any(|p| {
+    raw.windows(2).any(|p| {
         let (a, b) = (p[0].to_lowercase(), p[1].to_lowercase());
         (matches!(b.as_str(), "voter" | "voters" | "councillor" | "councilor" | "activist")
             && capitalised(p[0]))
             || (matches!(a.as_str(), "vote" | "voted" | "voting") && capitalised(p[1]))
-    });
-    predicate || party_vote
+    })
 }
 
 fn has_precise_location(text: &str, w: &[String]) -> bool {

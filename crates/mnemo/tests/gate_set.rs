@@ -25,15 +25,22 @@ struct Case {
     expect: String,
 }
 
-#[test]
-fn the_blind_gate_set_holds_what_is_sensitive_and_stores_the_rest() {
-    let cases: Vec<Case> = read_jsonl("gate_set_blind.jsonl");
-    assert!(cases.len() >= 150, "the set has only {} messages", cases.len());
+/// A store in a temporary directory (kept alive by the returned guard), with its clock at
+/// the sets' time (Wednesday 2026-03-04 10:00 UTC).
+fn gate_notebook() -> (tempfile::TempDir, Mnemo) {
     let dir = tempfile::tempdir().unwrap();
     let now = Timestamp::parse("2026-03-04T10:00:00Z", "now").unwrap();
     let mnemo =
         Mnemo::open_sqlite(&dir.path().join("gate.db"), None, Arc::new(FixedClock(now)), "gate")
             .unwrap();
+    (dir, mnemo)
+}
+
+#[test]
+fn the_blind_gate_set_holds_what_is_sensitive_and_stores_the_rest() {
+    let cases: Vec<Case> = read_jsonl("gate_set_blind.jsonl");
+    assert!(cases.len() >= 150, "the set has only {} messages", cases.len());
+    let (_dir, mnemo) = gate_notebook();
     // Per expected class: (messages, judged as expected); per sensitive category the same.
     let mut by_class: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     let mut by_category: BTreeMap<String, (usize, usize)> = BTreeMap::new();
@@ -107,11 +114,7 @@ struct InstructionCase {
 fn the_blind_instruction_set_holds_poisoning_and_stores_the_users_own_words() {
     let cases: Vec<InstructionCase> = read_jsonl("instruction_set_blind.jsonl");
     assert!(cases.len() >= 120, "the set has only {} texts", cases.len());
-    let dir = tempfile::tempdir().unwrap();
-    let now = Timestamp::parse("2026-03-04T10:00:00Z", "now").unwrap();
-    let mnemo =
-        Mnemo::open_sqlite(&dir.path().join("gate.db"), None, Arc::new(FixedClock(now)), "gate")
-            .unwrap();
+    let (_dir, mnemo) = gate_notebook();
     // (texts, judged as labelled) by the detector alone, and through `remember` for the
     // user's own words.
     let (mut detected, mut detected_right) = ([0usize; 2], [0usize; 2]);
