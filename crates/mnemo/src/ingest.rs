@@ -348,6 +348,7 @@ impl Mnemo {
         // turn and then what was drawn from it, so a statement is decided against what had
         // been said up to it.
         let secrets_redacted = std::sync::atomic::AtomicUsize::new(0);
+        let refused = std::sync::Mutex::new(Vec::new());
         let builtin = self.embedder.as_ref().is_some_and(|e| e.id() == selector_embedder_id());
         let known = if self.chat.is_none() && !options.incognito {
             self.names_known(who, messages)?
@@ -361,6 +362,12 @@ impl Mnemo {
                         self.prepare_message(item, options, &session, now, builtin, &known)?;
                     secrets_redacted
                         .fetch_add(prepared.redacted, std::sync::atomic::Ordering::Relaxed);
+                    if !prepared.refused.is_empty() {
+                        refused
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner)
+                            .extend(prepared.refused);
+                    }
                     Ok(prepared.parts)
                 })
                 .collect()
@@ -380,6 +387,7 @@ impl Mnemo {
             }
         }
         proposed.extend(answered);
+        proposed.extend(refused.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner));
         proposed.sort_by_key(|p| p.message);
         let skipped = options.incognito.then_some(ReasonCode::Incognito);
         Ok(IngestReport {
@@ -461,6 +469,26 @@ impl Mnemo {
             }
             None => (Vec::new(), String::new(), Vec::new(), false),
         };
+        // A message that carried a secret is refused whole, as `remember` refuses it: its turn
+        // is kept redacted, and what was drawn from it is reported refused, not written (what
+        // it says beside the secret is about the secret: "aws creds are … and I'm getting
+        // access denied").
+        let refused: Vec<ProposedMemory> = if redacted > 0 {
+            found
+                .iter()
+                .map(|e| e.content.clone())
+                .chain(updates.iter().map(|u| u.content.clone()))
+                .map(|content| ProposedMemory {
+                    message: index,
+                    content,
+                    result: Remembered::refused(ReasonCode::Secret),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let (found, updates) =
+            if redacted > 0 { (Vec::new(), Vec::new()) } else { (found, updates) };
         let validate = |fields: CandidateFields| {
             Candidate::validate(fields, now).map_err(|e| {
                 crate::Error::from(InvalidInput::new(
@@ -524,7 +552,7 @@ impl Mnemo {
             let statement = validate(fields)?;
             parts.push((Label::Drawn { message: index, content }, (statement, None)));
         }
-        Ok(PreparedMessage { parts, redacted })
+        Ok(PreparedMessage { parts, redacted, refused })
     }
 }
 
@@ -569,6 +597,8 @@ struct PreparedMessage {
     parts: Parts<Label, Staged>,
     /// Secrets redacted from it.
     redacted: usize,
+    /// What was drawn from it and refused without a write (it carried a secret).
+    refused: Vec<ProposedMemory>,
 }
 
 /// The source type and reference of a message's records.

@@ -246,3 +246,8 @@ fn second_set_written_blind_then_used_for_development() {
 fn third_set_held_out() {
     measure_with_safety("extraction_set_c.jsonl", "third extraction set (held out)", false);
 }
+
+#[test]
+fn fourth_set_written_blind() {
+    measure_with_safety("extraction_set_d.jsonl", "fourth extraction set (written blind)", true);
+}
