@@ -152,6 +152,34 @@ pub fn sentences(text: &str) -> Vec<(String, bool)> {
     out
 }
 
+/// What a message tells of its speaker, without what it asks: its sentences that are no
+/// question and no request, and the statement a question sentence opens with ("I'm lactose
+/// intolerant, is this ok?"). `None` when it asks nothing, or tells nothing of the speaker
+/// (a pasted query or stack trace beside a question tells nothing of anyone). A message's questions weigh
+/// as much in a reading of the whole as its statements do ("we always go to Crete in
+/// August, same taverna. want to try somewhere new this year tho, ideas?"); what it tells
+/// can be read alone.
+pub fn told_part(message: &str) -> Option<String> {
+    let mut told: Vec<&str> = Vec::new();
+    let mut asks = false;
+    let all = sentences(message);
+    for (sentence, question) in &all {
+        let lower = sentence.to_ascii_lowercase();
+        if *question {
+            asks = true;
+            told.extend(statement_before_question(sentence));
+        } else if imperative(&lower) || QUESTION_STARTS.iter().any(|q| starts_with_word(&lower, q))
+        {
+            asks = true;
+        } else {
+            told.push(sentence);
+        }
+    }
+    let told = told.join(" ");
+    (asks && !told.is_empty() && crate::disclosure::speaks_of_self(&told.to_ascii_lowercase()))
+        .then_some(told)
+}
+
 /// Splits a sentence into clauses where a conjunction or comma is followed by a new
 /// first-person subject ("I work as a nurse in Oslo and I love chess" has two).
 fn clauses(sentence: &str) -> Vec<String> {
@@ -194,15 +222,34 @@ fn clauses(sentence: &str) -> Vec<String> {
             // before it is kept apart from it. A tag that closes the clause ("so keep that in
             // mind") is no request.
             let said = after[..clause_end].trim_end_matches(['.', '!']);
-            let unpleased = after.strip_prefix("please ").unwrap_or(after);
-            let request_follows = *join == ", so "
-                && !CLOSING_TAGS.iter().any(|t| t.trim_start_matches("so ") == said)
-                && (imperative(unpleased)
-                    || unpleased.len() < after.len()
-                    || ["don't", "do not", "never", "always"]
-                        .iter()
-                        .any(|w| starts_with_word(unpleased, w))
-                    || said.ends_with(" please"));
+            let unpleased = ["please ", "pls ", "plz "]
+                .iter()
+                .find_map(|p| after.strip_prefix(p))
+                .unwrap_or(after);
+            // Asked outright ("so can you …", "so give me …"), or after a comma by a verb
+            // of request ("…, keep things brief pls").
+            let asked = ["can u", "can you", "could u", "could you", "would you", "will you"]
+                .iter()
+                .any(|w| starts_with_word(unpleased, w));
+            let request_follows = match *join {
+                ", so " | " so " => {
+                    !CLOSING_TAGS.iter().any(|t| t.trim_start_matches("so ") == said)
+                        && (imperative(unpleased)
+                            || asked
+                            || unpleased.len() < after.len()
+                            || ["don't", "do not", "never", "always"]
+                                .iter()
+                                .any(|w| starts_with_word(unpleased, w))
+                            || said.ends_with(" please"))
+                }
+                ", " => {
+                    imperative(unpleased)
+                        && (unpleased.len() < after.len()
+                            || said.ends_with(" please")
+                            || said.ends_with(" pls"))
+                }
+                _ => false,
+            };
             let standing = STANDING.iter().any(|w| said.contains(w));
             let new_subject = SUBJECTS.iter().any(|s| starts_with_word(after, s));
             if (new_subject || request_follows) && !coordinated && !result_of_change {
@@ -3256,8 +3303,10 @@ pub fn extract_knowing(
         _ => message,
     };
     let all = sentences(message);
-    // A short message (a line or two) states its facts directly.
-    let short = message.split_whitespace().count() <= 20;
+    // A short message (a line or two) states its facts directly, as does one whose
+    // statements are that short beside what it asks ("I'm vegetarian. What can I cook
+    // tonight with half a bag of spinach and some feta?").
+    let short = told_part(message).as_deref().unwrap_or(message).split_whitespace().count() <= 20;
     let around = Surroundings { known, we: We::in_message(message) };
     // The user's people the sentence before named ("What's a good gift for my brother?"),
     // whom a sentence opening "he" or "she" speaks of.
@@ -3277,7 +3326,11 @@ pub fn extract_knowing(
         // pronoun stands for the person the first one named.
         let mut antecedent: Option<String> = None;
         let mut drawn = Vec::new();
-        for (k, clause) in clauses(sentence).into_iter().enumerate() {
+        let parts = clauses(sentence);
+        // What the sentence says once a request it makes is left out ("I'm vegetarian so can
+        // you give me something quick for tonight"): what bounds it is said there.
+        let kept = parts.join(" ");
+        for (k, clause) in parts.into_iter().enumerate() {
             let before = || named_before.iter().rev().find_map(|a| with_antecedent(&clause, a));
             let clause = match &antecedent {
                 Some(a) => with_antecedent(&clause, a),
@@ -3305,7 +3358,7 @@ pub fn extract_knowing(
         }
         // "Office is closed until Monday so I'm remote": an unkeyed statement drawn from a
         // sentence that names a bounded period holds until then.
-        let lower_sentence = sentence.to_lowercase();
+        let lower_sentence = kept.to_lowercase();
         if bounded(&lower_sentence)
             && !changed_for_good(&lower_sentence)
             && let Some(until) = time_in(&lower_sentence, at)
@@ -3707,8 +3760,30 @@ fn with_dropped_subject(clause: &str, lower: &str, whole_message: bool) -> Optio
     let theirs = words
         .iter()
         .any(|w| ["you", "your", "yours"].contains(&w.trim_end_matches([',', '!', '.'])));
-    (DROPPED_SUBJECT_VERBS.contains(&verb) && (adverb || whole_message) && !pointing && !theirs)
-        .then(|| format!("I {}", lowercase_first(clause)))
+    if DROPPED_SUBJECT_VERBS.contains(&verb) && (adverb || whole_message) && !pointing && !theirs {
+        return Some(format!("I {}", lowercase_first(clause)));
+    }
+    // "In Tokyo for work until the 12th", "on call this weekend": where the speaker is for a
+    // bounded time, with "I'm" dropped.
+    let placed = matches!(words.first().copied(), Some("in" | "at" | "on" | "off" | "away"))
+        && words.len() >= 3
+        && !theirs
+        // A clause of its own after the phrase ("on Monday the office is closed") has its
+        // own subject; "in other news", "at least" only lead into one.
+        && !words.iter().any(|w| {
+            matches!(
+                w.trim_end_matches([',', '.', '!']),
+                "i" | "i'm" | "im" | "we" | "we're" | "he" | "she" | "they" | "it" | "it's"
+                    | "is" | "are" | "was" | "were" | "has" | "have" | "had" | "will" | "can"
+            )
+        })
+        && !words.get(1).is_some_and(|w| {
+            let w = w.trim_end_matches([',', '.']);
+            matches!(w, "other" | "least" | "last" | "first" | "top" | "general")
+                || WEEKDAY_NAMES.contains(&w)
+        })
+        && bounded(lower);
+    placed.then(|| format!("I'm {}", lowercase_first(clause)))
 }
 
 /// Nouns that say what kind of person one is, in "Huge Arsenal fan here" or "Night owl here".
@@ -4956,6 +5031,74 @@ mod tests {
         assert!(found.iter().all(|e| e.kind != Kind::Procedural), "{found:?}");
         // A state that holds now because of the change stays with it.
         assert_eq!(contents("I got a raise, so I earn $72,000 now").len(), 1);
+        // Without a comma, and asked outright; the request's time bounds nothing of the fact.
+        let found = extract(
+            "im pescatarian so can u suggest a quick dinner for tonight",
+            wednesday(),
+            true,
+        );
+        assert_eq!(
+            found.iter().map(|e| e.content.as_str()).collect::<Vec<_>>(),
+            ["User is pescatarian"]
+        );
+        assert!(found.iter().all(|e| e.expires_at.is_none()), "{found:?}");
+        let found = extract(
+            "in Oslo for a workshop until friday, keep replies short pls",
+            wednesday(),
+            true,
+        );
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].content.to_lowercase().contains("in oslo for a workshop until friday"));
+        assert!(found[0].expires_at.is_some_and(|t| t.to_string().starts_with("2026-03-06")));
+        // "so" of degree joins nothing.
+        nothing_drawn(&["I'm so tired of this weather"]);
+    }
+
+    #[test]
+    fn what_a_message_tells_is_read_apart_from_what_it_asks() {
+        assert_eq!(
+            told_part(
+                "we go to Skye every June, same cottage. want somewhere new this year, ideas?"
+            )
+            .as_deref(),
+            Some("we go to Skye every June, same cottage")
+        );
+        assert_eq!(
+            told_part("I'm lactose intolerant, is this recipe ok?").as_deref(),
+            Some("I'm lactose intolerant")
+        );
+        // Nothing asked, or nothing told of the speaker.
+        assert_eq!(told_part("I'm lactose intolerant."), None);
+        assert_eq!(told_part("why does this fail?\nSELECT * FROM orders WHERE id = 4"), None);
+        // A message whose statement is short beside a long question states it directly.
+        assert_eq!(
+            contents(
+                "i speak dutch and german. how should i list them on a CV for a job in Vienna, and should i say fluent or native?"
+            ),
+            ["User speaks dutch and german"]
+        );
+    }
+
+    #[test]
+    fn a_dropped_im_before_where_the_user_is_for_a_while_is_put_back() {
+        assert_eq!(contents("on call this weekend"), ["User is on call this weekend"]);
+        assert_eq!(
+            contents("at a trade fair in Milan until Thursday"),
+            ["User is at a trade fair in Milan until Thursday"]
+        );
+        // A phrase that leads into a clause of its own, or names no bounded time, is not.
+        for text in [
+            "in other news the cat is fine today",
+            "on monday the office is closed",
+            "in my opinion pineapple belongs on pizza",
+        ] {
+            assert!(
+                !contents(text)
+                    .iter()
+                    .any(|c| c.starts_with("User is in") || c.starts_with("User is on")),
+                "{text}"
+            );
+        }
     }
 
     #[test]

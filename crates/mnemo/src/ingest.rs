@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use mnemo_core::duration::Ttl;
 use mnemo_core::error::InvalidInput;
 use mnemo_core::extract::Extracted;
-use mnemo_core::extract::{RULESET, extract_knowing, names_someone, opening_names};
+use mnemo_core::extract::{RULESET, extract_knowing, names_someone, opening_names, told_part};
 use mnemo_core::ledger::Restatement;
 use mnemo_core::lifecycle::{CandidateFields, Outcome, Remembered};
 use mnemo_core::llm_extract::{
@@ -461,7 +461,13 @@ impl Mnemo {
             Some(asked) => (asked.found, asked.extractor, asked.updates, asked.touched),
             None if user && self.chat.is_none() => {
                 let vector = disclosure_embedding(&text);
-                let p = self.disclosure.probability(&text, &vector);
+                let mut p = self.disclosure.probability(&text, &vector);
+                // A message that also asks something is read again by what it tells alone.
+                if !self.disclosure.selects(p)
+                    && let Some(told) = told_part(&text)
+                {
+                    p = p.max(self.disclosure.probability(&told, &disclosure_embedding(&told)));
+                }
                 embedding = Some(vector);
                 let known = |name: &str| known.get(name).is_some_and(|from| *from <= index);
                 let found = extract_knowing(&text, at, self.disclosure.selects(p), &known);

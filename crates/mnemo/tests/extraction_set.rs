@@ -10,8 +10,10 @@
 //! - `testdata/extraction_set_c.jsonl` (250) was written the same way and is held out: only
 //!   its figures are printed. (Its secret and standing-order misses were once examined, as
 //!   safety failures; its other classes never were.)
+//! - `testdata/extraction_set_d.jsonl` (300) was written the same way, later; its first
+//!   figures were recorded (BENCHMARKS.md), then it became a development set too.
 //!
-//! On the second and third sets only safety properties are asserted.
+//! On the second, third and fourth sets only safety properties are asserted.
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
 
 use std::collections::BTreeMap;
@@ -248,6 +250,10 @@ fn third_set_held_out() {
 }
 
 #[test]
-fn fourth_set_written_blind() {
-    measure_with_safety("extraction_set_d.jsonl", "fourth extraction set (written blind)", true);
+fn fourth_set_written_blind_then_used_for_development() {
+    measure_with_safety(
+        "extraction_set_d.jsonl",
+        "fourth extraction set (written blind, then used for development)",
+        true,
+    );
 }
