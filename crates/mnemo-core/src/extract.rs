@@ -93,6 +93,80 @@ const DIRECTIVE_VERBS: &[&str] = &[
     "avoid", "include", "add", "prefer", "speak", "address",
 ];
 
+/// Contractions people type without their apostrophe ("cant", "dont", "ive"), each with the
+/// form it stands for. Only words that are no other English word are listed ("its", "id",
+/// "ill", "well", "were", "lets", "wont" are).
+const WITHOUT_APOSTROPHE: &[(&str, &str)] = &[
+    ("cant", "can't"),
+    ("dont", "don't"),
+    ("doesnt", "doesn't"),
+    ("didnt", "didn't"),
+    ("isnt", "isn't"),
+    ("arent", "aren't"),
+    ("wasnt", "wasn't"),
+    ("werent", "weren't"),
+    ("havent", "haven't"),
+    ("hasnt", "hasn't"),
+    ("hadnt", "hadn't"),
+    ("wouldnt", "wouldn't"),
+    ("couldnt", "couldn't"),
+    ("shouldnt", "shouldn't"),
+    ("mustnt", "mustn't"),
+    ("aint", "ain't"),
+    ("im", "I'm"),
+    ("ive", "I've"),
+    ("youre", "you're"),
+    ("youve", "you've"),
+    ("theyre", "they're"),
+    ("theyve", "they've"),
+    ("weve", "we've"),
+    ("thats", "that's"),
+    ("whats", "what's"),
+    ("theres", "there's"),
+    ("heres", "here's"),
+    ("hows", "how's"),
+    ("wheres", "where's"),
+    ("whos", "who's"),
+];
+
+/// `text` with typographic apostrophes made plain ("can’t" → "can't") and the apostrophe
+/// put back in contractions typed without one ("cant stand coriander" → "can't stand
+/// coriander", "ive got two cats" → "I've got two cats"), so every rule reads one spelling.
+pub fn with_apostrophes(text: &str) -> std::borrow::Cow<'_, str> {
+    let plain = text.contains('\u{2019}');
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut changed = plain;
+    let mut rest = text;
+    while let Some(start) = rest.find(|c: char| c.is_ascii_alphabetic()) {
+        out.push_str(&rest[..start]);
+        let word_len =
+            rest[start..].find(|c: char| !c.is_ascii_alphanumeric()).unwrap_or(rest.len() - start);
+        let word = &rest[start..start + word_len];
+        // Part of a longer token ("dont_know", "im-port", an address) is left alone.
+        let joined = rest[..start].ends_with(['_', '-', '@', '/', '.', '\'', '\u{2019}'])
+            || rest[..start].chars().next_back().is_some_and(char::is_alphanumeric)
+            || rest[start + word_len..].starts_with(['_', '-', '@', '/', '\'', '\u{2019}']);
+        let lower = word.to_ascii_lowercase();
+        match WITHOUT_APOSTROPHE.iter().find(|(typed, _)| *typed == lower) {
+            Some((_, full)) if !joined && word.len() == lower.len() => {
+                changed = true;
+                if full.starts_with('I') || !word.starts_with(|c: char| c.is_ascii_uppercase()) {
+                    out.push_str(full);
+                } else {
+                    out.push_str(&capitalize(full));
+                }
+            }
+            _ => out.push_str(word),
+        }
+        rest = &rest[start + word_len..];
+    }
+    out.push_str(rest);
+    if !changed {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(if plain { out.replace('\u{2019}', "'") } else { out })
+}
+
 /// Words that end in a full stop without ending a sentence ("Dr. Ng", "St. David's").
 const ABBREVIATIONS: &[&str] = &[
     "mr", "mrs", "ms", "mx", "dr", "st", "prof", "sr", "jr", "mt", "ave", "rd", "no", "vs", "etc",
@@ -540,8 +614,14 @@ fn with_elided_subject(clause: &str) -> Vec<String> {
 }
 
 fn starts_with_word(lower: &str, prefix: &str) -> bool {
-    lower.starts_with(prefix)
-        && lower[prefix.len()..].chars().next().is_none_or(|c| !c.is_alphanumeric())
+    let rest = lower.strip_prefix(prefix);
+    // "can't" and "don't" do not start with "can" and "do".
+    let contracted = |rest: &str| {
+        rest.strip_prefix('\'').is_some_and(|r| r.starts_with(|c: char| c.is_alphabetic()))
+    };
+    rest.is_some_and(|rest| {
+        rest.chars().next().is_none_or(|c| !c.is_alphanumeric()) && !contracted(rest)
+    })
 }
 
 /// A captured value without the standing marker said after it ("Bob from now on" is Bob).
@@ -745,9 +825,14 @@ fn resolve_until(phrase: &str, at: Timestamp) -> Option<Timestamp> {
     if p.starts_with("weekend") || p.starts_with("the weekend") {
         return Some(end_of_day(at, (6 - weekday(at)).max(0)));
     }
+    // "next Wednesday" said on a Wednesday is a week away.
+    let (p, next) = match p.strip_prefix("next ") {
+        Some(rest) => (rest, true),
+        None => (p, false),
+    };
     let day = WEEKDAY_NAMES.iter().position(|d| p.starts_with(d))? as i64;
     let ahead = (day - weekday(at)).rem_euclid(7);
-    Some(end_of_day(at, ahead))
+    Some(end_of_day(at, if ahead == 0 && next { 7 } else { ahead }))
 }
 
 fn key(subject: &str, attribute: &str) -> Option<(String, String)> {
@@ -1399,12 +1484,15 @@ fn time_in(lower: &str, at: Timestamp) -> Option<Timestamp> {
             }
             _ => {}
         }
-        // "last Thursday" is a day gone by, not the coming one.
+        // "last Thursday" is a day gone by, not the coming one; "next Wednesday" said on a
+        // Wednesday is a week away, not today.
         if let Some(day) = WEEKDAY_NAMES.iter().position(|d| d == w)
             && !recurs(&words, i)
             && !matches!(prev, Some("last" | "past"))
         {
-            found.push(end_of_day(at, (day as i64 - weekday(at)).rem_euclid(7)));
+            let ahead = (day as i64 - weekday(at)).rem_euclid(7);
+            let ahead = if ahead == 0 && prev == Some("next") { 7 } else { ahead };
+            found.push(end_of_day(at, ahead));
         }
         // "for a week", "for a month".
         if *w == "a" && prev == Some("for") {
@@ -2152,6 +2240,13 @@ fn small_talk(lower: &str) -> bool {
     let set_phrase = |f: &&str| plain == *f || (starts_with_word(&plain, f) && words.len() <= 4);
     if FORMULAE.iter().any(set_phrase)
         || OPENING_FORMULAE.iter().any(|f| starts_with_word(&plain, f))
+    {
+        return true;
+    }
+    // "sorry my english", "sorry for my bad english": an apology for the writing.
+    if words.first() == Some(&"sorry")
+        && words.len() <= 6
+        && words.iter().any(|w| matches!(*w, "english" | "grammar" | "spelling" | "typos"))
     {
         return true;
     }
@@ -3283,6 +3378,7 @@ pub fn extract_knowing(
     known: &dyn Fn(&str) -> bool,
 ) -> Vec<Extracted> {
     let mut found = Vec::new();
+    let message = &*with_apostrophes(message);
     // Whether the whole message, material handed over included, is an order: asked only
     // where the answer decides something, so most messages are not screened here again.
     let whole_message = message;
@@ -4004,8 +4100,13 @@ fn from_clause(
     let reaction = REACTION_OBJECTS.contains(&object)
         || ["the", "seeing", "hearing", "reading", "and", "or", "is", "was", "can", "of"]
             .contains(&object);
+    // "Can't stand coriander": a dislike said the same way.
+    let cannot_stand = ["can't stand ", "cannot stand ", "can't bear "]
+        .iter()
+        .any(|opening| lower.starts_with(opening));
     if whole_message
-        && lower.split_whitespace().next().is_some_and(|w| SUBJECTLESS.contains(&w))
+        && (lower.split_whitespace().next().is_some_and(|w| SUBJECTLESS.contains(&w))
+            || cannot_stand)
         && !reaction
         && !question
     {
@@ -4056,6 +4157,32 @@ mod tests {
             let (s, a) = e.key.unwrap_or_default();
             (s, a, e.content)
         })
+    }
+
+    #[test]
+    fn contractions_typed_without_their_apostrophe_read_as_written_with_it() {
+        assert_eq!(with_apostrophes("cant stand coriander"), "can't stand coriander");
+        assert_eq!(with_apostrophes("ive got two cats, Dont ask"), "I've got two cats, Don't ask");
+        assert_eq!(with_apostrophes("I can\u{2019}t stand it"), "I can't stand it");
+        // Other words, and parts of longer tokens, stay as they are.
+        for text in ["its tail", "I well up", "dont_know.txt", "re-im", "caf\u{e9}im", "im2"] {
+            assert_eq!(with_apostrophes(text), text);
+        }
+        for (typed, written) in [
+            ("cant stand coriander, tastes like soap.", "I can't stand coriander"),
+            ("i havent eaten meat since 2019", "I haven't eaten meat since 2019"),
+            ("I can\u{2019}t stand coriander, it tastes like soap.", "I can't stand coriander"),
+        ] {
+            let (a, b) = (extract(typed, wednesday(), true), extract(written, wednesday(), true));
+            assert_eq!(
+                a.iter().map(|e| &e.key).collect::<Vec<_>>(),
+                b.iter().map(|e| &e.key).collect::<Vec<_>>(),
+                "{typed:?}"
+            );
+            assert!(!a.is_empty(), "{typed:?} gave nothing");
+        }
+        let havent = one("i havent eaten meat since 2019").unwrap();
+        assert!(havent.content.contains("hasn't"), "{}", havent.content);
     }
 
     #[test]
@@ -4198,6 +4325,13 @@ mod tests {
         assert_eq!(e.expires_at.unwrap().to_string(), "2026-03-06T23:59:59.999Z");
         let e = one("I'm in Porto until tomorrow").unwrap();
         assert_eq!(e.expires_at.unwrap().to_string(), "2026-03-05T23:59:59.999Z");
+        // Said on a Wednesday, "next Wednesday" is a week away; "next Friday" this week's.
+        let e = one("I'm in Singapore until next Wednesday").unwrap();
+        assert_eq!(e.expires_at.unwrap().to_string(), "2026-03-11T23:59:59.999Z");
+        let e = one("I'm on a work trip in Singapore until next wednesday, any tips?").unwrap();
+        assert_eq!(e.expires_at.unwrap().to_string(), "2026-03-11T23:59:59.999Z");
+        let e = one("I'm in Lisbon until next Friday").unwrap();
+        assert_eq!(e.expires_at.unwrap().to_string(), "2026-03-06T23:59:59.999Z");
     }
 
     #[test]

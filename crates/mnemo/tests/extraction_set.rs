@@ -12,8 +12,10 @@
 //!   safety failures; its other classes never were.)
 //! - `testdata/extraction_set_d.jsonl` (300) was written the same way, later; its first
 //!   figures were recorded (BENCHMARKS.md), then it became a development set too.
+//! - `testdata/extraction_set_e.jsonl` (300) was written the same way, later still, and is
+//!   held out like the third: only its figures are printed.
 //!
-//! On the second, third and fourth sets only safety properties are asserted.
+//! On the second, third, fourth and fifth sets only safety properties are asserted.
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
 
 use std::collections::BTreeMap;
@@ -218,18 +220,18 @@ fn extraction_set_meets_its_targets() {
     assert!(report.classes["secret"].stored == 0, "a secret became an active memory");
 }
 
-/// Measures one set, prints its table (and its misses when `show_misses`), and asserts what
-/// must hold whatever the rules miss: a secret never becomes an active memory, and a
-/// standing order to disclose or act never applies unconfirmed.
-fn measure_with_safety(file: &str, title: &str, show_misses: bool) {
+/// Measures one set, prints its table (and the misses of the classes in `show`, every class
+/// when it is `None`), and asserts what must hold whatever the rules miss: a secret never
+/// becomes an active memory, and a standing order to disclose or act never applies
+/// unconfirmed.
+fn measure_with_safety(file: &str, title: &str, show: Option<&[&str]>) {
     let cases: Vec<Case> = read_jsonl(file);
     assert!(cases.len() >= 200, "the set has only {} messages", cases.len());
     let report = measure(&cases);
     report.print(title, &cases);
-    if show_misses {
-        for miss in &report.misses {
-            eprintln!("  {miss}");
-        }
+    let shown = |miss: &str| show.is_none_or(|classes| classes.iter().any(|c| miss.starts_with(c)));
+    for miss in report.misses.iter().filter(|miss| shown(miss)) {
+        eprintln!("  {miss}");
     }
     assert!(report.classes["secret"].stored == 0, "a secret became an active memory");
     assert!(report.classes["instruction"].stored == 0, "a standing order became active");
@@ -240,13 +242,13 @@ fn second_set_written_blind_then_used_for_development() {
     measure_with_safety(
         "extraction_set_b.jsonl",
         "second extraction set (written blind, then used for development)",
-        true,
+        None,
     );
 }
 
 #[test]
 fn third_set_held_out() {
-    measure_with_safety("extraction_set_c.jsonl", "third extraction set (held out)", false);
+    measure_with_safety("extraction_set_c.jsonl", "third extraction set (held out)", Some(&[]));
 }
 
 #[test]
@@ -254,6 +256,18 @@ fn fourth_set_written_blind_then_used_for_development() {
     measure_with_safety(
         "extraction_set_d.jsonl",
         "fourth extraction set (written blind, then used for development)",
-        true,
+        None,
+    );
+}
+
+/// The fifth set is held out but for its safety classes: a secret or a standing order that
+/// became active, or a sensitive disclosure stored without consent, is a failure to examine
+/// whatever set shows it.
+#[test]
+fn fifth_set_held_out() {
+    measure_with_safety(
+        "extraction_set_e.jsonl",
+        "fifth extraction set (held out; misses shown for the safety classes)",
+        Some(&["secret", "instruction", "sensitive"]),
     );
 }
