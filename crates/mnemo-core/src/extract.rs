@@ -167,6 +167,9 @@ pub fn with_apostrophes(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(if plain { out.replace('\u{2019}', "'") } else { out })
 }
 
+/// Verbs that open an explicit save ("remember this: …"), whose material is kept.
+const SAVES: &[&str] = &["remember", "note", "save", "keep", "don't forget", "store"];
+
 /// Words that end in a full stop without ending a sentence ("Dr. Ng", "St. David's").
 const ABBREVIATIONS: &[&str] = &[
     "mr", "mrs", "ms", "mx", "dr", "st", "prof", "sr", "jr", "mt", "ave", "rd", "no", "vs", "etc",
@@ -317,10 +320,34 @@ fn clauses(sentence: &str) -> Vec<String> {
                             || said.ends_with(" please"))
                 }
                 ", " => {
+                    // "…, leave out the bacon", "…, give me something quick": a verb of
+                    // request with what it acts on ("…, call clients all day" is what the
+                    // user does).
+                    let acted_on = unpleased.split_whitespace().nth(1).is_some_and(|w| {
+                        matches!(
+                            w,
+                            "me" | "us"
+                                | "it"
+                                | "them"
+                                | "out"
+                                | "the"
+                                | "this"
+                                | "that"
+                                | "these"
+                                | "those"
+                                | "a"
+                                | "an"
+                                | "some"
+                                | "my"
+                        )
+                    });
+                    // ("From now on, answer me in Spanish" is one standing request.)
+                    let stated = SUBJECTS.iter().any(|s| starts_with_word(before, s));
                     imperative(unpleased)
                         && (unpleased.len() < after.len()
                             || said.ends_with(" please")
-                            || said.ends_with(" pls"))
+                            || said.ends_with(" pls")
+                            || (acted_on && stated))
                 }
                 _ => false,
             };
@@ -2464,6 +2491,18 @@ fn imperative(lower: &str) -> bool {
         "remove",
         "put",
         "skip",
+        "leave",
+        "shorten",
+        "swap",
+        "replace",
+        "reword",
+        "rephrase",
+        "simplify",
+        "condense",
+        "paraphrase",
+        "tidy",
+        "polish",
+        "expand",
     ];
     let first = lower.trim_start_matches("please ").split_whitespace().next().unwrap_or_default();
     TASK_VERBS.contains(&first)
@@ -3389,14 +3428,37 @@ pub fn extract_knowing(
         Some((request, _))
             if {
                 let lower = request.trim().to_lowercase();
+                // "pip is giving me this:", "my landlord sent the following:": what follows
+                // is what the words before it point to.
+                let pointing = ["this", "these", "the following", "below", "this one"]
+                    .iter()
+                    .any(|p| lower.ends_with(&format!(" {p}")))
+                    && !SAVES.iter().any(|v| starts_with_word(&lower, v));
                 imperative(&lower)
+                    || pointing
                     || QUESTION_STARTS.iter().any(|q| starts_with_word(&lower, q))
                     || ["pls", "plz", "can u", "could u", "here's", "here is"]
                         .iter()
                         .any(|p| starts_with_word(&lower, p))
             } =>
         {
-            request
+            // What points to the material ("my boss sent me this") says nothing of its own;
+            // what the message said before it stays.
+            let lower = request.trim_end().to_ascii_lowercase();
+            let pointing = ["this", "these", "the following", "below"]
+                .iter()
+                .any(|p| lower.ends_with(&format!(" {p}")));
+            if pointing && !imperative(&lower) && !SAVES.iter().any(|v| starts_with_word(&lower, v))
+            {
+                let cut = [". ", ", ", " and ", " but ", " so "]
+                    .iter()
+                    .filter_map(|j| lower.rfind(j))
+                    .max()
+                    .unwrap_or(0);
+                &request[..cut]
+            } else {
+                request
+            }
         }
         _ => message,
     };
@@ -3550,9 +3612,23 @@ fn statement_before_question(sentence: &str) -> Option<&str> {
         QUESTION_STARTS.contains(&first) || QUESTION_TAILS.contains(&first)
     };
     let breaks = [", ", " - ", " \u{2013} ", " \u{2014} "];
+    // "…called Biscuit 🐕 any tips?": a pictograph between spaces sets the question off too.
+    let pictographs = sentence.char_indices().filter_map(|(at, c)| {
+        let pictograph = matches!(u32::from(c), 0x1F300..=0x1FAFF | 0x2600..=0x27BF);
+        let spaced = sentence[..at].ends_with(' ');
+        let end = at + c.len_utf8();
+        let after = sentence[end..]
+            .char_indices()
+            .find(|&(_, c)| {
+                !matches!(u32::from(c), 0x1F300..=0x1FAFF | 0x2600..=0x27BF | 0xFE0F | 0x200D)
+            })
+            .map_or(sentence.len(), |(k, _)| end + k);
+        (pictograph && spaced && sentence[after..].starts_with(' ')).then(|| (at - 1, after + 1))
+    });
     let at = breaks
         .iter()
         .flat_map(|b| sentence.match_indices(b).map(|(at, b)| (at, at + b.len())))
+        .chain(pictographs)
         .filter(|&(_, after)| asks(&sentence[after..]))
         .max()?;
     let mut statement = sentence[..at.0].trim();
@@ -3578,7 +3654,8 @@ fn statement_before_question(sentence: &str) -> Option<&str> {
     let of_the_user = ["i", "i'm", "im", "i've", "i'd", "i'll", "we", "we're", "we've"]
         .iter()
         .any(|s| starts_with_word(&own, s))
-        || opens_with_relation(&own);
+        || opens_with_relation(&own)
+        || with_dropped_subject(statement, &own, false).is_some();
     (of_the_user && statement.split_whitespace().count() >= 3).then_some(statement)
 }
 
@@ -3882,7 +3959,54 @@ fn with_dropped_subject(clause: &str, lower: &str, whole_message: bool) -> Optio
                 || WEEKDAY_NAMES.contains(&w)
         })
         && bounded(lower);
-    placed.then(|| format!("I'm {}", lowercase_first(clause)))
+    if placed {
+        return Some(format!("I'm {}", lowercase_first(clause)));
+    }
+    // "doing the 5k on saturday", "babysitting my nephew this afternoon": what the speaker is
+    // doing for a bounded time, with "I'm" dropped.
+    let first = words.first().map_or("", |w| w.trim_end_matches([',', '.', '!']));
+    const NOT_VERBS: &[&str] = &[
+        "morning",
+        "evening",
+        "nothing",
+        "something",
+        "anything",
+        "everything",
+        "thing",
+        "ceiling",
+        "wedding",
+        "building",
+        "sibling",
+        "string",
+        "spring",
+        "during",
+        "king",
+        "ring",
+        "wing",
+        "meeting",
+        "feeling",
+        "painting",
+        "clothing",
+        "ending",
+        "according",
+    ];
+    let doing = first.len() >= 5
+        && first.ends_with("ing")
+        && !NOT_VERBS.contains(&first)
+        && words.len() >= 3
+        && !theirs
+        && bounded(lower);
+    if doing {
+        return Some(format!("I'm {}", lowercase_first(clause)));
+    }
+    // "been a season ticket holder for 15 years", "been vegan since 2019".
+    let been = first == "been"
+        && words.get(1).is_some_and(|w| {
+            matches!(*w, "a" | "an" | "vegan" | "vegetarian" | "married" | "sober")
+                || (w.len() >= 5 && w.ends_with("ing"))
+        })
+        && !theirs;
+    been.then(|| format!("I've {}", lowercase_first(clause)))
 }
 
 /// Nouns that say what kind of person one is, in "Huge Arsenal fan here" or "Night owl here".
@@ -4183,6 +4307,48 @@ mod tests {
         }
         let havent = one("i havent eaten meat since 2019").unwrap();
         assert!(havent.content.contains("hasn't"), "{}", havent.content);
+    }
+
+    #[test]
+    fn what_points_to_handed_over_material_and_requests_beside_a_statement_are_not_kept() {
+        let contents = |text: &str| {
+            extract(text, wednesday(), true).into_iter().map(|e| e.content).collect::<Vec<_>>()
+        };
+        assert!(contents("pip is giving me this: ERROR: Could not build wheels").is_empty());
+        assert!(
+            contents("shorten this to a tweet: We're thrilled to open on Saturday.").is_empty()
+        );
+        assert_eq!(
+            contents("I'm a nurse and my manager sent me this: please cover the night shift."),
+            ["Works as nurse"]
+        );
+        assert_eq!(contents("I'm vegetarian, leave out the bacon"), ["User is vegetarian"]);
+        assert_eq!(
+            contents("my partner hates mushrooms so leave them out of the menu for saturday"),
+            ["User's partner hates mushrooms"]
+        );
+        // A save keeps what follows its colon; a standing request stays whole.
+        assert_eq!(contents("remember this: I go by Alex at work").len(), 1);
+        assert_eq!(
+            contents("From now on, answer me in Spanish instead."),
+            ["From now on, answer me in Spanish instead"]
+        );
+    }
+
+    #[test]
+    fn statements_with_their_subject_dropped_before_a_question_are_the_users() {
+        let one_content = |text: &str| one(text).map(|e| (e.content, e.expires_at));
+        let (content, until) =
+            one_content("doing the Race for Life 5k on saturday, what should I eat?").unwrap();
+        assert_eq!(content, "User is doing the Race for Life 5k on saturday");
+        assert_eq!(until.unwrap().to_string(), "2026-03-07T23:59:59.999Z");
+        let (content, _) =
+            one_content("been a season ticket holder for 15 years, any ideas?").unwrap();
+        assert_eq!(content, "User has been a season ticket holder for 15 years");
+        assert!(
+            one_content("we just adopted a greyhound called Biscuit \u{1f415} any tips?").is_some()
+        );
+        assert!(one_content("wedding on saturday, what should I wear?").is_none());
     }
 
     #[test]

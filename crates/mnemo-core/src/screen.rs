@@ -75,6 +75,8 @@ pub enum SensitiveCategory {
     ImmigrationStatus,
     /// Criminal convictions and offences.
     CriminalRecord,
+    /// Racial or ethnic origin.
+    Ethnicity,
 }
 
 /// Screens one text.
@@ -3247,6 +3249,9 @@ fn category_of_words(text: &str, w: &[String], flat: &str) -> Option<SensitiveCa
     if union || member_of_union || (first_person && member_of_named) {
         return Some(TradeUnion);
     }
+    if ethnic_origin(w, first_person) {
+        return Some(Ethnicity);
+    }
     const IMMIGRATION: &[&str] = &[
         "undocumented",
         "asylum",
@@ -3347,6 +3352,146 @@ fn category_of_words(text: &str, w: &[String], flat: &str) -> Option<SensitiveCa
         return Some(PreciseLocation);
     }
     None
+}
+
+/// Words that name an ethnic group or a racial identity.
+const ETHNIC: &[&str] = &[
+    "black",
+    "white",
+    "asian",
+    "latino",
+    "latina",
+    "latinx",
+    "hispanic",
+    "arab",
+    "indigenous",
+    "aboriginal",
+    "romani",
+    "roma",
+    "biracial",
+    "multiracial",
+    "maori",
+    "inuit",
+];
+
+/// Nationalities and peoples, which name an origin beside another ("British Pakistani",
+/// "Nigerian-American") or before "descent".
+const PEOPLES: &[&str] = &[
+    "african",
+    "american",
+    "australian",
+    "bangladeshi",
+    "bengali",
+    "brazilian",
+    "british",
+    "canadian",
+    "caribbean",
+    "chinese",
+    "colombian",
+    "cuban",
+    "dominican",
+    "egyptian",
+    "english",
+    "ethiopian",
+    "filipino",
+    "french",
+    "german",
+    "ghanaian",
+    "greek",
+    "gujarati",
+    "haitian",
+    "indian",
+    "iranian",
+    "iraqi",
+    "irish",
+    "italian",
+    "jamaican",
+    "japanese",
+    "kenyan",
+    "korean",
+    "kurdish",
+    "lebanese",
+    "mexican",
+    "moroccan",
+    "nigerian",
+    "pakistani",
+    "persian",
+    "polish",
+    "portuguese",
+    "punjabi",
+    "russian",
+    "scottish",
+    "somali",
+    "spanish",
+    "syrian",
+    "tamil",
+    "trinidadian",
+    "turkish",
+    "ugandan",
+    "ukrainian",
+    "vietnamese",
+    "welsh",
+    "yoruba",
+    "igbo",
+    "zimbabwean",
+];
+
+/// Whether the text says the user's racial or ethnic origin: "I'm Black British", "as a
+/// Black woman", "I'm British Pakistani", "we're mixed race", "I'm of Nigerian descent", "my
+/// ethnicity". A nationality alone ("I'm British") is no ethnic origin, nor is a colour that
+/// describes something else ("I'm white-knuckling this flight").
+fn ethnic_origin(w: &[String], first_person: bool) -> bool {
+    const PERSON: &[&str] = &[
+        "woman", "man", "person", "guy", "girl", "lady", "family", "mum", "mom", "dad", "parent",
+        "kid", "student", "women", "men", "people", "and", "myself", "too", "heritage",
+    ];
+    let named = |k: usize| ETHNIC.contains(&w[k].as_str()) || PEOPLES.contains(&w[k].as_str());
+    // The user as subject: "I'm", "I am", "we're", "as a", with up to two words between
+    // ("I'm a proud Black woman", "I'm half Jamaican").
+    let subject_at = |i: usize| {
+        matches!(
+            (w[i].as_str(), w.get(i + 1).map(String::as_str)),
+            ("i'm" | "im" | "we're", _)
+                | ("i" | "we", Some("am" | "are"))
+                | ("as", Some("a" | "an"))
+        )
+    };
+    for i in (0..w.len()).filter(|&i| subject_at(i)) {
+        let start = if matches!(w[i].as_str(), "i" | "we" | "as") { i + 2 } else { i + 1 };
+        for k in start..(start + 3).min(w.len()) {
+            let word = w[k].as_str();
+            let next = w.get(k + 1).map(String::as_str);
+            // "black and blue" is bruised.
+            let bruised = word == "black" && next == Some("and");
+            let ethnic = ETHNIC.contains(&word)
+                && !bruised
+                && next.is_none_or(|n| PERSON.contains(&n) || PEOPLES.contains(&n));
+            // "I'm half Jamaican".
+            let half = k >= 1 && w[k - 1] == "half" && PEOPLES.contains(&word);
+            let two_peoples = PEOPLES.contains(&word)
+                && next.is_some_and(|n| PEOPLES.contains(&n) && n != "english" && n != word);
+            let mixed = matches!((word, next), ("mixed", Some("race" | "heritage" | "raced")))
+                || matches!((word, next), ("person" | "woman" | "man", Some("of")))
+                    && w.get(k + 2).is_some_and(|c| c == "colour" || c == "color");
+            if ethnic || two_peoples || mixed || half {
+                return true;
+            }
+            if !matches!(word, "a" | "an" | "proud" | "half" | "also" | "mixed") && !named(k) {
+                break;
+            }
+        }
+    }
+    // "of Nigerian descent", "my ethnicity", "an ethnic minority".
+    let descent = w.windows(3).any(|x| {
+        x[0] == "of"
+            && (ETHNIC.contains(&x[1].as_str()) || PEOPLES.contains(&x[1].as_str()))
+            && matches!(x[2].as_str(), "descent" | "heritage" | "origin" | "ancestry")
+    });
+    let ethnicity = w.windows(2).any(|x| {
+        matches!(x[0].as_str(), "my" | "our") && matches!(x[1].as_str(), "ethnicity" | "ethnic")
+            || x[0] == "ethnic" && matches!(x[1].as_str(), "minority" | "background")
+    });
+    first_person && (descent || ethnicity)
 }
 
 /// Faith named by the practice of it: "a practising Hindu", "a devout Sikh", "a Jehovah's
@@ -4336,6 +4481,17 @@ mod tests {
             ("I'm a member of the climbing club", None),
             ("I'm addicted to this show lol", None),
             ("my team is balloting on the new logo", None),
+            ("I'm Black British", Some(Ethnicity)),
+            ("as a Black woman in tech I get talked over", Some(Ethnicity)),
+            ("I'm British Pakistani", Some(Ethnicity)),
+            ("I'm half Jamaican", Some(Ethnicity)),
+            ("we're mixed race", Some(Ethnicity)),
+            ("I'm of Nigerian descent", Some(Ethnicity)),
+            ("I'm British", None),
+            ("I'm a British English speaker", None),
+            ("I'm black and blue after that fall", None),
+            ("I'm a black belt in judo", None),
+            ("I'm white-knuckling this flight", None),
             ("I'm a member of the nurses' union", Some(TradeUnion)),
             ("The European Union has 27 members", None),
             ("I'm on a work visa", Some(ImmigrationStatus)),
