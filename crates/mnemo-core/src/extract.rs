@@ -3479,8 +3479,11 @@ pub fn extract_knowing(
         let named_here = if ambiguous { Vec::new() } else { relations_mentioned(&words) };
         // "I'm lactose intolerant, is this recipe ok?": a statement before the question it
         // asks about is read as a statement.
+        // "i'm left handed, whats a decent leftie guitar under 300 quid": a question typed
+        // without its mark is set off the same way when it opens plainly as one.
         let (sentence, question) = match statement_before_question(sentence) {
             Some(statement) if *question => (statement, &false),
+            Some(statement) if unmarked_question_after(sentence, statement) => (statement, &false),
             _ => (sentence.as_str(), question),
         };
         // "My dad's name is Robert and he's a retired firefighter": the second clause's
@@ -3657,6 +3660,29 @@ fn statement_before_question(sentence: &str) -> Option<&str> {
         || opens_with_relation(&own)
         || with_dropped_subject(statement, &own, false).is_some();
     (of_the_user && statement.split_whitespace().count() >= 3).then_some(statement)
+}
+
+/// Whether what follows `statement` in `sentence` opens plainly as a question, though the
+/// sentence has no question mark: a wh-word other than a relative one ("what", "how"; not
+/// "which" or "where", which often join a clause: "I work nights, which is hard"), or "can
+/// you", "should I", "is there", "any tips" and the like, perhaps after "so".
+fn unmarked_question_after(sentence: &str, statement: &str) -> bool {
+    let rest = sentence[statement.len()..]
+        .trim_start_matches(|c: char| !c.is_alphanumeric())
+        .to_ascii_lowercase();
+    let rest = rest.strip_prefix("so ").unwrap_or(&rest);
+    let words: Vec<&str> = rest.split_whitespace().take(2).collect();
+    match words.as_slice() {
+        ["what" | "what's" | "how" | "how's", ..] => true,
+        ["can" | "could" | "would" | "will", "you" | "u" | "i" | "we"] => true,
+        ["do" | "does", "anyone" | "you" | "u"] => true,
+        ["should" | "shall", "i" | "we"] => true,
+        ["is" | "are", "there" | "it" | "this" | "that"] => true,
+        ["any", next] => {
+            matches!(*next, "tips" | "ideas" | "suggestions" | "recommendations" | "advice")
+        }
+        _ => false,
+    }
 }
 
 /// What follows a leading phrase of time before the user's own subject ("Since the move
@@ -4349,6 +4375,12 @@ mod tests {
             one_content("we just adopted a greyhound called Biscuit \u{1f415} any tips?").is_some()
         );
         assert!(one_content("wedding on saturday, what should I wear?").is_none());
+        // A question typed without its mark is set off when it opens plainly as one.
+        let (content, _) =
+            one_content("i'm left handed, whats a decent leftie guitar under 300 quid").unwrap();
+        assert_eq!(content, "User is left handed");
+        let (content, _) = one_content("I work nights, which is hard on the kids").unwrap();
+        assert!(content.contains("which is hard"), "{content}");
     }
 
     #[test]
