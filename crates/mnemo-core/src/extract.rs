@@ -170,6 +170,15 @@ pub fn with_apostrophes(text: &str) -> std::borrow::Cow<'_, str> {
 /// Verbs that open an explicit save ("remember this: …"), whose material is kept.
 const SAVES: &[&str] = &["remember", "note", "save", "keep", "don't forget", "store"];
 
+/// Whether the words before a colon only point to what follows it ("my boss sent me this",
+/// "here are the following"), unless they ask to keep it ("remember this").
+fn points_to_material(lower: &str) -> bool {
+    ["this", "these", "the following", "below", "this one"]
+        .iter()
+        .any(|p| lower.ends_with(&format!(" {p}")))
+        && !SAVES.iter().any(|v| starts_with_word(lower, v))
+}
+
 /// Words that end in a full stop without ending a sentence ("Dr. Ng", "St. David's").
 const ABBREVIATIONS: &[&str] = &[
     "mr", "mrs", "ms", "mx", "dr", "st", "prof", "sr", "jr", "mt", "ave", "rd", "no", "vs", "etc",
@@ -3425,42 +3434,32 @@ pub fn extract_knowing(
     // "Summarise this: <text>", "can u proofread: <text>": what follows the colon of a
     // request is material handed over, not the user speaking about themselves.
     let message = match message.split_once(':') {
-        Some((request, _))
-            if {
-                let lower = request.trim().to_lowercase();
-                // "pip is giving me this:", "my landlord sent the following:": what follows
-                // is what the words before it point to.
-                let pointing = ["this", "these", "the following", "below", "this one"]
+        Some((request, _)) => {
+            // Byte offsets of `lower` are those of `request`'s trimmed end.
+            let request = request.trim_end();
+            let lower = request.to_ascii_lowercase();
+            let opening = lower.trim_start();
+            let asks = imperative(opening)
+                || QUESTION_STARTS.iter().any(|q| starts_with_word(opening, q))
+                || ["pls", "plz", "can u", "could u", "here's", "here is"]
                     .iter()
-                    .any(|p| lower.ends_with(&format!(" {p}")))
-                    && !SAVES.iter().any(|v| starts_with_word(&lower, v));
-                imperative(&lower)
-                    || pointing
-                    || QUESTION_STARTS.iter().any(|q| starts_with_word(&lower, q))
-                    || ["pls", "plz", "can u", "could u", "here's", "here is"]
-                        .iter()
-                        .any(|p| starts_with_word(&lower, p))
-            } =>
-        {
-            // What points to the material ("my boss sent me this") says nothing of its own;
-            // what the message said before it stays.
-            let lower = request.trim_end().to_ascii_lowercase();
-            let pointing = ["this", "these", "the following", "below"]
-                .iter()
-                .any(|p| lower.ends_with(&format!(" {p}")));
-            if pointing && !imperative(&lower) && !SAVES.iter().any(|v| starts_with_word(&lower, v))
-            {
+                    .any(|p| starts_with_word(opening, p));
+            if !asks && points_to_material(opening) {
+                // "pip is giving me this:", "my boss sent me the following:": what points to
+                // the material says nothing of its own; what the message said before it stays.
                 let cut = [". ", ", ", " and ", " but ", " so "]
                     .iter()
                     .filter_map(|j| lower.rfind(j))
                     .max()
                     .unwrap_or(0);
                 &request[..cut]
-            } else {
+            } else if asks {
                 request
+            } else {
+                message
             }
         }
-        _ => message,
+        None => message,
     };
     let all = sentences(message);
     // A short message (a line or two) states its facts directly, as does one whose
