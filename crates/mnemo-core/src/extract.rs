@@ -253,7 +253,7 @@ pub fn told_part(message: &str) -> Option<String> {
         let lower = sentence.to_ascii_lowercase();
         if *question {
             asks = true;
-            told.extend(statement_before_question(sentence));
+            told.extend(statement_before_question(sentence, false));
         } else if imperative(&lower) || QUESTION_STARTS.iter().any(|q| starts_with_word(&lower, q))
         {
             asks = true;
@@ -361,7 +361,14 @@ fn clauses(sentence: &str) -> Vec<String> {
                 _ => false,
             };
             let standing = STANDING.iter().any(|w| said.contains(w));
-            let new_subject = SUBJECTS.iter().any(|s| starts_with_word(after, s));
+            // "… and now I work at …", "… and then I switched …": a subject after a word
+            // of time opens a clause too; "… and so is my son" says the same of another.
+            let after_adverb = CLAUSE_ADVERBS
+                .iter()
+                .find_map(|a| after.strip_prefix(a)?.strip_prefix([' ', ',']))
+                .map_or(after, str::trim_start);
+            let new_subject = SUBJECTS.iter().any(|s| starts_with_word(after_adverb, s))
+                || (join.trim_start_matches(',').trim() == "and" && ellipsis(after).is_some());
             if (new_subject || request_follows) && !coordinated && !result_of_change {
                 cuts.push((i, i + join.len(), new_subject || standing));
                 i += join.len();
@@ -384,7 +391,22 @@ fn clauses(sentence: &str) -> Vec<String> {
         out.push(sentence[from..].trim().to_owned());
     }
     out.retain(|c| !c.is_empty());
-    let split: Vec<String> = out.into_iter().flat_map(|c| with_elided_subject(&c)).collect();
+    // "I'm vegetarian and my daughter is too": what the second clause leaves out is the
+    // first one's.
+    for k in 1..out.len() {
+        if let Some(whole) = with_ellipsis_filled(&out[k], &out[k - 1]) {
+            out[k] = whole;
+        }
+    }
+    let split: Vec<String> = out
+        .iter()
+        .enumerate()
+        .map(|(k, c)| if k == 0 { c.clone() } else { with_adverb_after_subject(c) })
+        .flat_map(|c| with_elided_subject(&c))
+        .flat_map(|c| with_elided_possessed_subject(&c))
+        .flat_map(|c| with_coordinated_predicate(&c))
+        .flat_map(|c| with_shared_verb(&c))
+        .collect();
     // "I've got a Bambu P1S and print props with it": apart, "it" would stand for nothing.
     let mut resolved: Vec<String> = Vec::with_capacity(split.len());
     for clause in split {
@@ -395,6 +417,238 @@ fn clauses(sentence: &str) -> Vec<String> {
         });
     }
     resolved
+}
+
+/// Words of time or addition that may stand between a conjunction and the subject of the
+/// clause it opens ("and now I …", "but then we …").
+const CLAUSE_ADVERBS: &[&str] =
+    &["now", "then", "also", "still", "later", "these days", "nowadays", "since then"];
+
+/// A clause opened by one of [`CLAUSE_ADVERBS`] before its subject, as it reads with the
+/// word in the subject's place: "now I live in Milan" → "I live in Milan now", "then I
+/// switched to teaching" → "I switched to teaching", "still I say …" → "I still say …".
+fn with_adverb_after_subject(clause: &str) -> String {
+    let lower = clause.to_ascii_lowercase();
+    let Some(adverb) = CLAUSE_ADVERBS.iter().find(|a| {
+        starts_with_word(&lower, a)
+            && ["i", "i'm", "i've", "im", "we", "we're", "we've"]
+                .iter()
+                .any(|s| starts_with_word(lower[a.len()..].trim_start_matches([',', ' ']), s))
+    }) else {
+        return clause.to_owned();
+    };
+    let rest = clause[adverb.len()..].trim_start_matches([',', ' ']);
+    match *adverb {
+        "now" | "these days" | "nowadays" => {
+            let body = rest.trim_end_matches(['.', '!']);
+            format!("{body} {adverb}{}", &rest[body.len()..])
+        }
+        "still" | "also" => match rest.split_once(' ') {
+            Some((subject, more)) => format!("{subject} {adverb} {more}"),
+            None => rest.to_owned(),
+        },
+        _ => rest.to_owned(),
+    }
+}
+
+/// Auxiliaries that end a clause saying the same (or the opposite) of someone else: "my
+/// wife is too", "my husband isn't", "so is my son", "neither does my dad".
+const ELLIPTIC_AUXILIARIES: &[&str] = &["is", "isn't", "are", "aren't", "does", "doesn't", "do"];
+
+/// The parts of an elliptic clause: who it speaks of, its auxiliary, and whether it says
+/// the opposite of the clause before. `None` when the clause says something of its own.
+fn ellipsis(clause: &str) -> Option<(String, &'static str, bool)> {
+    let lower = clause.to_ascii_lowercase();
+    let lower = lower.trim_end_matches(['.', '!', ' ']);
+    let words: Vec<&str> = lower.split_whitespace().collect();
+    let auxiliary = |w: &str| ELLIPTIC_AUXILIARIES.iter().copied().find(|a| *a == w);
+    let possessed = |who: &[&str]| {
+        matches!(who.first(), Some(&("my" | "our")))
+            && (2..=3).contains(&who.len())
+            && who.iter().all(|w| w.chars().all(|c| c.is_alphabetic() || c == '\''))
+    };
+    // "so is my son", "neither does my dad".
+    if let [lead @ ("so" | "neither" | "nor"), aux, who @ ..] = words.as_slice()
+        && let Some(aux) = auxiliary(aux)
+        && possessed(who)
+    {
+        let words: Vec<&str> = clause.split_whitespace().skip(2).collect();
+        return Some((words.join(" ").trim_end_matches(['.', '!']).to_owned(), aux, *lead != "so"));
+    }
+    // "my wife is too", "my husband isn't", "my son doesn't either".
+    let (aux_at, aux) = words.iter().enumerate().find_map(|(k, w)| Some((k, auxiliary(w)?)))?;
+    let tail = &words[aux_at + 1..];
+    let ends =
+        matches!(tail, [] | ["too"] | ["as", "well"] | ["either"] | ["not"] | ["not", "either"]);
+    if !ends || !possessed(&words[..aux_at]) {
+        return None;
+    }
+    let negated = aux.ends_with("n't") || tail.first() == Some(&"not");
+    let who: Vec<&str> = clause.split_whitespace().take(aux_at).collect();
+    Some((who.join(" "), aux, negated))
+}
+
+/// An elliptic clause ([`ellipsis`]) said after a first-person one, in full: "my daughter
+/// is too" after "I'm vegetarian" → "my daughter is vegetarian"; "my wife isn't" after "I'm
+/// a night owl" → "my wife isn't a night owl"; "so does my wife" after "I love hiking" → "my
+/// wife loves hiking". `None` when either clause is not of that shape.
+fn with_ellipsis_filled(clause: &str, before: &str) -> Option<String> {
+    let (who, aux, negated) = ellipsis(clause)?;
+    let before = before.trim_end_matches(['.', '!', ',', ' ']);
+    let lower = before.to_ascii_lowercase();
+    let (first, rest) = before.split_once(' ')?;
+    let copula = matches!(first.to_ascii_lowercase().as_str(), "i'm" | "im");
+    let (first_lower, rest_lower) = lower.split_once(' ')?;
+    let plural = aux.starts_with("are") || aux.starts_with("do") && !aux.starts_with("does");
+    if copula || (first_lower == "i" && rest_lower.starts_with("am ")) {
+        let predicate = if copula { rest } else { &rest[3..] };
+        let predicate = predicate.strip_prefix("not ").unwrap_or(predicate);
+        let verb = match (plural, negated) {
+            (false, false) => "is",
+            (false, true) => "isn't",
+            (true, false) => "are",
+            (true, true) => "aren't",
+        };
+        return Some(format!("{who} {verb} {predicate}"));
+    }
+    if first_lower != "i" || !(aux.starts_with("do")) {
+        return None;
+    }
+    let (verb, object) = rest.split_once(' ')?;
+    let verb_lower = verb.to_ascii_lowercase();
+    // "I don't eat meat and neither does my husband": the verb after "don't".
+    let (verb, object) = match verb_lower.as_str() {
+        "don't" | "do" => object.split_once(' ')?,
+        "am" | "was" | "have" | "had" | "can" | "will" | "would" | "could" | "should" => {
+            return None;
+        }
+        _ => (verb, object),
+    };
+    Some(match (negated, plural) {
+        (false, false) => format!("{who} {} {object}", third_person(verb)),
+        (false, true) => format!("{who} {verb} {object}"),
+        (true, false) => format!("{who} doesn't {verb} {object}"),
+        (true, true) => format!("{who} don't {verb} {object}"),
+    })
+}
+
+/// Verbs of having that take a list of things, each a statement of its own ("I have a wife
+/// and two kids").
+const HAVING_VERBS: &[&str] = &["have", "got", "own", "adopted", "keep"];
+
+/// Prepositions after which a list item says where, when or what for ("Jira for tickets,
+/// Slack for chat").
+const ITEM_PREPOSITIONS: &[&str] =
+    &["for", "in", "at", "on", "with", "to", "after", "before", "during", "from"];
+
+/// Splits a first-person clause whose verb governs a list into one clause per item: "We use
+/// Jira for tickets, Confluence for docs, and Slack for chat" → three clauses ("We use Jira
+/// for tickets", "We use Confluence for docs", …); "I drink tea in the morning and coffee
+/// after lunch" → two; "I have a wife and two kids" → "I have a wife", "I have two kids".
+/// Each item is either a short thing with a phrase of its own ("Jira for tickets") or, after
+/// a verb of having, a thing counted or with an article. Anything else is one clause.
+fn with_shared_verb(clause: &str) -> Vec<String> {
+    let one = || vec![clause.to_owned()];
+    let body = clause.trim_end_matches(['.', '!', ' ']);
+    let words: Vec<&str> = body.split_whitespace().collect();
+    let lower: Vec<String> = words.iter().map(|w| w.to_ascii_lowercase()).collect();
+    // The subject, an adverb perhaps, then the verb ("I mostly use", "We've got").
+    let mut verb_at = match lower.first().map(String::as_str) {
+        Some("i" | "we") => 1,
+        Some("i've" | "we've") if lower.get(1).is_some_and(|w| w == "got") => 1,
+        _ => return one(),
+    };
+    if lower.get(verb_at).is_some_and(|w| is_adverb(w)) {
+        verb_at += 1;
+    }
+    let Some(verb) = lower.get(verb_at).map(String::as_str) else { return one() };
+    if !verb.chars().all(|c| c.is_ascii_alphabetic())
+        || UNCHANGED_VERBS.contains(&verb)
+        || matches!(verb, "am" | "are" | "do" | "did" | "had" | "used" | "like" | "love" | "want")
+    {
+        return one();
+    }
+    // The items, as word ranges after the verb: split at ", ", ", and " and " and ".
+    let mut items: Vec<(usize, usize)> = Vec::new();
+    let mut start = verb_at + 1;
+    let mut joined_by_and = false;
+    let mut k = start;
+    while k < words.len() {
+        if lower[k] == "and" {
+            if k == verb_at + 1 {
+                return one();
+            }
+            items.push((start, k));
+            joined_by_and = true;
+            start = k + 1;
+        } else if words[k].ends_with(',') && k + 1 < words.len() {
+            items.push((start, k + 1));
+            start = k + 1;
+            // ", and": the word opens nothing.
+            if lower[k + 1] == "and" {
+                joined_by_and = true;
+                start = k + 2;
+                k += 1;
+            }
+        }
+        k += 1;
+    }
+    if start < words.len() {
+        items.push((start, words.len()));
+    }
+    items.retain(|(a, b)| a < b);
+    if items.len() < 2 || !joined_by_and {
+        return one();
+    }
+    let item = |(a, b): (usize, usize)| -> Vec<&str> {
+        lower[a..b].iter().map(|w| w.trim_end_matches(',')).collect()
+    };
+    const NOT_IN_AN_ITEM: &[&str] = &[
+        "i", "i'm", "we", "he", "she", "they", "it", "you", "who", "which", "that", "both", "is",
+        "are", "was", "were", "has", "have", "had", "it's", "that's",
+    ];
+    // An item that opens with a verb of its own ("… and lived in Paris") is a clause; a
+    // capitalised word is a name ("Rust for fun").
+    let names: Vec<&str> = items
+        .iter()
+        .filter(|(a, _)| words[*a].starts_with(|c: char| c.is_uppercase()))
+        .map(|(a, _)| lower[*a].trim_end_matches(','))
+        .collect();
+    let plain = |w: &[&str]| {
+        !w.iter().any(|w| NOT_IN_AN_ITEM.contains(w))
+            && w.first().is_some_and(|first| {
+                !first.ends_with("ed")
+                    && (!crate::lexicon::is_verb(first) || names.contains(first))
+                    && !SHARED_SUBJECT_VERBS.contains(first)
+                    && !DROPPED_SUBJECT_VERBS.contains(first)
+            })
+    };
+    // "Jira for tickets": one to four words, then a phrase of its own.
+    let placed = |w: &[&str]| {
+        w.iter()
+            .position(|w| ITEM_PREPOSITIONS.contains(w))
+            .is_some_and(|p| (1..=4).contains(&p) && p + 1 < w.len() && !is_adverb(w[0]))
+    };
+    let counted = |w: &[&str]| {
+        w.first().is_some_and(|first| {
+            matches!(*first, "a" | "an" | "another" | "one" | "two" | "three" | "four" | "five")
+                || first.chars().all(|c| c.is_ascii_digit())
+        }) && w.len() >= 2
+    };
+    let having = HAVING_VERBS.contains(&verb);
+    let all_placed = items.iter().all(|&r| placed(&item(r)) && plain(&item(r)));
+    let all_counted = having && items.iter().all(|&r| counted(&item(r)) && plain(&item(r)));
+    if !all_placed && !all_counted {
+        return one();
+    }
+    let head = words[..=verb_at].join(" ");
+    items
+        .into_iter()
+        .map(|(a, b)| {
+            let thing = words[a..b].join(" ");
+            format!("{head} {}", thing.trim_end_matches(','))
+        })
+        .collect()
 }
 
 /// The thing a clause names last, as a later clause would name it: its last noun phrase
@@ -606,10 +860,23 @@ const OTHER_SUBJECTS: &[&str] =
 /// "I print props with it": a first-person clause whose "and" runs into a verb of its own.
 fn with_elided_subject(clause: &str) -> Vec<String> {
     let lower = clause.to_ascii_lowercase();
-    let subject = match lower.split_whitespace().next() {
-        Some("i" | "i'm" | "i've" | "im") => "I",
-        Some("we" | "we're" | "we've") => "we",
+    // "My partner and I split everything and use a joint account": a subject of two, read
+    // as "we" past its own "and".
+    let pair = match lower.split_whitespace().collect::<Vec<_>>().as_slice() {
+        ["my", _, "and", "i", ..] => lower.match_indices(" and i ").next().map(|(at, _)| at + 6),
+        _ => None,
+    };
+    let subject = match (lower.split_whitespace().next(), pair) {
+        (_, Some(end)) => &clause[..end],
+        (Some("i" | "i'm" | "i've" | "im"), _) => "I",
+        (Some("we" | "we're" | "we've"), _) => "we",
         _ => return vec![clause.to_owned()],
+    };
+    let from_subject = pair.unwrap_or(0);
+    // What comes before an "and", its subject read as "I" or "we".
+    let before_and = |k: usize| match pair {
+        Some(end) => format!("we {}", &lower[end..k]),
+        None => lower[..k].to_owned(),
     };
     // The subject reaches only so far: not past a dash or a semicolon, nor past an "and"
     // that brings in a subject of its own ("… and it was awesome - so much energy and love
@@ -628,8 +895,8 @@ fn with_elided_subject(clause: &str) -> Vec<String> {
         .split_whitespace()
         .position(|w| matches!(w, "who" | "whom" | "which" | "that"));
     for join in [", and ", " and "] {
-        let mut from = 0;
-        while let Some(k) = lower[from..scope].find(join).map(|k| k + from) {
+        let mut from = from_subject;
+        while let Some(k) = lower.get(from..scope).and_then(|r| r.find(join)).map(|k| k + from) {
             let rest = &lower[k + join.len()..];
             let mut following = rest.split_whitespace();
             let verb = following.next().unwrap_or_default();
@@ -638,7 +905,21 @@ fn with_elided_subject(clause: &str) -> Vec<String> {
                 .next()
                 .is_some_and(|w| matches!(w, "i" | "i'm" | "i've" | "we" | "he" | "she" | "they"));
             let in_relative = relative.is_some_and(|r| lower[..k].split_whitespace().count() > r);
-            if SHARED_SUBJECT_VERBS.contains(&verb) && !clause_follows && !in_relative {
+            // A verb of the common list needs what it acts on or where ("… and sell on
+            // Etsy"): "rock and roll", "music and dance" end on the word.
+            let acts = rest.split_whitespace().nth(1).is_some_and(|w| !matches!(w, "and" | "or"));
+            // A capitalised word is a name ("… and Rust for fun"); "please" asks.
+            let named = clause[k + join.len()..].starts_with(|c: char| c.is_uppercase());
+            let verb = verb.trim_end_matches(',');
+            let a_verb = (SHARED_SUBJECT_VERBS.contains(&verb)
+                || (crate::lexicon::is_verb(verb)
+                    && acts
+                    && !named
+                    && verb != "please"
+                    && !rest.starts_with(&format!("{verb},"))
+                    && same_tense(&before_and(k), verb)))
+                && !opens_a_verb_phrase(&before_and(k));
+            if a_verb && !clause_follows && !in_relative {
                 let first = clause[..k].trim().to_owned();
                 let second = format!("{subject} {}", clause[k + join.len()..].trim());
                 return vec![first, second];
@@ -647,6 +928,136 @@ fn with_elided_subject(clause: &str) -> Vec<String> {
         }
     }
     vec![clause.to_owned()]
+}
+
+/// Whether a verb after "and" is in the tense of the main verb of the first-person clause
+/// before it (`before`, lowercase), which comes right after "I" or "we" (an adverb aside):
+/// "I run a bakery and sell bread", "I fixed the fence and painted the shed", not "I'm a
+/// mix of excited and scared".
+fn same_tense(before: &str, verb: &str) -> bool {
+    let words: Vec<&str> = before.split_whitespace().collect();
+    let mut at = 1;
+    if words.get(at).is_some_and(|w| is_adverb(w)) {
+        at += 1;
+    }
+    let Some(&main) = words.get(at) else { return false };
+    if !matches!(words.first(), Some(&("i" | "we"))) || !crate::lexicon::is_verb(main) {
+        return false;
+    }
+    let past = |w: &str| crate::lexicon::is_verb(w) && !crate::lexicon::is_plain_verb(w);
+    past(main) == past(verb)
+}
+
+/// Whether a first-person clause (`before`, lowercase) opens, after its main verb, a verb
+/// phrase of its own that a verb after "and" could belong to: an infinitive ("… the chance
+/// to share my story and give others hope"), a modal ("I can make a difference and show
+/// …"), a verb taking a bare one ("it helps me relax and unwind") or a clause ("so", "which").
+fn opens_a_verb_phrase(before: &str) -> bool {
+    const OPENERS: &[&str] = &[
+        "can", "could", "will", "would", "should", "might", "must", "gonna", "wanna", "gotta",
+        "let", "lets", "help", "helps", "helped", "make", "makes", "made", "so", "because",
+        "which", "that", "when", "while", "who", "if", "how",
+    ];
+    let words: Vec<&str> = before
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\''))
+        .collect();
+    words.iter().enumerate().skip(2).any(|(k, w)| {
+        OPENERS.contains(w)
+            || (*w == "to" && words.get(k + 1).is_some_and(|v| crate::lexicon::is_plain_verb(v)))
+    })
+}
+
+/// Splits a clause that says two things of its subject after one "is": "I'm left handed
+/// and a complete beginner" → "I'm left handed", "I'm a complete beginner"; "My daughter is
+/// 7 and completely obsessed with volcanoes" → "My daughter is 7", "My daughter is
+/// completely obsessed with volcanoes"; "she's 82 and won't touch a smartphone" → "she's
+/// 82", "she won't touch a smartphone". The second thing is either a thing named with an
+/// article or follows an age; anything else ("sick and tired") is one clause.
+fn with_coordinated_predicate(clause: &str) -> Vec<String> {
+    let one = || vec![clause.to_owned()];
+    let words: Vec<&str> = clause.split_whitespace().collect();
+    let lower: Vec<String> = words.iter().map(|w| w.to_ascii_lowercase()).collect();
+    let lower: Vec<&str> = lower.iter().map(String::as_str).collect();
+    // The subject as said with its "is" and without it, and where what is said of it begins.
+    let (with_copula, bare, from) = match lower.as_slice() {
+        ["i'm" | "im", ..] => ("I'm".to_owned(), "I".to_owned(), 1),
+        ["i", "am", ..] => ("I am".to_owned(), "I".to_owned(), 2),
+        ["he's" | "she's", ..] => {
+            (words[0].to_owned(), words[0][..words[0].len() - 2].to_owned(), 1)
+        }
+        ["my" | "our", _, "is", ..] => (words[..3].join(" "), words[..2].join(" "), 3),
+        _ => return one(),
+    };
+    let Some(and) = lower.iter().skip(from).position(|w| *w == "and").map(|k| k + from) else {
+        return one();
+    };
+    let said = &lower[from..and];
+    let next = lower.get(and + 1).copied().unwrap_or_default();
+    if said.is_empty() || said.len() > 6 || said.iter().any(|w| w.ends_with(',')) {
+        return one();
+    }
+    let rest = words[and + 1..].join(" ");
+    if rest.is_empty() || FIRST_PERSON_SUBJECTS.contains(&next) || OTHER_SUBJECTS.contains(&next) {
+        return one();
+    }
+    let first = words[..and].join(" ");
+    let an_age = said.len() == 1 && said[0].chars().all(|c| c.is_ascii_digit());
+    if matches!(next, "a" | "an") && words.len() > and + 2 {
+        return vec![first, format!("{with_copula} {rest}")];
+    }
+    if an_age {
+        // "… and won't touch a smartphone", "… and loves dinosaurs": a verb of its own.
+        let a_verb = matches!(next, "won't" | "can't" | "doesn't" | "has" | "is" | "still")
+            || crate::lexicon::is_third_person_verb(next)
+            || (bare == "I" && (crate::lexicon::is_verb(next) || next == "have"));
+        let second =
+            if a_verb { format!("{bare} {rest}") } else { format!("{with_copula} {rest}") };
+        return vec![first, second];
+    }
+    one()
+}
+
+/// Whether a word is a verb of [`SHARED_SUBJECT_VERBS`] said of someone else ("lives",
+/// "works", "teaches"), or "has" or "is".
+fn third_person_verb(word: &str) -> bool {
+    matches!(word, "has" | "is")
+        || crate::lexicon::is_third_person_verb(word)
+        || (word.ends_with('s')
+            && SHARED_SUBJECT_VERBS.iter().any(|v| !v.ends_with("ed") && third_person(v) == word))
+}
+
+/// Splits "My brother lives in Perth and works as a plumber" into "My brother lives in
+/// Perth" and "My brother works as a plumber": a clause about one of the user's own (a
+/// person, a pet, a company: "my" or "our" and one or two words) whose "and" runs into a
+/// verb of its own.
+fn with_elided_possessed_subject(clause: &str) -> Vec<String> {
+    let words: Vec<&str> = clause.split_whitespace().collect();
+    let lower: Vec<String> = words.iter().map(|w| w.to_ascii_lowercase()).collect();
+    if !matches!(lower.first().map(String::as_str), Some("my" | "our")) {
+        return vec![clause.to_owned()];
+    }
+    let Some(verb_at) = (2..=3).find(|&k| lower.get(k).is_some_and(|w| third_person_verb(w)))
+    else {
+        return vec![clause.to_owned()];
+    };
+    if lower[1..verb_at].iter().any(|w| !w.chars().all(|c| c.is_alphabetic() || c == '\'')) {
+        return vec![clause.to_owned()];
+    }
+    let and = (verb_at + 2..lower.len().saturating_sub(1)).find(|&k| {
+        lower[k].trim_start_matches(',') == "and"
+            && !words[k - 1].ends_with([';', ':'])
+            && third_person_verb(&lower[k + 1])
+    });
+    match and {
+        Some(k) => {
+            let subject = words[..verb_at].join(" ");
+            let first = words[..k].join(" ");
+            let first = first.trim_end_matches(',').to_owned();
+            vec![first, format!("{subject} {}", words[k + 1..].join(" "))]
+        }
+        None => vec![clause.to_owned()],
+    }
 }
 
 fn starts_with_word(lower: &str, prefix: &str) -> bool {
@@ -3018,6 +3429,8 @@ const UNCHANGED_VERBS: &[&str] = &[
     "may",
     "had",
     "became",
+    "quit",
+    "hurt",
     "put",
     "set",
     "cut",
@@ -3163,6 +3576,17 @@ impl We {
         We::Others
     }
 
+    /// Whether a clause opening with `opening` ("My dad") speaks of the one "we" are with.
+    fn is_with(&self, opening: &[&str]) -> bool {
+        match (self, opening) {
+            (We::With(who), [my, them]) => {
+                my.eq_ignore_ascii_case("my")
+                    && them.to_lowercase().trim_end_matches("'s") == who.as_str()
+            }
+            _ => false,
+        }
+    }
+
     /// How the rewriting names "we" (at the start of a statement or inside it), and whether
     /// that subject takes a singular verb.
     fn subject(&self, first: bool) -> (String, bool) {
@@ -3248,6 +3672,10 @@ fn about_the_user_as(clause: &str, we: &We) -> String {
             "ourselves" => Some("themselves".into()),
             "our" | "ours" => Some(possessive.into()),
             "us" if i > 0 && group_named => Some("them".into()),
+            // "My dad moved in with us": the user's household, the dad aside.
+            "us" if i > 0 && we.is_with(tokens.get(..2).unwrap_or_default()) => {
+                Some("the user".into())
+            }
             "us" if i > 0 => {
                 group_named = true;
                 Some(we.subject(false).0)
@@ -3480,7 +3908,7 @@ pub fn extract_knowing(
         // asks about is read as a statement.
         // "i'm left handed, whats a decent leftie guitar under 300 quid": a question typed
         // without its mark is set off the same way when it opens plainly as one.
-        let (sentence, question) = match statement_before_question(sentence) {
+        let (sentence, question) = match statement_before_question(sentence, short) {
             Some(statement) if *question => (statement, &false),
             Some(statement) if unmarked_question_after(sentence, statement) => (statement, &false),
             _ => (sentence.as_str(), question),
@@ -3606,10 +4034,13 @@ const QUESTION_TAILS: &[&str] = &[
 /// a comma or a dash ("I'm lactose intolerant, is this recipe ok?", "My mom was just
 /// diagnosed with diabetes - what should she avoid?"): `None` when the sentence has no such
 /// statement. A tag that asks for confirmation ("…, right?") is no question of its own: what
-/// comes before it is not stated as known.
-fn statement_before_question(sentence: &str) -> Option<&str> {
+/// comes before it is not stated as known. In a message of a line or two (`whole_message`)
+/// the statement may open with its verb ("sold my bike last week, what should I get").
+fn statement_before_question(sentence: &str, whole_message: bool) -> Option<&str> {
     let asks = |rest: &str| {
         let lower = rest.trim_start().to_ascii_lowercase().replace('\u{2019}', "'");
+        // "…, so what's the simplest tablet for her?"
+        let lower = lower.strip_prefix("so ").unwrap_or(&lower);
         let first = lower.split_whitespace().next().unwrap_or_default();
         QUESTION_STARTS.contains(&first) || QUESTION_TAILS.contains(&first)
     };
@@ -3653,11 +4084,14 @@ fn statement_before_question(sentence: &str) -> Option<&str> {
     // where's my parcel?", "Our policy says …, can you write a regex for that?") are the
     // question's material.
     let own = past_discourse_openers(statement).to_ascii_lowercase().replace('\u{2019}', "'");
+    // ("she's 82 and won't touch a smartphone, so what's the simplest tablet": "she" is one
+    // of them when a sentence before named her.)
     let of_the_user = ["i", "i'm", "im", "i've", "i'd", "i'll", "we", "we're", "we've"]
         .iter()
+        .chain(&["he", "he's", "she", "she's"])
         .any(|s| starts_with_word(&own, s))
         || opens_with_relation(&own)
-        || with_dropped_subject(statement, &own, false).is_some();
+        || with_dropped_subject(statement, &own, whole_message).is_some();
     (of_the_user && statement.split_whitespace().count() >= 3).then_some(statement)
 }
 
@@ -5525,5 +5959,136 @@ mod tests {
             "I have a question, how do I reset my router?",
             "I've tried everything, any other ideas?",
         ]);
+    }
+
+    #[test]
+    fn a_verb_shared_by_a_list_gives_one_fact_per_item() {
+        for (text, expected) in [
+            (
+                "We use GitHub for code, Jenkins for builds, and Sentry for errors.",
+                &["Uses GitHub for code", "Uses Jenkins for builds", "Uses Sentry for errors"][..],
+            ),
+            (
+                "I drink tea in the morning and coffee after lunch",
+                &["User drinks tea in the morning", "User drinks coffee after lunch"],
+            ),
+            (
+                "I write Python at work and Rust for fun",
+                &["User writes Python at work", "User writes Rust for fun"],
+            ),
+            ("I have a wife and two kids", &["User has a wife", "User has two kids"]),
+            (
+                "We've got a dog named Bruno and a rabbit called Pip",
+                &[
+                    "User and others have got a dog named Bruno",
+                    "User and others have got a rabbit called Pip",
+                ],
+            ),
+        ] {
+            assert_eq!(contents(text), expected, "{text:?}");
+        }
+        // A place with a companion, a pair said as one, and two things with a verb each stay
+        // as said.
+        for (text, expected) in [
+            ("I live in Leeds with my wife and kids", "Lives in Leeds with my wife and kids"),
+            ("I like fish and chips", "Likes fish and chips"),
+            (
+                "We push each other to be our best and the love for the game is infectious",
+                "User and others push each other to be their best and the love for the game is infectious",
+            ),
+        ] {
+            assert_eq!(contents(text), [expected], "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_second_verb_of_the_same_subject_is_a_fact_of_its_own() {
+        for (text, expected) in [
+            (
+                "I run a bakery and sell bread at the market",
+                &["User runs a bakery", "User sells bread at the market"][..],
+            ),
+            (
+                "I fixed the fence and painted the shed",
+                &["User fixed the fence", "User painted the shed"],
+            ),
+            (
+                "My brother lives in Perth and works as a plumber",
+                &["User's brother lives in Perth", "User's brother works as a plumber"],
+            ),
+            (
+                "Our startup builds drones and has an office in Lisbon",
+                &["User's startup builds drones", "User's startup has an office in Lisbon"],
+            ),
+            (
+                "my partner and I split the rent and share a car",
+                &["User and their partner split the rent", "User and their partner share a car"],
+            ),
+            (
+                "I'm left handed and a complete beginner",
+                &["User is left handed", "User is a complete beginner"],
+            ),
+            ("My son is 4 and loves dinosaurs", &["User's son is 4", "User's son loves dinosaurs"]),
+        ] {
+            assert_eq!(contents(text), expected, "{text:?}");
+        }
+        // A verb that belongs to an infinitive, a modal or a verb taking a bare one, a word of
+        // another tense, and a name stay where they are.
+        for (text, expected) in [
+            (
+                "I got the chance to share my story and give others hope",
+                "User got the chance to share the user's story and give others hope",
+            ),
+            (
+                "I can make a difference and show people",
+                "User can make a difference and show people",
+            ),
+            ("I'm sick and tired of my commute", "User is sick and tired of the user's commute"),
+            ("I love rock and roll", "Loves rock and roll"),
+        ] {
+            assert_eq!(contents(text), [expected], "{text:?}");
+        }
+    }
+
+    #[test]
+    fn what_a_clause_leaves_out_is_read_from_the_one_before() {
+        for (text, expected) in [
+            (
+                "I'm vegetarian and my daughter is too",
+                &["User is vegetarian", "User's daughter is vegetarian"][..],
+            ),
+            (
+                "I'm a night owl, my wife isn't",
+                &["User is a night owl", "User's wife isn't a night owl"],
+            ),
+            (
+                "I'm left-handed and so is my son",
+                &["User is left-handed", "User's son is left-handed"],
+            ),
+            ("I love hiking and so does my wife", &["Loves hiking", "User's wife loves hiking"]),
+        ] {
+            assert_eq!(contents(text), expected, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_clause_after_a_word_of_time_and_a_past_verb_like_its_present_read_right() {
+        assert_eq!(
+            contents("I studied law and then I switched to teaching"),
+            ["User studied law", "User switched to teaching"]
+        );
+        assert_eq!(
+            contents("I used to live in Rome, but now I live in Milan"),
+            ["User used to live in Rome", "Lives in Milan now"]
+        );
+        assert_eq!(contents("I quit smoking last year"), ["User quit smoking last year"]);
+        assert_eq!(
+            contents("My dad moved in with us in March"),
+            ["User's dad moved in with the user in March"]
+        );
+        assert_eq!(
+            contents("sold my bike last week, what should I get instead"),
+            ["User sold the user's bike last week"]
+        );
     }
 }

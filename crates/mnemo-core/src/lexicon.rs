@@ -1,8 +1,11 @@
-//! Nouns that name the same thing: groups of common English nouns that share their most
-//! frequent sense ("film" / "movie", "author" / "writer", "kid" / "child"), read from WordNet
-//! 3.0 by `models/lexicon/wordnet_synonyms.py` and compiled in. The claims reader compares
-//! slots and values through them, so "my favourite film" and "my favourite movie" are one
-//! slot, and "two kids" and "three children" one count.
+//! Word lists read from WordNet 3.0 and compiled in. Nouns that name the same thing: groups
+//! of common English nouns that share their most frequent sense ("film" / "movie", "author"
+//! / "writer", "kid" / "child"), written by `models/lexicon/wordnet_synonyms.py`; the claims
+//! reader compares slots and values through them, so "my favourite film" and "my favourite
+//! movie" are one slot, and "two kids" and "three children" one count. Common verbs with
+//! their past forms, written by `models/lexicon/wordnet_verbs.py`: the extractor reads a
+//! word after "and" as a verb of the same subject by them ("I run a pottery studio and sell
+//! on Etsy").
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -53,6 +56,46 @@ pub fn canonical(word: &str) -> &str {
     group_of(word).unwrap_or(word)
 }
 
+/// One verb per line, then its past forms.
+const VERBS: &str = include_str!("../../../models/lexicon/common_verbs.txt");
+
+/// Each listed form (lowercase) and whether it is a past form.
+static VERB_FORMS: LazyLock<HashMap<&'static str, bool>> = LazyLock::new(|| {
+    let mut forms = HashMap::new();
+    for line in VERBS.lines() {
+        let mut words = line.split_whitespace();
+        if let Some(base) = words.next() {
+            forms.insert(base, false);
+        }
+        for past in words {
+            forms.entry(past).or_insert(true);
+        }
+    }
+    forms
+});
+
+/// Whether a lowercase word is a common verb as the speaker says it of themselves: its plain
+/// form ("sell") or a past form ("sold", "baked").
+pub fn is_verb(word: &str) -> bool {
+    VERB_FORMS.contains_key(word)
+}
+
+/// Whether a lowercase word is a common verb in its plain form ("sell", not "sold").
+pub fn is_plain_verb(word: &str) -> bool {
+    VERB_FORMS.get(word) == Some(&false)
+}
+
+/// Whether a lowercase word is a common verb said of someone else in the present ("sells",
+/// "teaches", "studies").
+pub fn is_third_person_verb(word: &str) -> bool {
+    let plain = |stem: &str| VERB_FORMS.get(stem) == Some(&false);
+    word.strip_suffix("ies").is_some_and(|stem| plain(&format!("{stem}y")))
+        || word.strip_suffix("es").is_some_and(|stem| {
+            ["s", "sh", "ch", "x", "z", "o"].iter().any(|e| stem.ends_with(e)) && plain(stem)
+        })
+        || word.strip_suffix('s').is_some_and(|stem| !stem.ends_with('s') && plain(stem))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,6 +126,21 @@ mod tests {
         for word in ["john", "rex", "one", "us", "miss", "play", "works", "lost", "men", "kiss"] {
             assert_eq!(group_of(word), None, "{word}");
             assert_eq!(canonical(word), word);
+        }
+    }
+
+    #[test]
+    fn verbs_are_known_in_their_forms_and_things_are_not_verbs() {
+        for word in ["sell", "sold", "carry", "carried", "taught", "print", "deploy", "swum"] {
+            assert!(is_verb(word), "{word}");
+        }
+        for word in ["sells", "teaches", "carries", "works", "fixes", "watches"] {
+            assert!(is_third_person_verb(word), "{word}");
+            assert!(!is_verb(word), "{word}");
+        }
+        for word in ["dog", "fish", "coffee", "cat", "music", "have", "be", "will", "can"] {
+            assert!(!is_verb(word), "{word}");
+            assert!(!is_third_person_verb(&format!("{word}s")), "{word}s");
         }
     }
 
