@@ -317,49 +317,58 @@ fn clauses(sentence: &str) -> Vec<String> {
             let asked = ["can u", "can you", "could u", "could you", "would you", "will you"]
                 .iter()
                 .any(|w| starts_with_word(unpleased, w));
-            let request_follows = match *join {
-                ", so " | " so " => {
-                    !CLOSING_TAGS.iter().any(|t| t.trim_start_matches("so ") == said)
-                        && (imperative(unpleased)
-                            || asked
-                            || unpleased.len() < after.len()
-                            || ["don't", "do not", "never", "always"]
-                                .iter()
-                                .any(|w| starts_with_word(unpleased, w))
-                            || said.ends_with(" please"))
-                }
-                ", " => {
-                    // "…, leave out the bacon", "…, give me something quick": a verb of
-                    // request with what it acts on ("…, call clients all day" is what the
-                    // user does).
-                    let acted_on = unpleased.split_whitespace().nth(1).is_some_and(|w| {
-                        matches!(
-                            w,
-                            "me" | "us"
-                                | "it"
-                                | "them"
-                                | "out"
-                                | "the"
-                                | "this"
-                                | "that"
-                                | "these"
-                                | "those"
-                                | "a"
-                                | "an"
-                                | "some"
-                                | "my"
-                        )
-                    });
-                    // ("From now on, answer me in Spanish" is one standing request.)
-                    let stated = SUBJECTS.iter().any(|s| starts_with_word(before, s));
-                    imperative(unpleased)
-                        && (unpleased.len() < after.len()
-                            || said.ends_with(" please")
-                            || said.ends_with(" pls")
-                            || (acted_on && stated))
-                }
-                _ => false,
-            };
+            // "…, so if I ask you about buying stuff remind me": a request on a condition.
+            let on_condition = starts_with_word(unpleased, "if")
+                && [" remind me", " tell me", " stop me", " warn me", " talk me", " nudge me"]
+                    .iter()
+                    .any(|r| after[..clause_end].contains(r));
+            let request_follows = on_condition
+                || match *join {
+                    ", so " | " so " => {
+                        !CLOSING_TAGS.iter().any(|t| t.trim_start_matches("so ") == said)
+                            && (imperative(unpleased)
+                                || asked
+                                || unpleased.len() < after.len()
+                                || ["don't", "do not", "never", "always"]
+                                    .iter()
+                                    .any(|w| starts_with_word(unpleased, w))
+                                || said.ends_with(" please"))
+                    }
+                    ", " => {
+                        // "…, leave out the bacon", "…, give me something quick": a verb of
+                        // request with what it acts on ("…, call clients all day" is what the
+                        // user does).
+                        let acted_on = unpleased.split_whitespace().nth(1).is_some_and(|w| {
+                            matches!(
+                                w,
+                                "me" | "us"
+                                    | "it"
+                                    | "them"
+                                    | "out"
+                                    | "the"
+                                    | "this"
+                                    | "that"
+                                    | "these"
+                                    | "those"
+                                    | "a"
+                                    | "an"
+                                    | "some"
+                                    | "my"
+                            )
+                        });
+                        // ("From now on, answer me in Spanish" is one standing request.)
+                        // ("doing a no-spend month for March, tell me if I buy stuff": a
+                        // statement with its "I'm" dropped.)
+                        let stated = SUBJECTS.iter().any(|s| starts_with_word(before, s))
+                            || with_dropped_subject(before, before, true).is_some();
+                        imperative(unpleased)
+                            && (unpleased.len() < after.len()
+                                || said.ends_with(" please")
+                                || said.ends_with(" pls")
+                                || (acted_on && stated))
+                    }
+                    _ => false,
+                };
             let standing = STANDING.iter().any(|w| said.contains(w));
             // "… and now I work at …", "… and then I switched …": a subject after a word
             // of time opens a clause too; "… and so is my son" says the same of another.
@@ -368,7 +377,15 @@ fn clauses(sentence: &str) -> Vec<String> {
                 .find_map(|a| after.strip_prefix(a)?.strip_prefix([' ', ',']))
                 .map_or(after, str::trim_start);
             let new_subject = SUBJECTS.iter().any(|s| starts_with_word(after_adverb, s))
+                || (["they", "they're", "they've"].iter().any(|s| starts_with_word(after, s))
+                    && people_named(&lower[since..i]).is_some())
                 || (join.trim_start_matches(',').trim() == "and" && ellipsis(after).is_some());
+            // "…, need some rainy day ideas": what the user asks for with "I" dropped.
+            let needs = *join == ", "
+                && ["some", "a", "an", "ideas", "help", "advice", "suggestions", "tips"]
+                    .iter()
+                    .any(|w| after.strip_prefix("need ").is_some_and(|r| starts_with_word(r, w)));
+            let request_follows = request_follows || needs;
             if (new_subject || request_follows) && !coordinated && !result_of_change {
                 cuts.push((i, i + join.len(), new_subject || standing));
                 i += join.len();
@@ -392,10 +409,21 @@ fn clauses(sentence: &str) -> Vec<String> {
     }
     out.retain(|c| !c.is_empty());
     // "I'm vegetarian and my daughter is too": what the second clause leaves out is the
-    // first one's.
+    // first one's; "I have two kids and they both play violin": "they" are the kids.
     for k in 1..out.len() {
         if let Some(whole) = with_ellipsis_filled(&out[k], &out[k - 1]) {
             out[k] = whole;
+        } else if let Some(people) = people_named(&out[k - 1].to_ascii_lowercase()) {
+            let (first, rest) = out[k].split_once(' ').unwrap_or((&out[k], ""));
+            let said = match first.to_ascii_lowercase().as_str() {
+                "they" => Some(format!("my {people} {rest}")),
+                "they're" => Some(format!("my {people} are {rest}")),
+                "they've" => Some(format!("my {people} have {rest}")),
+                _ => None,
+            };
+            if let Some(said) = said {
+                out[k] = said;
+            }
         }
     }
     let split: Vec<String> = out
@@ -405,6 +433,7 @@ fn clauses(sentence: &str) -> Vec<String> {
         .flat_map(|c| with_elided_subject(&c))
         .flat_map(|c| with_elided_possessed_subject(&c))
         .flat_map(|c| with_coordinated_predicate(&c))
+        .flat_map(|c| with_name_apart(&c))
         .flat_map(|c| with_shared_verb(&c))
         .collect();
     // "I've got a Bambu P1S and print props with it": apart, "it" would stand for nothing.
@@ -417,6 +446,48 @@ fn clauses(sentence: &str) -> Vec<String> {
         });
     }
     resolved
+}
+
+/// The user's people a clause names together, whom a "they" after it stands for.
+const PEOPLE: &[&str] = &[
+    "kids",
+    "children",
+    "parents",
+    "twins",
+    "boys",
+    "girls",
+    "sons",
+    "daughters",
+    "grandparents",
+    "grandkids",
+    "grandchildren",
+    "siblings",
+    "brothers",
+    "sisters",
+    "flatmates",
+    "housemates",
+    "roommates",
+];
+
+/// The user's people a lowercase clause names as theirs ("my kids", "our twins", and "I have
+/// two kids"), or `None` ("the kids" at a shelter are not).
+fn people_named(lower: &str) -> Option<&'static str> {
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .collect();
+    let having = matches!(
+        words.as_slice(),
+        ["i" | "we", "have" | "had", ..] | ["i've" | "we've", "got", ..]
+    );
+    let counted = |w: &str| {
+        matches!(w, "my" | "our")
+            || (having
+                && (matches!(w, "two" | "three" | "four" | "five" | "six")
+                    || w.chars().all(|c| c.is_ascii_digit())))
+    };
+    let at = (1..words.len()).find(|&k| PEOPLE.contains(&words[k]) && counted(words[k - 1]))?;
+    PEOPLE.iter().copied().find(|p| *p == words[at])
 }
 
 /// Words of time or addition that may stand between a conjunction and the subject of the
@@ -1016,6 +1087,45 @@ fn with_coordinated_predicate(clause: &str) -> Vec<String> {
         return vec![first, second];
     }
     one()
+}
+
+/// Splits "I'm José, product designer at a fintech in Madrid" into "I'm José" and "I'm a
+/// product designer at a fintech in Madrid": a name, then what the user is, set off by a
+/// comma. The article is put back before a position ("product designer"); what opens with
+/// one, a number or another word is said as written ("I'm Sam, 34").
+fn with_name_apart(clause: &str) -> Vec<String> {
+    let words: Vec<&str> = clause.split_whitespace().collect();
+    let lower = words.first().map(|w| w.to_ascii_lowercase()).unwrap_or_default();
+    if !matches!(lower.as_str(), "i'm" | "im") {
+        return vec![clause.to_owned()];
+    }
+    let Some(end) = (1..=2).find(|&k| words.get(k).is_some_and(|w| w.ends_with(','))) else {
+        return vec![clause.to_owned()];
+    };
+    let named = words[1..=end].iter().all(|w| capitalised_name(w.trim_end_matches(',')));
+    let rest = words[end + 1..].join(" ");
+    let opening = words.get(end + 1).map(|w| w.to_ascii_lowercase()).unwrap_or_default();
+    if !named
+        || rest.is_empty()
+        || !opening.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+        || FIRST_PERSON_SUBJECTS.contains(&opening.as_str())
+        || OTHER_SUBJECTS.contains(&opening.as_str())
+        || matches!(opening.as_str(), "and" | "but" | "so" | "or")
+    {
+        return vec![clause.to_owned()];
+    }
+    let name = words[..=end].join(" ");
+    let name = name.trim_end_matches(',').to_owned();
+    let article = !matches!(opening.as_str(), "a" | "an" | "the")
+        && !opening.starts_with(|c: char| c.is_ascii_digit())
+        && names_a_role(&rest);
+    let vowel = opening.starts_with(['a', 'e', 'i', 'o', 'u']);
+    let second = match (article, vowel) {
+        (true, true) => format!("I'm an {rest}"),
+        (true, false) => format!("I'm a {rest}"),
+        (false, _) => format!("I'm {rest}"),
+    };
+    vec![name, second]
 }
 
 /// Whether a word is a verb of [`SHARED_SUBJECT_VERBS`] said of someone else ("lives",
@@ -1891,6 +2001,14 @@ fn time_in(lower: &str, at: Timestamp) -> Option<Timestamp> {
         let next = words.get(i + 1).copied();
         match *w {
             "today" | "tonight" => found.push(end_of_day(at, 0)),
+            "afternoon" | "evening" if prev == Some("this") => found.push(end_of_day(at, 0)),
+            // "a no-spend month for March": to that month's end, this year's or the next.
+            _ if prev == Some("for") && month_number(w).is_some() => {
+                let month = month_number(w).unwrap_or(12);
+                let year =
+                    if month < u8::from(today.month()) { today.year() + 1 } else { today.year() };
+                found.extend(end_of_month(year, month));
+            }
             "now" if prev == Some("right") => found.push(end_of_day(at, 0)),
             "tomorrow" => found.push(end_of_day(at, 1)),
             "week" if prev == Some("next") => found.push(end_of_day(at, 7 - weekday(at) + 6)),
@@ -2113,6 +2231,13 @@ fn recurs(words: &[&str], i: usize) -> bool {
 /// Whether a sentence names a bounded period ("until Friday", "this week", "for the next two
 /// weeks", "on Sunday"), not a bare date ("my birthday is 12 October") or a recurrence
 /// ("every other Tuesday").
+/// The month a lowercase word names in full, 1 to 12, or `None`; "may" is left out, being
+/// a name and a verb as often ("a card for May").
+fn month_number(word: &str) -> Option<u8> {
+    let at = crate::retrieval::MONTH_NAMES.iter().position(|m| *m == word && word != "may")?;
+    u8::try_from(at + 1).ok()
+}
+
 fn bounded(lower: &str) -> bool {
     // A bounded period ("until Friday", "this week", "for the next two weeks"), not a bare
     // date ("my birthday is 12 October").
@@ -2133,6 +2258,8 @@ fn bounded(lower: &str) -> bool {
         "tomorrow",
         "today",
         "tonight",
+        "this afternoon",
+        "this evening",
         "next month",
         "this month",
         "end of",
@@ -2170,7 +2297,10 @@ fn bounded(lower: &str) -> bool {
                     .iter()
                     .any(|s| w.strip_suffix(s).is_some_and(|d| d.parse::<u8>().is_ok())))
     });
-    relative_day || BOUNDS.iter().any(|b| lower.contains(b))
+    // "for March": that month, as a time set aside.
+    let for_a_month =
+        words.windows(2).any(|pair| pair[0] == "for" && month_number(pair[1]).is_some());
+    relative_day || for_a_month || BOUNDS.iter().any(|b| lower.contains(b))
 }
 
 /// A transient state: a first-person (or subjectless) sentence naming a future time.
@@ -2953,7 +3083,8 @@ pub fn only_requests(text: &str) -> bool {
 /// A standing instruction on how to behave, without an explicit standing marker ("Keep
 /// your answers short", "Don't use emojis with me", "When you give me code, include…").
 fn style_directive(sentence: &str, lower: &str) -> Option<Extracted> {
-    let unpleased = lower.trim_start_matches("please ");
+    let unpleased =
+        ["please ", "pls ", "plz "].iter().find_map(|p| lower.strip_prefix(p)).unwrap_or(lower);
     let first = unpleased.split_whitespace().next().unwrap_or_default();
     let second = unpleased.split_whitespace().nth(1).unwrap_or_default();
     // "write me a haiku", "use my card for this": a task, not a way of working; but "answer
@@ -4395,7 +4526,33 @@ fn with_dropped_subject(clause: &str, lower: &str, whole_message: bool) -> Optio
     let theirs = words
         .iter()
         .any(|w| ["you", "your", "yours"].contains(&w.trim_end_matches([',', '!', '.'])));
-    if DROPPED_SUBJECT_VERBS.contains(&verb) && (adverb || whole_message) && !pointing && !theirs {
+    // "Changed my name after the wedding", "Grew up in Kraków": a common verb in the past
+    // before what it acts on (not "Based in Leeds", "Tired of it": a state).
+    let past = crate::lexicon::is_verb(verb)
+        && !crate::lexicon::is_plain_verb(verb)
+        && next.is_some_and(|w| {
+            matches!(
+                w,
+                "my" | "our"
+                    | "the"
+                    | "a"
+                    | "an"
+                    | "some"
+                    | "his"
+                    | "her"
+                    | "their"
+                    | "up"
+                    | "out"
+                    | "off"
+                    | "back"
+                    | "over"
+            )
+        });
+    if (DROPPED_SUBJECT_VERBS.contains(&verb) || past)
+        && (adverb || whole_message)
+        && !pointing
+        && !theirs
+    {
         return Some(format!("I {}", lowercase_first(clause)));
     }
     // "In Tokyo for work until the 12th", "on call this weekend": where the speaker is for a
@@ -6089,6 +6246,96 @@ mod tests {
         assert_eq!(
             contents("sold my bike last week, what should I get instead"),
             ["User sold the user's bike last week"]
+        );
+    }
+
+    #[test]
+    fn a_name_and_what_the_user_is_are_two_facts() {
+        assert_eq!(
+            contents(
+                "I'm José, product designer at a fintech in Madrid, and I basically live in Figma"
+            ),
+            [
+                "Preferred name: José",
+                "Works as product designer at a fintech in Madrid",
+                "User basically lives in Figma"
+            ]
+        );
+        assert_eq!(
+            contents("I'm Sam, 34, and I live in Leeds"),
+            ["Preferred name: Sam", "Is 34 years old", "Lives in Leeds"]
+        );
+    }
+
+    #[test]
+    fn a_message_opening_with_a_past_verb_is_the_users_own() {
+        assert_eq!(
+            contents("changed my name after the wedding"),
+            ["User changed the user's name after the wedding"]
+        );
+        assert_eq!(contents("Fixed the fence yesterday"), ["User fixed the fence yesterday"]);
+        // A state said with its "I'm" dropped is no past action.
+        assert!(
+            !contents("Based in Leeds, working remotely")
+                .iter()
+                .any(|c| c.starts_with("User based"))
+        );
+    }
+
+    #[test]
+    fn a_time_set_aside_bounds_what_the_user_is_doing() {
+        let drawn = extract(
+            "doing a no-spend month for march, remind me if I buy stuff",
+            wednesday(),
+            true,
+        );
+        let e = drawn.first().unwrap();
+        assert_eq!(e.content, "User is doing a no-spend month for march");
+        assert_eq!(e.expires_at.unwrap().to_string(), "2026-03-31T23:59:59.999Z");
+        let drawn = extract(
+            "babysitting my nephew this afternoon, he's 5 — what can we do indoors",
+            wednesday(),
+            true,
+        );
+        let e = drawn.first().unwrap();
+        assert_eq!(e.content, "User is babysitting the user's nephew this afternoon");
+        assert_eq!(e.expires_at.unwrap().to_string(), "2026-03-04T23:59:59.999Z");
+        assert_eq!(drawn.len(), 1);
+        // A request on a condition is no part of the statement before it.
+        assert_eq!(
+            contents(
+                "doing a no-spend month for march, so if i ask you about buying stuff remind me lol"
+            ),
+            ["User is doing a no-spend month for march"]
+        );
+        assert_eq!(
+            contents("my sister's staying with us till the 15th, need some rainy day ideas"),
+            ["User's sister's staying with the user till the 15th"]
+        );
+    }
+
+    #[test]
+    fn a_standing_request_typed_with_pls_is_held_whatever_the_selector_says() {
+        let drawn = extract("pls always give me measurements in metric", wednesday(), false);
+        assert_eq!(drawn.len(), 1);
+        assert_eq!(drawn[0].kind, Kind::Procedural);
+    }
+
+    #[test]
+    fn they_are_the_users_people_the_clause_before_named() {
+        assert_eq!(
+            contents("I have two kids, 9 and 12, and they both play violin."),
+            ["User has two kids, 9 and 12", "User's kids both play violin"]
+        );
+        assert_eq!(
+            contents("My parents live in Spain and they are retired"),
+            ["User's parents live in Spain", "User's parents are retired"]
+        );
+        // Children met somewhere are not the user's.
+        assert!(
+            !contents("I was playing with the kids at the shelter, and they suddenly laughed")
+                .iter()
+                .any(|c| c.contains("User's kids"))
         );
     }
 }
