@@ -4042,6 +4042,32 @@ pub fn extract_knowing(
         let (sentence, question) = match statement_before_question(sentence, short) {
             Some(statement) if *question => (statement, &false),
             Some(statement) if unmarked_question_after(sentence, statement) => (statement, &false),
+            // A question typed without its mark is set off what comes before it ("my car
+            // keeps stalling, what could cause that"; "grocery budget is £80 a week for the
+            // two of us, can you …"); what speaks of nobody ("the printer says paper jam,
+            // how do I clear it") is only its material.
+            None if !*question && let Some(at) = unmarked_question_break(sentence) => {
+                let statement = sentence[..at].trim();
+                let lower = statement.to_ascii_lowercase();
+                let someone = crate::disclosure::words(&lower).iter().any(|w| {
+                    matches!(
+                        w.as_str(),
+                        "i" | "i'm"
+                            | "im"
+                            | "i've"
+                            | "i'd"
+                            | "me"
+                            | "my"
+                            | "mine"
+                            | "we"
+                            | "we're"
+                            | "us"
+                            | "our"
+                            | "ours"
+                    )
+                });
+                if someone { (statement, &false) } else { (sentence.as_str(), &true) }
+            }
             _ => (sentence.as_str(), question),
         };
         // "My dad's name is Robert and he's a retired firefighter": the second clause's
@@ -4247,6 +4273,19 @@ fn unmarked_question_after(sentence: &str, statement: &str) -> bool {
         }
         _ => false,
     }
+}
+
+/// Where a sentence typed without its question mark breaks (a comma or a dash) before a
+/// question that opens plainly ([`unmarked_question_after`]): the first such break, or `None`.
+fn unmarked_question_break(sentence: &str) -> Option<usize> {
+    if sentence.contains('?') {
+        return None;
+    }
+    [", ", " - ", " \u{2013} ", " \u{2014} "]
+        .iter()
+        .flat_map(|b| sentence.match_indices(b).map(|(at, _)| at))
+        .filter(|&at| unmarked_question_after(sentence, &sentence[..at]))
+        .min()
 }
 
 /// What follows a leading phrase of time before the user's own subject ("Since the move
@@ -6337,5 +6376,22 @@ mod tests {
                 .iter()
                 .any(|c| c.contains("User's kids"))
         );
+    }
+
+    #[test]
+    fn a_question_typed_without_its_mark_is_kept_out_of_the_memory() {
+        assert_eq!(
+            contents("My favourite film is Alien, what's yours"),
+            ["User's favourite film is Alien"]
+        );
+        assert_eq!(
+            contents("Our flat is freezing, how can we heat it cheaply"),
+            ["User's flat is freezing"]
+        );
+        // What only sets up the question is its material.
+        nothing_drawn(&[
+            "the printer says paper jam, how do I clear it",
+            "parcel reference RM-7H2K-99QX says 'held at delivery office', what does that mean, write me a message to chase it",
+        ]);
     }
 }
