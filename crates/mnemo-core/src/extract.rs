@@ -376,7 +376,13 @@ fn clauses(sentence: &str) -> Vec<String> {
                 .iter()
                 .find_map(|a| after.strip_prefix(a)?.strip_prefix([' ', ',']))
                 .map_or(after, str::trim_start);
-            let new_subject = SUBJECTS.iter().any(|s| starts_with_word(after_adverb, s))
+            // "Grew up in Kraków, moved to Dublin for work": a clause with its subject left
+            // out after a comma, in the past like the first.
+            let next_past = *join == ", "
+                && opens_in_the_past(after)
+                && opens_in_the_past(lower[..i].trim_start_matches("i ").trim_start_matches("we "));
+            let new_subject = next_past
+                || SUBJECTS.iter().any(|s| starts_with_word(after_adverb, s))
                 || (["they", "they're", "they've"].iter().any(|s| starts_with_word(after, s))
                     && people_named(&lower[since..i]).is_some())
                 || (join.trim_start_matches(',').trim() == "and" && ellipsis(after).is_some());
@@ -426,6 +432,16 @@ fn clauses(sentence: &str) -> Vec<String> {
             }
         }
     }
+    // The subject left out of a clause in the past after the first ("…, moved to Dublin").
+    let subject = match out.first().map(|c| c.to_ascii_lowercase()) {
+        Some(first) if starts_with_word(&first, "we") => "we",
+        _ => "I",
+    };
+    for clause in out.iter_mut().skip(1) {
+        if opens_in_the_past(&clause.to_ascii_lowercase()) {
+            *clause = format!("{subject} {clause}");
+        }
+    }
     let split: Vec<String> = out
         .iter()
         .enumerate()
@@ -446,6 +462,22 @@ fn clauses(sentence: &str) -> Vec<String> {
         });
     }
     resolved
+}
+
+/// Whether a lowercase clause opens with a verb in the past said of its subject left out:
+/// one of [`DROPPED_SUBJECT_VERBS`], or a common verb's past form before what it acts on
+/// ("moved to Dublin", "changed my name", "grew up in Kraków").
+fn opens_in_the_past(lower: &str) -> bool {
+    let mut words = lower.split_whitespace();
+    let verb = words.next().unwrap_or_default().trim_end_matches([',', '.', '!']);
+    let next = words.next().unwrap_or_default();
+    DROPPED_SUBJECT_VERBS.contains(&verb)
+        || (crate::lexicon::is_verb(verb)
+            && !crate::lexicon::is_plain_verb(verb)
+            && matches!(
+                next,
+                "my" | "our" | "the" | "a" | "an" | "to" | "in" | "up" | "out" | "back" | "off"
+            ))
 }
 
 /// The user's people a clause names together, whom a "they" after it stands for.
@@ -6393,5 +6425,16 @@ mod tests {
             "the printer says paper jam, how do I clear it",
             "parcel reference RM-7H2K-99QX says 'held at delivery office', what does that mean, write me a message to chase it",
         ]);
+    }
+
+    #[test]
+    fn a_clause_in_the_past_after_a_comma_keeps_the_first_ones_subject() {
+        assert_eq!(
+            contents("I had a rough day, got soaked on the way home"),
+            ["User had a rough day", "User got soaked on the way home"]
+        );
+        assert_eq!(contents("Grew up in Kraków, moved to Dublin")[0], "User grew up in Kraków");
+        // Not after a clause in the present.
+        assert_eq!(contents("I love Paris, visited it twice").len(), 1);
     }
 }
