@@ -466,17 +466,29 @@ fn clauses(sentence: &str) -> Vec<String> {
 
 /// Whether a lowercase clause opens with a verb in the past said of its subject left out:
 /// one of [`DROPPED_SUBJECT_VERBS`], or a common verb's past form before what it acts on
-/// ("moved to Dublin", "changed my name", "grew up in Kraków").
+/// ("changed my name", "grew up in Kraków"; not "based in Leeds", "tired of it": a state).
 fn opens_in_the_past(lower: &str) -> bool {
-    let mut words = lower.split_whitespace();
-    let verb = words.next().unwrap_or_default().trim_end_matches([',', '.', '!']);
+    let mut words = lower.split_whitespace().map(|w| w.trim_end_matches([',', '.', '!']));
+    let verb = words.next().unwrap_or_default();
     let next = words.next().unwrap_or_default();
     DROPPED_SUBJECT_VERBS.contains(&verb)
         || (crate::lexicon::is_verb(verb)
             && !crate::lexicon::is_plain_verb(verb)
             && matches!(
                 next,
-                "my" | "our" | "the" | "a" | "an" | "to" | "in" | "up" | "out" | "back" | "off"
+                "my" | "our"
+                    | "the"
+                    | "a"
+                    | "an"
+                    | "some"
+                    | "his"
+                    | "her"
+                    | "their"
+                    | "up"
+                    | "out"
+                    | "off"
+                    | "back"
+                    | "over"
             ))
 }
 
@@ -4081,24 +4093,11 @@ pub fn extract_knowing(
             None if !*question && let Some(at) = unmarked_question_break(sentence) => {
                 let statement = sentence[..at].trim();
                 let lower = statement.to_ascii_lowercase();
-                let someone = crate::disclosure::words(&lower).iter().any(|w| {
-                    matches!(
-                        w.as_str(),
-                        "i" | "i'm"
-                            | "im"
-                            | "i've"
-                            | "i'd"
-                            | "me"
-                            | "my"
-                            | "mine"
-                            | "we"
-                            | "we're"
-                            | "us"
-                            | "our"
-                            | "ours"
-                    )
-                });
-                if someone { (statement, &false) } else { (sentence.as_str(), &true) }
+                if crate::disclosure::speaks_of_self(&lower) {
+                    (statement, &false)
+                } else {
+                    (sentence.as_str(), &true)
+                }
             }
             _ => (sentence.as_str(), question),
         };
@@ -4590,36 +4589,13 @@ fn with_dropped_subject(clause: &str, lower: &str, whole_message: bool) -> Optio
         Some(&("just" | "finally" | "recently")) => (1, true),
         _ => (0, false),
     };
-    let verb = words.get(verb_at)?.trim_end_matches([',', '!', '.']);
     let next = words.get(verb_at + 1).map(|w| w.trim_end_matches([',', '!', '.']));
     let pointing = next.is_none_or(|w| ["it", "that", "this", "them"].contains(&w));
     // "Found a bug in your code", "Got your back": of the one spoken to.
     let theirs = words
         .iter()
         .any(|w| ["you", "your", "yours"].contains(&w.trim_end_matches([',', '!', '.'])));
-    // "Changed my name after the wedding", "Grew up in Kraków": a common verb in the past
-    // before what it acts on (not "Based in Leeds", "Tired of it": a state).
-    let past = crate::lexicon::is_verb(verb)
-        && !crate::lexicon::is_plain_verb(verb)
-        && next.is_some_and(|w| {
-            matches!(
-                w,
-                "my" | "our"
-                    | "the"
-                    | "a"
-                    | "an"
-                    | "some"
-                    | "his"
-                    | "her"
-                    | "their"
-                    | "up"
-                    | "out"
-                    | "off"
-                    | "back"
-                    | "over"
-            )
-        });
-    if (DROPPED_SUBJECT_VERBS.contains(&verb) || past)
+    if opens_in_the_past(&words[verb_at..].join(" "))
         && (adverb || whole_message)
         && !pointing
         && !theirs
